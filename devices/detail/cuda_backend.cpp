@@ -1,0 +1,272 @@
+#include "devices/detail/cuda_backend.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <string>
+
+#include "devices/detail/backend_impl.hpp"
+
+namespace stoker::devices::detail {
+namespace {
+
+class CudaEvent final : public EventImpl {
+ public:
+  CudaEvent(const CudaDevice& device, cudaEvent_t e, EventKind kind)
+      : device_(device), e_(e), kind_(kind) {}
+  ~CudaEvent() override { cudaEventDestroy(e_); }
+
+  Backend backend() const noexcept override { return Backend::cuda; }
+  EventKind kind() const noexcept override { return kind_; }
+  cudaEvent_t native() const noexcept { return e_; }
+  const CudaDevice& device() const noexcept { return device_; }
+
+  Result<bool> query() const override {
+    const auto st = cudaEventQuery(e_);
+    if (st == cudaSuccess) return true;
+    if (st == cudaErrorNotReady) return false;
+    return Error{device_.check(st), "cudaEventQuery"};
+  }
+
+  std::error_code synchronize() const override { return device_.check(cudaEventSynchronize(e_)); }
+
+  Result<float> elapsed_since(const EventImpl& start) const override {
+    float ms = 0;
+    const auto st = cudaEventElapsedTime(&ms, static_cast<const CudaEvent&>(start).e_, e_);
+    if (st != cudaSuccess) return Error{device_.check(st), "cudaEventElapsedTime"};
+    return ms;
+  }
+
+ private:
+  const CudaDevice& device_;
+  cudaEvent_t e_;
+  EventKind kind_;
+};
+
+class CudaStream final : public StreamImpl {
+ public:
+  CudaStream(CudaDevice& device, cudaStream_t s) : device_(device), s_(s) {}
+  ~CudaStream() override {
+    // cudaStreamDestroy returns at once; queued work still completes.
+    device_.make_current();
+    cudaStreamDestroy(s_);
+  }
+
+  Backend backend() const noexcept override { return Backend::cuda; }
+  Device& device() const noexcept override { return device_; }
+  void* native() const noexcept override { return s_; }
+
+  std::error_code copy(void* dst, const void* src, std::size_t bytes) override {
+    if (auto ec = device_.make_current()) return ec;
+    return device_.check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s_));
+  }
+  std::error_code record(EventImpl& event) override {
+    if (auto ec = device_.make_current()) return ec;
+    return device_.check(cudaEventRecord(static_cast<CudaEvent&>(event).native(), s_));
+  }
+  std::error_code wait(const EventImpl& event) override {
+    return device_.check(cudaStreamWaitEvent(s_, static_cast<const CudaEvent&>(event).native(), 0));
+  }
+  std::error_code enqueue_host(HostTask) override { return make_error_code(Errc::not_supported); }
+  std::error_code synchronize() override { return device_.check(cudaStreamSynchronize(s_)); }
+
+ private:
+  CudaDevice& device_;
+  cudaStream_t s_;
+};
+
+std::string read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+int pcie_generation_from_speed(const std::string& speed) {
+  // sysfs says e.g. "32.0 GT/s PCIe"; each generation doubles the rate from 2.5 GT/s.
+  double gts = 0;
+  try {
+    gts = std::stod(speed);
+  } catch (...) {
+    return 0;
+  }
+  if (gts >= 60) return 6;
+  if (gts >= 30) return 5;
+  if (gts >= 15) return 4;
+  if (gts >= 7.5) return 3;
+  if (gts >= 4.5) return 2;
+  if (gts >= 2) return 1;
+  return 0;
+}
+
+int to_int(const std::string& s, int fallback) {
+  try {
+    return std::stoi(s);
+  } catch (...) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
+bool is_sticky_cuda_error(int e) noexcept {
+  switch (static_cast<cudaError_t>(e)) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorContextIsDestroyed:
+    case cudaErrorUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+CudaDevice::CudaDevice(int index, int ordinal, DeviceInfo info) : info_(std::move(info)) {
+  info_.index = index;
+  info_.ordinal = ordinal;
+}
+
+CudaDevice::~CudaDevice() = default;
+
+std::error_code CudaDevice::check(int st) const noexcept {
+  if (st == cudaSuccess) return {};
+  if (is_sticky_cuda_error(st)) {
+    int expected = 0;
+    sticky_.compare_exchange_strong(expected, st);
+  }
+  return make_cuda_error(st);
+}
+
+std::error_code CudaDevice::make_current() {
+  return check(cudaSetDevice(info_.ordinal));
+}
+
+std::error_code CudaDevice::health() const {
+  if (const int s = sticky_.load()) return make_cuda_error(s);
+  // A sticky error makes every later runtime call fail with it; a call that
+  // touches the context without blocking is the cheapest probe.
+  if (cudaSetDevice(info_.ordinal) != cudaSuccess) return make_cuda_error(sticky_.load());
+  const auto st = cudaStreamQuery(cudaStreamPerThread);
+  if (st != cudaSuccess && st != cudaErrorNotReady && is_sticky_cuda_error(st)) return check(st);
+  return {};
+}
+
+Result<Stream> CudaDevice::create_stream(StreamPriority priority) {
+  if (auto ec = make_current()) return Error{ec, "cudaSetDevice"};
+  int least = 0, greatest = 0;  // numerically: greatest priority is the lowest number
+  if (auto ec = check(cudaDeviceGetStreamPriorityRange(&least, &greatest)))
+    return Error{ec, "cudaDeviceGetStreamPriorityRange"};
+  const int p = priority == StreamPriority::high  ? greatest
+                : priority == StreamPriority::low ? least
+                                                  : (least + greatest) / 2;
+  cudaStream_t s = nullptr;
+  if (auto ec = check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, p)))
+    return Error{ec, "cudaStreamCreateWithPriority"};
+  return Stream(std::make_unique<CudaStream>(*this, s));
+}
+
+Result<Event> CudaDevice::create_event(EventKind kind) {
+  if (auto ec = make_current()) return Error{ec, "cudaSetDevice"};
+  unsigned flags = cudaEventDefault;
+  if (kind == EventKind::ordering) flags = cudaEventDisableTiming;
+  if (kind == EventKind::blocking_sync) flags = cudaEventDisableTiming | cudaEventBlockingSync;
+  cudaEvent_t e = nullptr;
+  if (auto ec = check(cudaEventCreateWithFlags(&e, flags)))
+    return Error{ec, "cudaEventCreateWithFlags"};
+  return Event(std::make_unique<CudaEvent>(*this, e, kind));
+}
+
+Result<DeviceBuffer> CudaDevice::allocate(std::size_t bytes) {
+  if (bytes == 0) return Error{Errc::invalid_argument, "device allocation of 0 bytes"};
+  if (auto ec = make_current()) return Error{ec, "cudaSetDevice"};
+  void* p = nullptr;
+  const auto st = cudaMalloc(&p, bytes);
+  if (st == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // not sticky: clear it
+    return Error{Errc::out_of_device_memory, "GPU " + std::to_string(info_.index) +
+                                                 ": cudaMalloc of " + std::to_string(bytes) +
+                                                 " bytes failed (out of memory)"};
+  }
+  if (auto ec = check(st)) return Error{ec, "cudaMalloc"};
+  return DeviceBuffer(this, p, bytes);
+}
+
+void CudaDevice::release(void* ptr, std::size_t) noexcept {
+  cudaSetDevice(info_.ordinal);
+  cudaFree(ptr);
+}
+
+Result<void*> CudaDevice::allocate_async(std::size_t bytes, Stream& stream) {
+  if (bytes == 0) return Error{Errc::invalid_argument, "device allocation of 0 bytes"};
+  if (auto ec = make_current()) return Error{ec, "cudaSetDevice"};
+  void* p = nullptr;
+  const auto st = cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream.native()));
+  if (st == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return Error{Errc::out_of_device_memory, "GPU " + std::to_string(info_.index) +
+                                                 ": cudaMallocAsync of " + std::to_string(bytes) +
+                                                 " bytes failed (out of memory)"};
+  }
+  if (auto ec = check(st)) return Error{ec, "cudaMallocAsync"};
+  return p;
+}
+
+std::error_code CudaDevice::free_async(void* ptr, Stream& stream) {
+  if (ptr == nullptr) return {};
+  if (auto ec = make_current()) return ec;
+  return check(cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream.native())));
+}
+
+std::error_code CudaDevice::set_pool_release_threshold(std::size_t bytes) {
+  if (auto ec = make_current()) return ec;
+  cudaMemPool_t pool = nullptr;
+  if (auto ec = check(cudaDeviceGetDefaultMemPool(&pool, info_.ordinal))) return ec;
+  auto threshold = static_cast<std::uint64_t>(bytes);
+  return check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+}
+
+Result<MemoryInfo> CudaDevice::memory_info() {
+  if (auto ec = make_current()) return Error{ec, "cudaSetDevice"};
+  MemoryInfo m;
+  if (auto ec = check(cudaMemGetInfo(&m.free, &m.total))) return Error{ec, "cudaMemGetInfo"};
+  return m;
+}
+
+Result<DeviceInfo> read_cuda_device_info(int ordinal) {
+  cudaDeviceProp p{};
+  if (const auto st = cudaGetDeviceProperties(&p, ordinal); st != cudaSuccess)
+    return Error{make_cuda_error(st), "cudaGetDeviceProperties(" + std::to_string(ordinal) + ")"};
+  DeviceInfo info;
+  info.backend = Backend::cuda;
+  info.ordinal = ordinal;
+  info.name = p.name;
+  info.cc_major = p.major;
+  info.cc_minor = p.minor;
+  info.sm_count = p.multiProcessorCount;
+  info.total_memory = p.totalGlobalMem;
+  info.l2_bytes = static_cast<std::size_t>(p.l2CacheSize);
+  info.max_shared_per_block = static_cast<int>(p.sharedMemPerBlockOptin);
+  char bus[32];
+  std::snprintf(bus, sizeof bus, "%04x:%02x:%02x.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
+  info.pci_bus_id = bus;
+  const std::string sys = "/sys/bus/pci/devices/" + info.pci_bus_id + "/";
+  info.pcie_generation = pcie_generation_from_speed(read_line(sys + "current_link_speed"));
+  info.pcie_width = to_int(read_line(sys + "current_link_width"), 0);
+  info.pcie_max_generation = pcie_generation_from_speed(read_line(sys + "max_link_speed"));
+  info.pcie_max_width = to_int(read_line(sys + "max_link_width"), 0);
+  info.numa_node = to_int(read_line(sys + "numa_node"), -1);
+  info.cpu_affinity = read_line(sys + "local_cpulist");
+  return info;
+}
+
+}  // namespace stoker::devices::detail

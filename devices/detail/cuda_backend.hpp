@@ -1,0 +1,48 @@
+// The CUDA backend: Device, Stream and Event over the CUDA runtime. Every
+// call first makes its device current on the calling thread, so any thread
+// may use any device. Sticky errors (a faulting kernel) are remembered and
+// reported by health().
+#pragma once
+
+#include <atomic>
+#include <mutex>
+
+#include "devices/device.hpp"
+
+namespace stoker::devices::detail {
+
+// true for the CUDA errors that corrupt a context for good.
+bool is_sticky_cuda_error(int cuda_error) noexcept;
+
+class CudaDevice final : public Device {
+ public:
+  CudaDevice(int index, int ordinal, DeviceInfo info);
+  ~CudaDevice() override;
+
+  const DeviceInfo& info() const noexcept override { return info_; }
+  Result<Stream> create_stream(StreamPriority priority) override;
+  Result<Event> create_event(EventKind kind) override;
+  Result<DeviceBuffer> allocate(std::size_t bytes) override;
+  Result<void*> allocate_async(std::size_t bytes, Stream& stream) override;
+  std::error_code free_async(void* ptr, Stream& stream) override;
+  std::error_code set_pool_release_threshold(std::size_t bytes) override;
+  Result<MemoryInfo> memory_info() override;
+  std::error_code health() const override;
+  std::error_code make_current() override;
+
+  // Turns a CUDA status into an error_code, remembering sticky ones.
+  std::error_code check(int cuda_error) const noexcept;
+
+ protected:
+  void release(void* ptr, std::size_t bytes) noexcept override;
+
+ private:
+  DeviceInfo info_;
+  mutable std::atomic<int> sticky_{0};
+};
+
+// Fills a DeviceInfo for CUDA ordinal `ordinal` (properties, PCIe link and
+// NUMA node from sysfs where readable).
+Result<DeviceInfo> read_cuda_device_info(int ordinal);
+
+}  // namespace stoker::devices::detail

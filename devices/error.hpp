@@ -1,0 +1,90 @@
+// Errors in stoker: a std::error_code from one of two categories (`stoker` for
+// the engine's own conditions, `cuda` for CUDA runtime errors) plus, where the
+// code alone would not tell a user what went wrong, a message that names the
+// offending value. Result<T> carries either a value or such an Error.
+//
+// Nothing here throws; exceptions are reserved for programmer misuse at
+// construction time (STYLE.md).
+#pragma once
+
+#include <string>
+#include <system_error>
+#include <utility>
+#include <variant>
+
+namespace stoker {
+
+enum class Errc {
+  ok = 0,
+  invalid_argument,      // bad input from a caller: sizes, indices, files
+  no_device,             // no usable device of the requested kind
+  out_of_device_memory,  // a device allocation or budget could not be met
+  out_of_host_memory,    // a host allocation or budget could not be met
+  not_supported,         // the operation does not exist on this backend
+  device_fault,          // the device is in a sticky error state
+  cancelled,             // cancelled by the caller (Asio uses operation_aborted)
+  timed_out,             // a deadline passed
+  shutting_down,         // the owner is being shut down
+  kernel_failed,         // a kernel (or its CPU version) reported an error
+  verification_failed,   // a result did not check out
+  io_error,              // reading or writing a file failed
+};
+
+}  // namespace stoker
+
+template <>
+struct std::is_error_code_enum<stoker::Errc> : std::true_type {};
+
+namespace stoker {
+
+const std::error_category& stoker_category() noexcept;
+// Codes are cudaError_t values; messages come from cudaGetErrorString.
+const std::error_category& cuda_category() noexcept;
+
+std::error_code make_error_code(Errc e) noexcept;
+std::error_code make_cuda_error(int cuda_error) noexcept;
+
+// An error code and a message for people. `message` is empty when the code
+// says it all; what() falls back to the code's own message.
+struct Error {
+  std::error_code code;
+  std::string message;
+
+  Error() = default;
+  Error(std::error_code c, std::string m = {}) : code(c), message(std::move(m)) {}
+  Error(Errc e, std::string m = {}) : code(make_error_code(e)), message(std::move(m)) {}
+
+  explicit operator bool() const noexcept { return static_cast<bool>(code); }
+  std::string what() const { return message.empty() ? code.message() : message; }
+};
+
+// A value or an Error: the small subset of std::expected that we need (the
+// toolchains we build with do not all ship <expected>).
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  Result(Error e) : v_(std::in_place_index<1>, std::move(e)) {}
+  Result(std::error_code c, std::string m = {}) : Result(Error{c, std::move(m)}) {}
+  Result(Errc e, std::string m = {}) : Result(Error{e, std::move(m)}) {}
+
+  bool ok() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  const Error& error() const& { return std::get<1>(v_); }
+  Error&& error() && { return std::get<1>(std::move(v_)); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+}  // namespace stoker

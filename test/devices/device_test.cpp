@@ -1,0 +1,260 @@
+// Device, Stream and Event behaviour users rely on, on one backend chosen at
+// compile time (see CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "devices/device_set.hpp"
+#include "devices/pinned_buffer.hpp"
+#include "test/devices/delay.hpp"
+#include "test/gpu_guard.hpp"
+
+namespace stoker::devices {
+namespace {
+
+#ifdef STOKER_TEST_BACKEND_HOST
+constexpr Backend kBackend = Backend::host;
+#define REQUIRE_BACKEND() (void)0
+#else
+constexpr Backend kBackend = Backend::cuda;
+#define REQUIRE_BACKEND() STOKER_REQUIRE_GPU()
+#endif
+
+class DeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    REQUIRE_BACKEND();
+    DiscoverOptions o;
+    o.backend = kBackend == Backend::cuda ? BackendChoice::cuda : BackendChoice::host;
+    o.host.device_count = 2;
+    auto set = discover(o);
+    ASSERT_TRUE(set) << set.error().what();
+    set_ = std::move(*set);
+  }
+  Device& dev() { return set_[0]; }
+  Stream stream() {
+    auto s = dev().create_stream();
+    EXPECT_TRUE(s) << s.error().what();
+    return std::move(*s);
+  }
+  Event event(EventKind k = EventKind::ordering) {
+    auto e = dev().create_event(k);
+    EXPECT_TRUE(e) << e.error().what();
+    return std::move(*e);
+  }
+  PinnedBuffer pinned(std::size_t bytes) {
+    auto p = allocate_pinned(kBackend, bytes);
+    EXPECT_TRUE(p) << p.error().what();
+    return std::move(*p);
+  }
+  DeviceBuffer device_buffer(std::size_t bytes) {
+    auto b = dev().allocate(bytes);
+    EXPECT_TRUE(b) << b.error().what();
+    return std::move(*b);
+  }
+  DeviceSet set_;
+};
+
+TEST_F(DeviceTest, DiscoversRequestedBackendWithProperties) {
+  EXPECT_EQ(set_.backend(), kBackend);
+  ASSERT_GE(set_.size(), 1u);
+  EXPECT_FALSE(dev().info().name.empty());
+  EXPECT_GT(dev().info().total_memory, 0u);
+  EXPECT_EQ(set_.topology().peer_access.size(), set_.size());
+  EXPECT_FALSE(set_.topology().peer_access[0][0]);
+  EXPECT_FALSE(dev().health());
+}
+
+TEST_F(DeviceTest, WorkOnOneStreamRunsInOrder) {
+  constexpr std::size_t n = 1 << 20;
+  auto src = pinned(n * sizeof(int));
+  auto dst = pinned(n * sizeof(int));
+  auto a = device_buffer(n * sizeof(int));
+  auto b = device_buffer(n * sizeof(int));
+  auto* s = static_cast<int*>(src.data());
+  std::iota(s, s + n, 7);
+  std::memset(dst.data(), 0xff, n * sizeof(int));
+  auto st = stream();
+  // Each step reads what the previous wrote; any reordering shows in dst.
+  ASSERT_FALSE(st.copy(a.data(), src.data(), n * sizeof(int)));
+  ASSERT_FALSE(test::enqueue_delay(st, 10));
+  ASSERT_FALSE(test::enqueue_store(st, a.as<int>(), -5));
+  ASSERT_FALSE(st.copy(b.data(), a.data(), n * sizeof(int)));
+  ASSERT_FALSE(st.copy(dst.data(), b.data(), n * sizeof(int)));
+  ASSERT_FALSE(st.synchronize());
+  const auto* d = static_cast<const int*>(dst.data());
+  EXPECT_EQ(d[0], -5);
+  for (std::size_t i = 1; i < n; ++i) ASSERT_EQ(d[i], static_cast<int>(i + 7)) << i;
+}
+
+TEST_F(DeviceTest, ConsumerStreamWaitsForProducerEventDespiteDelay) {
+  auto producer = stream();
+  auto consumer = stream();
+  auto ready = event();
+  auto flag = device_buffer(sizeof(int));
+  auto out = pinned(sizeof(int));
+  *static_cast<int*>(out.data()) = 0;
+  ASSERT_FALSE(test::enqueue_store(producer, flag.as<int>(), 1));
+  ASSERT_FALSE(test::enqueue_delay(producer, 50));
+  ASSERT_FALSE(test::enqueue_store(producer, flag.as<int>(), 2));
+  ASSERT_FALSE(producer.record(ready));
+  ASSERT_FALSE(consumer.wait(ready));
+  ASSERT_FALSE(consumer.copy(out.data(), flag.data(), sizeof(int)));
+  ASSERT_FALSE(consumer.synchronize());
+  EXPECT_EQ(*static_cast<int*>(out.data()), 2) << "consumer ran before the producer's event";
+}
+
+TEST_F(DeviceTest, WaitCapturesOnlyTheRecordBeforeIt) {
+  auto producer = stream();
+  auto consumer = stream();
+  auto ready = event();
+  auto done = event();
+  ASSERT_FALSE(producer.record(ready));  // completes at once
+  ASSERT_FALSE(consumer.wait(ready));
+  ASSERT_FALSE(consumer.record(done));
+  ASSERT_FALSE(test::enqueue_delay(producer, 200));
+  ASSERT_FALSE(producer.record(ready));  // re-recorded after the wait was issued
+  ASSERT_FALSE(done.synchronize());
+  auto q = ready.query();
+  ASSERT_TRUE(q);
+  EXPECT_FALSE(*q) << "consumer should not have waited for the later record";
+  ASSERT_FALSE(producer.synchronize());
+}
+
+TEST_F(DeviceTest, HostWaitsOnEvent) {
+  auto st = stream();
+  auto e = event(EventKind::blocking_sync);
+  auto never = event();
+  auto q0 = never.query();
+  ASSERT_TRUE(q0);
+  EXPECT_TRUE(*q0) << "an event never recorded counts as complete";
+  ASSERT_FALSE(test::enqueue_delay(st, 100));
+  ASSERT_FALSE(st.record(e));
+  auto q1 = e.query();
+  ASSERT_TRUE(q1);
+  EXPECT_FALSE(*q1);
+  ASSERT_FALSE(e.synchronize());
+  auto q2 = e.query();
+  ASSERT_TRUE(q2);
+  EXPECT_TRUE(*q2);
+}
+
+TEST_F(DeviceTest, TimingEventsMeasureDeviceWork) {
+  auto st = stream();
+  auto t0 = event(EventKind::timing);
+  auto t1 = event(EventKind::timing);
+  ASSERT_FALSE(st.record(t0));
+  ASSERT_FALSE(test::enqueue_delay(st, 30));
+  ASSERT_FALSE(st.record(t1));
+  ASSERT_FALSE(t1.synchronize());
+  auto ms = elapsed_ms(t0, t1);
+  ASSERT_TRUE(ms) << ms.error().what();
+  EXPECT_GE(*ms, 25.0f);
+  EXPECT_LT(*ms, 1000.0f);
+  auto ordering = event();
+  EXPECT_FALSE(elapsed_ms(t0, ordering)) << "ordering events carry no time";
+}
+
+TEST_F(DeviceTest, DestroyingStreamWithQueuedWorkFinishesIt) {
+  auto out = pinned(sizeof(int));
+  *static_cast<int*>(out.data()) = 0;
+  auto flag = device_buffer(sizeof(int));
+  auto done = event();
+  {
+    auto st = stream();
+    ASSERT_FALSE(test::enqueue_delay(st, 30));
+    ASSERT_FALSE(test::enqueue_store(st, flag.as<int>(), 42));
+    ASSERT_FALSE(st.copy(out.data(), flag.data(), sizeof(int)));
+    ASSERT_FALSE(st.record(done));
+  }
+  ASSERT_FALSE(done.synchronize());
+  EXPECT_EQ(*static_cast<int*>(out.data()), 42);
+}
+
+TEST_F(DeviceTest, ImpossibleAllocationIsAnErrorAndDeviceStaysUsable) {
+  auto huge = dev().allocate(std::size_t{1} << 52);
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().code, make_error_code(Errc::out_of_device_memory));
+  EXPECT_NE(huge.error().what().find(std::to_string(std::size_t{1} << 52)), std::string::npos)
+      << huge.error().what();
+  EXPECT_FALSE(dev().health());
+  auto small = dev().allocate(4096);
+  EXPECT_TRUE(small);
+  EXPECT_FALSE(dev().allocate(0));
+}
+
+TEST_F(DeviceTest, StreamOrderedAllocationRoundTrips) {
+  auto st = stream();
+  auto before = dev().memory_info();
+  ASSERT_TRUE(before);
+  auto p = dev().allocate_async(1 << 20, st);
+  ASSERT_TRUE(p) << p.error().what();
+  auto src = pinned(1 << 20);
+  auto dst = pinned(1 << 20);
+  std::memset(src.data(), 0x5a, 1 << 20);
+  ASSERT_FALSE(st.copy(*p, src.data(), 1 << 20));
+  ASSERT_FALSE(st.copy(dst.data(), *p, 1 << 20));
+  ASSERT_FALSE(dev().free_async(*p, st));
+  ASSERT_FALSE(st.synchronize());
+  EXPECT_EQ(std::memcmp(src.data(), dst.data(), 1 << 20), 0);
+}
+
+TEST_F(DeviceTest, RegisteredHostMemoryCopies) {
+  std::vector<int> host(1 << 16);
+  std::iota(host.begin(), host.end(), 1);
+  auto reg = register_host(kBackend, host.data(), host.size() * sizeof(int));
+  ASSERT_TRUE(reg) << reg.error().what();
+  auto d = device_buffer(host.size() * sizeof(int));
+  std::vector<int> back(host.size(), 0);
+  auto reg2 = register_host(kBackend, back.data(), back.size() * sizeof(int));
+  ASSERT_TRUE(reg2);
+  auto st = stream();
+  ASSERT_FALSE(st.copy(d.data(), host.data(), host.size() * sizeof(int)));
+  ASSERT_FALSE(st.copy(back.data(), d.data(), back.size() * sizeof(int)));
+  ASSERT_FALSE(st.synchronize());
+  EXPECT_EQ(host, back);
+  EXPECT_FALSE(register_host(kBackend, nullptr, 16));
+}
+
+TEST_F(DeviceTest, EmptyHandlesReportErrorsInsteadOfCrashing) {
+  Stream empty;
+  Event none;
+  EXPECT_TRUE(empty.synchronize());
+  EXPECT_TRUE(empty.copy(this, this, 1));
+  auto st = stream();
+  EXPECT_TRUE(st.record(none));
+  EXPECT_TRUE(st.wait(none));
+  EXPECT_FALSE(none.query());
+}
+
+TEST(DeviceDiscovery, BadIndicesAndOptionsAreErrorsNamingTheValue) {
+  DiscoverOptions o;
+  o.backend = BackendChoice::host;
+  o.host.device_count = 0;
+  auto none = discover(o);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, make_error_code(Errc::invalid_argument));
+  EXPECT_NE(none.error().what().find("0"), std::string::npos);
+
+  o.host.device_count = 2;
+  o.host.slowdown = {1.0, 0.5};
+  auto bad = discover(o);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().what().find("0.5"), std::string::npos) << bad.error().what();
+
+  DiscoverOptions c;
+  c.backend = BackendChoice::cuda;
+  c.cuda_ordinals = {99};
+  auto missing = discover(c);
+  ASSERT_FALSE(missing);
+  if (cuda_device_count() == 0)
+    EXPECT_EQ(missing.error().code, make_error_code(Errc::no_device));
+  else
+    EXPECT_NE(missing.error().what().find("99"), std::string::npos) << missing.error().what();
+}
+
+}  // namespace
+}  // namespace stoker::devices
