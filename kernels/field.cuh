@@ -1,0 +1,383 @@
+// Fr: the BLS12-381 scalar field as a small value type shared by the CPU
+// reference and the GPU kernels.
+//
+// r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001.
+// Inside, an element is kept in Montgomery form (x * 2^256 mod r), fully
+// reduced to [0, r). Because that representation is unique, the host path
+// (four 64-bit limbs, unsigned __int128) and the device path (eight 32-bit
+// limbs) produce the same bits for the same inputs: CPU and GPU results agree
+// bit for bit without sharing one instruction sequence. At the edges (files,
+// APIs, tests) an element is its canonical value as 32 little-endian bytes.
+//
+// The type is trivially copyable, 32 bytes, 32-byte aligned, so device
+// buffers are plain arrays of Fr and one element is two 16-byte loads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define STOKER_HD __host__ __device__ __forceinline__
+#else
+#define STOKER_HD inline
+#endif
+
+namespace stoker::kernels {
+
+namespace fr_detail {
+// The modulus, little-endian 64-bit limbs.
+inline constexpr std::uint64_t kP0 = 0xffffffff00000001ull;
+inline constexpr std::uint64_t kP1 = 0x53bda402fffe5bfeull;
+inline constexpr std::uint64_t kP2 = 0x3339d80809a1d805ull;
+inline constexpr std::uint64_t kP3 = 0x73eda753299d7d48ull;
+// -r^-1 mod 2^64 and mod 2^32.
+inline constexpr std::uint64_t kInv64 = 0xfffffffeffffffffull;
+inline constexpr std::uint32_t kInv32 = 0xffffffffu;
+// 2^256 mod r (Montgomery one) and 2^512 mod r (to enter Montgomery form).
+// Scalars, not arrays: device code may use constexpr scalars only.
+inline constexpr std::uint64_t kOne0 = 0x00000001fffffffeull, kOne1 = 0x5884b7fa00034802ull,
+                               kOne2 = 0x998c4fefecbc4ff5ull, kOne3 = 0x1824b159acc5056full;
+inline constexpr std::uint64_t kR20 = 0xc999e990f3f29c6dull, kR21 = 0x2b6cedcb87925c23ull,
+                               kR22 = 0x05d314967254398full, kR23 = 0x0748d9d99f59ff11ull;
+}  // namespace fr_detail
+
+struct alignas(32) Fr {
+  // Montgomery form, little-endian limbs, always < r.
+  std::uint64_t l[4];
+
+  static constexpr int kTwoAdicity = 32;
+  static constexpr std::uint64_t kGenerator = 7;
+
+  STOKER_HD static Fr zero() { return Fr{{0, 0, 0, 0}}; }
+  STOKER_HD static Fr one() {
+    return Fr{{fr_detail::kOne0, fr_detail::kOne1, fr_detail::kOne2, fr_detail::kOne3}};
+  }
+
+  // From canonical little-endian limbs; the caller guarantees v < r.
+  STOKER_HD static Fr from_canonical(const std::uint64_t v[4]) {
+    Fr x{{v[0], v[1], v[2], v[3]}};
+    Fr r2{{fr_detail::kR20, fr_detail::kR21, fr_detail::kR22, fr_detail::kR23}};
+    return x * r2;
+  }
+  STOKER_HD static Fr from_u64(std::uint64_t v) {
+    const std::uint64_t w[4] = {v, 0, 0, 0};
+    return from_canonical(w);  // any u64 is < r
+  }
+  // Canonical little-endian limbs.
+  STOKER_HD void to_canonical(std::uint64_t v[4]) const {
+    Fr c = mont_mul(*this, Fr{{1, 0, 0, 0}});
+    for (int i = 0; i < 4; ++i) v[i] = c.l[i];
+  }
+
+  // Whether 4 little-endian limbs hold a value < r.
+  STOKER_HD static bool is_canonical(const std::uint64_t v[4]) {
+    const std::uint64_t p[4] = {fr_detail::kP0, fr_detail::kP1, fr_detail::kP2, fr_detail::kP3};
+    for (int i = 3; i >= 0; --i) {
+      if (v[i] < p[i]) return true;
+      if (v[i] > p[i]) return false;
+    }
+    return false;  // equal to r
+  }
+
+  // 32 little-endian bytes. from_bytes returns false (and leaves `out`
+  // untouched) when the value is >= r.
+  static bool from_bytes(const unsigned char* bytes, Fr& out) {
+    std::uint64_t v[4];
+    for (int i = 0; i < 4; ++i) {
+      std::uint64_t w = 0;
+      for (int b = 7; b >= 0; --b) w = (w << 8) | bytes[8 * i + b];
+      v[i] = w;
+    }
+    if (!is_canonical(v)) return false;
+    out = from_canonical(v);
+    return true;
+  }
+  void to_bytes(unsigned char* bytes) const {
+    std::uint64_t v[4];
+    to_canonical(v);
+    for (int i = 0; i < 4; ++i)
+      for (int b = 0; b < 8; ++b) bytes[8 * i + b] = static_cast<unsigned char>(v[i] >> (8 * b));
+  }
+
+  STOKER_HD friend bool operator==(const Fr& a, const Fr& b) {
+    return ((a.l[0] ^ b.l[0]) | (a.l[1] ^ b.l[1]) | (a.l[2] ^ b.l[2]) | (a.l[3] ^ b.l[3])) == 0;
+  }
+  STOKER_HD friend bool operator!=(const Fr& a, const Fr& b) { return !(a == b); }
+  STOKER_HD bool is_zero() const { return (l[0] | l[1] | l[2] | l[3]) == 0; }
+
+  STOKER_HD friend Fr operator+(const Fr& a, const Fr& b) { return add(a, b); }
+  STOKER_HD friend Fr operator-(const Fr& a, const Fr& b) { return sub(a, b); }
+  STOKER_HD friend Fr operator*(const Fr& a, const Fr& b) { return mont_mul(a, b); }
+  STOKER_HD Fr& operator+=(const Fr& b) { return *this = add(*this, b); }
+  STOKER_HD Fr& operator-=(const Fr& b) { return *this = sub(*this, b); }
+  STOKER_HD Fr& operator*=(const Fr& b) { return *this = mont_mul(*this, b); }
+  STOKER_HD Fr operator-() const { return sub(zero(), *this); }
+  STOKER_HD Fr square() const { return mont_mul(*this, *this); }
+
+  // x^e for a 64-bit exponent.
+  STOKER_HD Fr pow(std::uint64_t e) const {
+    Fr acc = one(), base = *this;
+    while (e) {
+      if (e & 1) acc *= base;
+      base = base.square();
+      e >>= 1;
+    }
+    return acc;
+  }
+  // x^e for a 256-bit exponent given as little-endian limbs.
+  STOKER_HD Fr pow(const std::uint64_t e[4]) const {
+    Fr acc = one();
+    for (int i = 3; i >= 0; --i)
+      for (int b = 63; b >= 0; --b) {
+        acc = acc.square();
+        if ((e[i] >> b) & 1) acc *= *this;
+      }
+    return acc;
+  }
+  // x^(r-2) = x^-1 (Fermat); the inverse of zero is zero.
+  STOKER_HD Fr inverse() const {
+    const std::uint64_t e[4] = {fr_detail::kP0 - 2, fr_detail::kP1, fr_detail::kP2, fr_detail::kP3};
+    return pow(e);
+  }
+
+  // The multiplicative generator g = 7 and omega_n = g^((r-1)/n) for n = 2^log_n.
+  STOKER_HD static Fr generator() { return from_u64(kGenerator); }
+  STOKER_HD static Fr root_of_unity(unsigned log_n) {
+    // (r-1) >> 32 raised once, then squared down from 2^32 to 2^log_n.
+    const std::uint64_t e[4] = {(fr_detail::kP0 >> 32) | (fr_detail::kP1 << 32),
+                                (fr_detail::kP1 >> 32) | (fr_detail::kP2 << 32),
+                                (fr_detail::kP2 >> 32) | (fr_detail::kP3 << 32),
+                                fr_detail::kP3 >> 32};
+    Fr w = generator().pow(e);
+    for (unsigned i = log_n; i < static_cast<unsigned>(kTwoAdicity); ++i) w = w.square();
+    return w;
+  }
+
+  // ---- arithmetic cores ----------------------------------------------------
+
+  STOKER_HD static Fr add(const Fr& a, const Fr& b) {
+#if defined(__CUDA_ARCH__)
+    return add_device(a, b);
+#else
+    return add_host(a, b);
+#endif
+  }
+  STOKER_HD static Fr sub(const Fr& a, const Fr& b) {
+#if defined(__CUDA_ARCH__)
+    return sub_device(a, b);
+#else
+    return sub_host(a, b);
+#endif
+  }
+  STOKER_HD static Fr mont_mul(const Fr& a, const Fr& b) {
+#if defined(__CUDA_ARCH__)
+    return mul_device(a, b);
+#else
+    return mul_host(a, b);
+#endif
+  }
+
+#if !defined(__CUDA_ARCH__)
+  // Host: 64-bit limbs. r < 2^255, so a + b < 2^256 never carries out.
+  static inline Fr add_host(const Fr& a, const Fr& b) {
+    using u128 = unsigned __int128;
+    Fr s;
+    u128 c = 0;
+    for (int i = 0; i < 4; ++i) {
+      c += static_cast<u128>(a.l[i]) + b.l[i];
+      s.l[i] = static_cast<std::uint64_t>(c);
+      c >>= 64;
+    }
+    return reduce_once_host(s);
+  }
+  static inline Fr sub_host(const Fr& a, const Fr& b) {
+    using u128 = unsigned __int128;
+    const std::uint64_t p[4] = {fr_detail::kP0, fr_detail::kP1, fr_detail::kP2, fr_detail::kP3};
+    Fr d;
+    std::uint64_t borrow = 0;
+    for (int i = 0; i < 4; ++i) {
+      u128 t = static_cast<u128>(a.l[i]) - b.l[i] - borrow;
+      d.l[i] = static_cast<std::uint64_t>(t);
+      borrow = static_cast<std::uint64_t>(t >> 64) & 1;
+    }
+    const std::uint64_t mask = 0 - borrow;
+    u128 c = 0;
+    for (int i = 0; i < 4; ++i) {
+      c += static_cast<u128>(d.l[i]) + (p[i] & mask);
+      d.l[i] = static_cast<std::uint64_t>(c);
+      c >>= 64;
+    }
+    return d;
+  }
+  // s < 2r: subtract r once if s >= r.
+  static inline Fr reduce_once_host(const Fr& s) {
+    using u128 = unsigned __int128;
+    const std::uint64_t p[4] = {fr_detail::kP0, fr_detail::kP1, fr_detail::kP2, fr_detail::kP3};
+    Fr d;
+    std::uint64_t borrow = 0;
+    for (int i = 0; i < 4; ++i) {
+      u128 t = static_cast<u128>(s.l[i]) - p[i] - borrow;
+      d.l[i] = static_cast<std::uint64_t>(t);
+      borrow = static_cast<std::uint64_t>(t >> 64) & 1;
+    }
+    return borrow ? s : d;
+  }
+  // CIOS Montgomery multiplication; t stays below 2r < 2^256, plus one
+  // carry word for safety.
+  static inline Fr mul_host(const Fr& a, const Fr& b) {
+    using u128 = unsigned __int128;
+    const std::uint64_t p[4] = {fr_detail::kP0, fr_detail::kP1, fr_detail::kP2, fr_detail::kP3};
+    std::uint64_t t[6] = {0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 4; ++i) {
+      u128 c = 0;
+      for (int j = 0; j < 4; ++j) {
+        c += static_cast<u128>(a.l[j]) * b.l[i] + t[j];
+        t[j] = static_cast<std::uint64_t>(c);
+        c >>= 64;
+      }
+      c += t[4];
+      t[4] = static_cast<std::uint64_t>(c);
+      t[5] = static_cast<std::uint64_t>(c >> 64);
+      const std::uint64_t m = t[0] * fr_detail::kInv64;
+      c = static_cast<u128>(m) * p[0] + t[0];
+      c >>= 64;
+      for (int j = 1; j < 4; ++j) {
+        c += static_cast<u128>(m) * p[j] + t[j];
+        t[j - 1] = static_cast<std::uint64_t>(c);
+        c >>= 64;
+      }
+      c += t[4];
+      t[3] = static_cast<std::uint64_t>(c);
+      t[4] = t[5] + static_cast<std::uint64_t>(c >> 64);
+    }
+    return reduce_once_host(Fr{{t[0], t[1], t[2], t[3]}});
+  }
+#endif
+
+#if defined(__CUDACC__)
+  // Device: eight 32-bit limbs, PTX carry chains for add/sub, 32x32->64
+  // wide multiply-adds for the CIOS product.
+  __device__ __forceinline__ static void split(const Fr& a, std::uint32_t x[8]) {
+    for (int i = 0; i < 4; ++i) {
+      x[2 * i] = static_cast<std::uint32_t>(a.l[i]);
+      x[2 * i + 1] = static_cast<std::uint32_t>(a.l[i] >> 32);
+    }
+  }
+  __device__ __forceinline__ static Fr join(const std::uint32_t x[8]) {
+    Fr a;
+    for (int i = 0; i < 4; ++i)
+      a.l[i] =
+          static_cast<std::uint64_t>(x[2 * i]) | (static_cast<std::uint64_t>(x[2 * i + 1]) << 32);
+    return a;
+  }
+  // x < 2r (fits 256 bits): x - r if that does not borrow, else x.
+  __device__ __forceinline__ static void reduce_once_device(std::uint32_t x[8]) {
+    std::uint32_t d[8], borrow;
+    asm("sub.cc.u32  %0, %9, 0x00000001;\n\t"
+        "subc.cc.u32 %1, %10, 0xffffffff;\n\t"
+        "subc.cc.u32 %2, %11, 0xfffe5bfe;\n\t"
+        "subc.cc.u32 %3, %12, 0x53bda402;\n\t"
+        "subc.cc.u32 %4, %13, 0x09a1d805;\n\t"
+        "subc.cc.u32 %5, %14, 0x3339d808;\n\t"
+        "subc.cc.u32 %6, %15, 0x299d7d48;\n\t"
+        "subc.cc.u32 %7, %16, 0x73eda753;\n\t"
+        "subc.u32    %8, 0, 0;"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]),
+          "=r"(d[7]), "=r"(borrow)
+        : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]), "r"(x[6]), "r"(x[7]));
+    for (int i = 0; i < 8; ++i) x[i] = borrow ? x[i] : d[i];
+  }
+  __device__ __forceinline__ static Fr add_device(const Fr& a, const Fr& b) {
+    std::uint32_t x[8], y[8], s[8];
+    split(a, x);
+    split(b, y);
+    asm("add.cc.u32  %0, %8, %16;\n\t"
+        "addc.cc.u32 %1, %9, %17;\n\t"
+        "addc.cc.u32 %2, %10, %18;\n\t"
+        "addc.cc.u32 %3, %11, %19;\n\t"
+        "addc.cc.u32 %4, %12, %20;\n\t"
+        "addc.cc.u32 %5, %13, %21;\n\t"
+        "addc.cc.u32 %6, %14, %22;\n\t"
+        "addc.u32    %7, %15, %23;"
+        : "=r"(s[0]), "=r"(s[1]), "=r"(s[2]), "=r"(s[3]), "=r"(s[4]), "=r"(s[5]), "=r"(s[6]),
+          "=r"(s[7])
+        : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]), "r"(x[6]), "r"(x[7]),
+          "r"(y[0]), "r"(y[1]), "r"(y[2]), "r"(y[3]), "r"(y[4]), "r"(y[5]), "r"(y[6]), "r"(y[7]));
+    reduce_once_device(s);
+    return join(s);
+  }
+  __device__ __forceinline__ static Fr sub_device(const Fr& a, const Fr& b) {
+    std::uint32_t x[8], y[8], d[8], borrow;
+    split(a, x);
+    split(b, y);
+    asm("sub.cc.u32  %0, %9, %17;\n\t"
+        "subc.cc.u32 %1, %10, %18;\n\t"
+        "subc.cc.u32 %2, %11, %19;\n\t"
+        "subc.cc.u32 %3, %12, %20;\n\t"
+        "subc.cc.u32 %4, %13, %21;\n\t"
+        "subc.cc.u32 %5, %14, %22;\n\t"
+        "subc.cc.u32 %6, %15, %23;\n\t"
+        "subc.cc.u32 %7, %16, %24;\n\t"
+        "subc.u32    %8, 0, 0;"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]),
+          "=r"(d[7]), "=r"(borrow)
+        : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]), "r"(x[6]), "r"(x[7]),
+          "r"(y[0]), "r"(y[1]), "r"(y[2]), "r"(y[3]), "r"(y[4]), "r"(y[5]), "r"(y[6]), "r"(y[7]));
+    // borrow is 0 or 0xffffffff: add r & borrow.
+    const std::uint32_t m = borrow;
+    asm("add.cc.u32  %0, %0, %8;\n\t"
+        "addc.cc.u32 %1, %1, %9;\n\t"
+        "addc.cc.u32 %2, %2, %10;\n\t"
+        "addc.cc.u32 %3, %3, %11;\n\t"
+        "addc.cc.u32 %4, %4, %12;\n\t"
+        "addc.cc.u32 %5, %5, %13;\n\t"
+        "addc.cc.u32 %6, %6, %14;\n\t"
+        "addc.u32    %7, %7, %15;"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]),
+          "+r"(d[7])
+        : "r"(m & 0x00000001u), "r"(m & 0xffffffffu), "r"(m & 0xfffe5bfeu), "r"(m & 0x53bda402u),
+          "r"(m & 0x09a1d805u), "r"(m & 0x3339d808u), "r"(m & 0x299d7d48u), "r"(m & 0x73eda753u));
+    return join(d);
+  }
+  __device__ __forceinline__ static Fr mul_device(const Fr& a, const Fr& b) {
+    constexpr std::uint32_t p[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
+                                    0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
+    std::uint32_t x[8], y[8];
+    split(a, x);
+    split(b, y);
+    // CIOS with 32-bit words: t has 8 words + 2 carry words.
+    std::uint32_t t[10];
+#pragma unroll
+    for (int j = 0; j < 10; ++j) t[j] = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      std::uint64_t c = 0;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        c = static_cast<std::uint64_t>(x[j]) * y[i] + t[j] + (c >> 32);
+        t[j] = static_cast<std::uint32_t>(c);
+      }
+      c = static_cast<std::uint64_t>(t[8]) + (c >> 32);
+      t[8] = static_cast<std::uint32_t>(c);
+      t[9] = static_cast<std::uint32_t>(c >> 32);
+      // -r^-1 mod 2^32 is 0xffffffff, so m = -t0.
+      const std::uint32_t m = t[0] * fr_detail::kInv32;
+      c = static_cast<std::uint64_t>(m) * p[0] + t[0];
+#pragma unroll
+      for (int j = 1; j < 8; ++j) {
+        c = static_cast<std::uint64_t>(m) * p[j] + t[j] + (c >> 32);
+        t[j - 1] = static_cast<std::uint32_t>(c);
+      }
+      c = static_cast<std::uint64_t>(t[8]) + (c >> 32);
+      t[7] = static_cast<std::uint32_t>(c);
+      t[8] = t[9] + static_cast<std::uint32_t>(c >> 32);
+    }
+    reduce_once_device(t);
+    return join(t);
+  }
+#endif
+};
+
+static_assert(sizeof(Fr) == 32, "Fr is 32 bytes");
+
+}  // namespace stoker::kernels
