@@ -1,0 +1,819 @@
+#include "tools/doctor_command.hpp"
+
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "devices/device_set.hpp"
+#include "devices/pinned_buffer.hpp"
+#include "tools/doctor_verdict.hpp"
+#include "tools/info_command.hpp"
+
+namespace stoker::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr std::size_t kGiB = std::size_t{1} << 30;
+// Fast paths move at least this much between two events, so launch latency
+// and event resolution stay far below a per cent even with --quick sizes.
+constexpr std::size_t kMinTimedBytes = 256 * kMiB;
+// Writers write in chunks of this size so they notice a stop request quickly.
+constexpr std::size_t kWriterChunk = 16 * kMiB;
+
+constexpr const char* kUsage =
+    "usage: stoker doctor [--quick] [--json] [--size-mib N] [--reps N] [--writers N]\n"
+    "Measures how this machine can feed its GPUs (pinned, pageable and registered\n"
+    "transfers, under host memory load, all GPUs at once, peer copies, the cost of\n"
+    "pinning) and prints a verdict.\n"
+    "  --quick        fewer repetitions and smaller sizes: the whole run takes seconds\n"
+    "  --json         one JSON object instead of text\n"
+    "  --size-mib N   bytes per copy in MiB (default 256, 64 with --quick)\n"
+    "  --reps N       timed repetitions per figure, after one warm-up (default 7, 3 with --quick)\n"
+    "  --writers N    host threads writing memory during the loaded measurements\n"
+    "                 (default: hardware threads - 2, at least 1; 0 skips them)\n";
+
+struct Options {
+  bool json = false;
+  bool quick = false;
+  std::optional<std::size_t> size_mib;
+  std::optional<int> reps;
+  std::optional<int> writers;
+};
+
+// What one run does, derived from the options.
+struct Plan {
+  std::size_t copy_bytes = 0;
+  int reps = 0;
+  int warmup = 1;
+  int fast_copies = 1;         // copies between two events on the fast paths
+  std::size_t cost_bytes = 0;  // size whose cudaHostAlloc / cudaHostRegister is timed
+  int cost_reps = 0;
+  int writers = 0;
+  std::size_t writer_bytes = 0;  // each writer's own buffer
+};
+
+std::optional<long long> parse_int(std::string_view s) {
+  long long v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// Returns the options, or prints why not and sets `status`.
+std::optional<Options> parse_options(int argc, char** argv, int& status) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    std::string_view value;
+    bool has_value = false;
+    if (const auto eq = a.find('='); eq != std::string_view::npos && a.rfind("--", 0) == 0) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    }
+    const auto take = [&](const char* name) -> std::optional<long long> {
+      if (!has_value) {
+        if (i + 1 >= argc) {
+          std::fprintf(stderr, "stoker doctor: %s needs a number\n", name);
+          return std::nullopt;
+        }
+        value = argv[++i];
+      }
+      auto v = parse_int(value);
+      if (!v)
+        std::fprintf(stderr, "stoker doctor: %s needs a number, not '%.*s'\n", name,
+                     static_cast<int>(value.size()), value.data());
+      return v;
+    };
+    if (a == "--json" && !has_value) {
+      o.json = true;
+    } else if (a == "--quick" && !has_value) {
+      o.quick = true;
+    } else if ((a == "-h" || a == "--help") && !has_value) {
+      std::fputs(kUsage, stdout);
+      status = 0;
+      return std::nullopt;
+    } else if (a == "--size-mib") {
+      const auto v = take("--size-mib");
+      if (!v) return status = 2, std::nullopt;
+      if (*v < 1 || *v > 65536) {
+        std::fprintf(stderr, "stoker doctor: --size-mib must be 1..65536, not %lld\n", *v);
+        return status = 2, std::nullopt;
+      }
+      o.size_mib = static_cast<std::size_t>(*v);
+    } else if (a == "--reps") {
+      const auto v = take("--reps");
+      if (!v) return status = 2, std::nullopt;
+      if (*v < 1 || *v > 1000) {
+        std::fprintf(stderr, "stoker doctor: --reps must be 1..1000, not %lld\n", *v);
+        return status = 2, std::nullopt;
+      }
+      o.reps = static_cast<int>(*v);
+    } else if (a == "--writers") {
+      const auto v = take("--writers");
+      if (!v) return status = 2, std::nullopt;
+      if (*v < 0 || *v > 4096) {
+        std::fprintf(stderr, "stoker doctor: --writers must be 0..4096, not %lld\n", *v);
+        return status = 2, std::nullopt;
+      }
+      o.writers = static_cast<int>(*v);
+    } else {
+      std::fprintf(stderr, "stoker doctor: unknown option '%s'\n%s", argv[i], kUsage);
+      return status = 2, std::nullopt;
+    }
+  }
+  return o;
+}
+
+Plan make_plan(const Options& o) {
+  Plan p;
+  p.copy_bytes = o.size_mib.value_or(o.quick ? 64 : 256) * kMiB;
+  p.reps = o.reps.value_or(o.quick ? 3 : 7);
+  p.fast_copies = static_cast<int>(std::max<std::size_t>(1, kMinTimedBytes / p.copy_bytes));
+  p.cost_bytes = o.quick ? 256 * kMiB : kGiB;
+  p.cost_reps = o.quick ? 1 : 3;
+  const int hw = static_cast<int>(std::thread::hardware_concurrency());
+  p.writers = o.writers.value_or(std::max(1, hw - 2));
+  // Each writer's buffer dwarfs any last-level cache, so the writes reach DRAM.
+  p.writer_bytes = o.quick ? 64 * kMiB : 256 * kMiB;
+  return p;
+}
+
+std::string cuda_message(const char* what, cudaError_t st) {
+  cudaGetLastError();  // clear a non-sticky error so later calls are unaffected
+  return std::string(what) + ": " + cudaGetErrorName(st) + " (" + cudaGetErrorString(st) + ")";
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
+using HostMemory = std::unique_ptr<void, FreeDeleter>;
+
+// Page-aligned, touched host memory: the pageable memory a producer fills.
+HostMemory touched_memory(std::size_t bytes) {
+  HostMemory m(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
+  if (m) std::memset(m.get(), 1, bytes);
+  return m;
+}
+
+// Runs `f` on a thread bound to `cpulist` (a GPU's local CPUs), so that memory
+// it first touches lands on the GPU's NUMA node; runs it here when the list
+// is unknown.
+void run_near(const std::string& cpulist, const std::function<void()>& f) {
+  const auto cpus = parse_cpulist(cpulist);
+  if (cpus.empty()) return f();
+  std::thread t([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (const int c : cpus)
+      if (c < CPU_SETSIZE) CPU_SET(c, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // a hint: failure is harmless
+    f();
+  });
+  t.join();
+}
+
+// Host threads that stream-write their own buffers until destroyed: the host
+// memory load of a busy prover (synthesis threads) next to the copies.
+class MemoryLoad {
+ public:
+  MemoryLoad(int threads, std::size_t bytes) : bytes_(bytes) {
+    for (int i = 0; i < threads; ++i)
+      threads_.emplace_back([this](std::stop_token stop) { write(stop); });
+    // Measure only once every buffer exists and has been written once, so
+    // page faults are not part of the load.
+    while (ready_.load() < threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    written_.store(0);
+    t0_ = Clock::now();
+  }
+  MemoryLoad(const MemoryLoad&) = delete;
+  MemoryLoad& operator=(const MemoryLoad&) = delete;
+  ~MemoryLoad() {
+    for (auto& t : threads_) t.request_stop();
+  }  // std::jthread joins
+
+  int failed() const { return failed_.load(); }
+  // Host write bandwidth the writers achieved since they all started.
+  double write_gbps() const {
+    const double s = seconds_since(t0_);
+    return s > 0 ? static_cast<double>(written_.load()) / 1e9 / s : 0;
+  }
+
+ private:
+  void write(std::stop_token stop) {
+    HostMemory buf(std::malloc(bytes_));
+    if (!buf) {
+      failed_.fetch_add(1);
+      ready_.fetch_add(1);
+      return;
+    }
+    auto* p = static_cast<unsigned char*>(buf.get());
+    int value = 1;
+    std::memset(p, value, bytes_);
+    ready_.fetch_add(1);
+    while (!stop.stop_requested()) {
+      ++value;
+      for (std::size_t off = 0; off < bytes_ && !stop.stop_requested(); off += kWriterChunk) {
+        const std::size_t n = std::min(kWriterChunk, bytes_ - off);
+        std::memset(p + off, value, n);
+        // Keep the compiler from dropping stores to memory nobody reads.
+        asm volatile("" : : "r"(p) : "memory");
+        written_.fetch_add(n, std::memory_order_relaxed);
+      }
+    }
+  }
+
+  std::size_t bytes_;
+  std::atomic<int> ready_{0};
+  std::atomic<int> failed_{0};
+  std::atomic<std::uint64_t> written_{0};
+  Clock::time_point t0_ = Clock::now();
+  std::vector<std::jthread> threads_;  // last: joined before the counters die
+};
+
+// One GPU's measurement kit: a stream, two timing events, device memory and
+// host sources near the GPU.
+struct Rig {
+  devices::Device* dev = nullptr;
+  int ordinal = 0;
+  devices::Stream stream;
+  devices::Event start, stop;
+  devices::DeviceBuffer dbuf;
+  devices::PinnedBuffer pinned;
+  HostMemory pageable;
+  bool ready = false;
+
+  cudaStream_t native() const { return static_cast<cudaStream_t>(stream.native()); }
+};
+
+struct Errors {
+  std::vector<std::string> list;
+  void add(std::string s) { list.push_back(std::move(s)); }
+};
+
+std::string gpu_tag(const Rig& r) {
+  return "GPU " + std::to_string(r.dev->index());
+}
+
+// Times `copies` enqueue() calls between two events, after `warmup` untimed
+// rounds, `reps` times; returns the median rate in GB/s.
+Result<double> time_copies(Rig& r, std::size_t bytes, int copies, int warmup, int reps,
+                           const std::function<cudaError_t(cudaStream_t)>& enqueue) {
+  if (auto ec = r.dev->health()) return Error{ec, "device faulted"};
+  std::vector<double> rates;
+  for (int i = 0; i < warmup + reps; ++i) {
+    if (auto ec = r.dev->make_current()) return Error{ec, "cudaSetDevice"};
+    if (auto ec = r.stream.record(r.start)) return Error{ec, "cudaEventRecord"};
+    for (int c = 0; c < copies; ++c)
+      if (const auto st = enqueue(r.native()); st != cudaSuccess)
+        return Error{make_cuda_error(st), cuda_message("copy", st)};
+    if (auto ec = r.stream.record(r.stop)) return Error{ec, "cudaEventRecord"};
+    if (auto ec = r.stop.synchronize()) return Error{ec, "cudaEventSynchronize"};
+    auto ms = devices::elapsed_ms(r.start, r.stop);
+    if (!ms) return std::move(ms).error();
+    if (i >= warmup && *ms > 0)
+      rates.push_back(static_cast<double>(bytes) * copies / 1e9 / (*ms / 1e3));
+  }
+  auto m = median(std::move(rates));
+  if (!m) return Error{Errc::verification_failed, "no positive event time"};
+  return *m;
+}
+
+std::optional<double> record(Result<double> r, Errors& errors, const std::string& what) {
+  if (r) return *r;
+  errors.add(what + ": " + r.error().what());
+  return std::nullopt;
+}
+
+struct CostFigure {
+  std::size_t bytes = 0;
+  std::optional<double> seconds;       // median of the allocations / registrations
+  std::optional<double> free_seconds;  // median of the matching release
+  std::optional<double> s_per_gib() const {
+    if (!seconds || bytes == 0) return std::nullopt;
+    return *seconds / (static_cast<double>(bytes) / kGiB);
+  }
+};
+
+CostFigure measure_host_alloc(const Plan& plan, Errors& errors) {
+  CostFigure c;
+  c.bytes = plan.cost_bytes;
+  std::vector<double> alloc_s, free_s;
+  for (int i = 0; i < plan.cost_reps; ++i) {
+    const auto t0 = Clock::now();
+    auto p = devices::allocate_pinned(devices::Backend::cuda, c.bytes);
+    const double s = seconds_since(t0);
+    if (!p) {
+      errors.add("cudaHostAlloc cost: " + p.error().what());
+      return c;
+    }
+    alloc_s.push_back(s);
+    const auto t1 = Clock::now();
+    p->reset();
+    free_s.push_back(seconds_since(t1));
+  }
+  c.seconds = median(alloc_s);
+  c.free_seconds = median(free_s);
+  return c;
+}
+
+// Times cudaHostRegister of touched memory (a producer's buffer that already
+// exists) and leaves the last registration in `keep` for the copy tests.
+CostFigure measure_host_register(const Plan& plan, void* buf, std::size_t bytes,
+                                 devices::HostRegistration& keep, Errors& errors) {
+  CostFigure c;
+  c.bytes = bytes;
+  std::vector<double> reg_s, unreg_s;
+  for (int i = 0; i < plan.cost_reps; ++i) {
+    const auto t0 = Clock::now();
+    auto r = devices::register_host(devices::Backend::cuda, buf, bytes);
+    const double s = seconds_since(t0);
+    if (!r) {
+      errors.add("cudaHostRegister cost: " + r.error().what());
+      return c;
+    }
+    reg_s.push_back(s);
+    if (i + 1 == plan.cost_reps) {
+      keep = std::move(*r);
+      break;
+    }
+    const auto t1 = Clock::now();
+    r->reset();
+    unreg_s.push_back(seconds_since(t1));
+  }
+  c.seconds = median(reg_s);
+  c.free_seconds = median(unreg_s);
+  return c;
+}
+
+struct PeerResult {
+  PeerFigure figure;
+  std::optional<int> rank;
+};
+
+// Enables peer access where CUDA offers it and disables, on destruction, what
+// this run enabled: doctor leaves the process as it found it.
+class PeerAccess {
+ public:
+  PeerAccess() = default;
+  PeerAccess(const PeerAccess&) = delete;
+  PeerAccess& operator=(const PeerAccess&) = delete;
+  ~PeerAccess() {
+    for (const auto& [from, to] : enabled_) {
+      if (cudaSetDevice(from) == cudaSuccess) cudaDeviceDisablePeerAccess(to);
+      cudaGetLastError();
+    }
+  }
+  // true: `from` can now reach `to` directly.
+  bool enable(int from, int to, Errors& errors) {
+    int can = 0;
+    if (const auto st = cudaDeviceCanAccessPeer(&can, from, to); st != cudaSuccess) {
+      errors.add(cuda_message("cudaDeviceCanAccessPeer", st));
+      return false;
+    }
+    if (!can) return false;
+    if (const auto st = cudaSetDevice(from); st != cudaSuccess) {
+      errors.add(cuda_message("cudaSetDevice", st));
+      return false;
+    }
+    const auto st = cudaDeviceEnablePeerAccess(to, 0);
+    if (st == cudaSuccess) {
+      enabled_.emplace_back(from, to);
+      return true;
+    }
+    if (st == cudaErrorPeerAccessAlreadyEnabled) {
+      cudaGetLastError();
+      return true;
+    }
+    errors.add("CUDA ordinal " + std::to_string(from) + " -> " + std::to_string(to) + ": " +
+               cuda_message("cudaDeviceEnablePeerAccess", st));
+    return false;
+  }
+
+ private:
+  std::vector<std::pair<int, int>> enabled_;
+};
+
+struct Report {
+  Plan plan;
+  HostFacts host;
+  std::vector<const devices::DeviceInfo*> infos;
+  double context_s = 0;
+  CostFigure alloc, reg;
+  DoctorFigures figures;
+  std::vector<double> concurrent_per_gpu;  // event-timed GB/s during the all-GPU run
+  std::optional<double> writers_gbps;
+  int writers_failed = 0;
+  std::vector<std::string> verdict;
+  Errors errors;
+};
+
+std::string fmt(std::optional<double> v, int decimals = 1) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, *v);
+  return buf;
+}
+
+void print_text(const Report& r) {
+  const auto& p = r.plan;
+  const auto n = r.infos.size();
+  std::printf("stoker doctor: %zu GPU%s, %s per copy, median of %d repetitions (+%d warm-up)\n", n,
+              n == 1 ? "" : "s", format_bytes(p.copy_bytes).c_str(), p.reps, p.warmup);
+  std::printf("host: %s%s%u hardware threads; CUDA contexts started in %.2f s\n",
+              r.host.cpu_model.c_str(), r.host.cpu_model.empty() ? "" : ", ", r.host.cpu_threads,
+              r.context_s);
+  for (const auto* d : r.infos)
+    std::printf("  GPU %d: %s, PCIe bus %s, NUMA node %d\n", d->index, d->name.c_str(),
+                d->pci_bus_id.c_str(), d->numa_node);
+
+  std::printf("\nhost memory API cost (wall clock, median of %d)\n", p.cost_reps);
+  std::printf("  %-18s %-9s %8s s  %6s s/GiB   cudaFreeHost %s s\n", "cudaHostAlloc",
+              format_bytes(r.alloc.bytes).c_str(), fmt(r.alloc.seconds, 3).c_str(),
+              fmt(r.alloc.s_per_gib(), 2).c_str(), fmt(r.alloc.free_seconds, 3).c_str());
+  std::printf("  %-18s %-9s %8s s  %6s s/GiB   cudaHostUnregister %s s\n", "cudaHostRegister",
+              format_bytes(r.reg.bytes).c_str(), fmt(r.reg.seconds, 3).c_str(),
+              fmt(r.reg.s_per_gib(), 2).c_str(), fmt(r.reg.free_seconds, 3).c_str());
+
+  std::printf("\n%-42s", "transfers, GB/s (CUDA events)");
+  for (std::size_t i = 0; i < n; ++i) std::printf("  GPU %-4zu", i);
+  std::printf("\n");
+  const std::string load = std::to_string(r.figures.writer_threads) + " writer threads";
+  const auto row = [&](const std::string& label, std::optional<double> TransferFigures::*f) {
+    std::printf("  %-40s", label.c_str());
+    for (const auto& g : r.figures.gpus) std::printf("  %8s", fmt(g.*f).c_str());
+    std::printf("\n");
+  };
+  using T = TransferFigures;
+  row("H2D pinned (cudaHostAlloc)", &T::pinned_h2d);
+  row("D2H pinned (cudaHostAlloc)", &T::pinned_d2h);
+  row("H2D pageable (malloc, touched)", &T::pageable_h2d);
+  row("D2H pageable (malloc, touched)", &T::pageable_d2h);
+  row("H2D registered (cudaHostRegister)", &T::registered_h2d);
+  row("D2H registered (cudaHostRegister)", &T::registered_d2h);
+  if (r.figures.writer_threads > 0) {
+    row("H2D pinned, " + load, &T::loaded_pinned_h2d);
+    row("H2D pageable, " + load, &T::loaded_pageable_h2d);
+    if (r.writers_gbps)
+      std::printf("  (the writers wrote %.1f GB/s in total meanwhile)\n", *r.writers_gbps);
+  }
+
+  std::printf("\n");
+  if (n > 1) {
+    std::printf("all GPUs at once, H2D pinned: %s GB/s aggregate (wall clock); per GPU",
+                fmt(r.figures.all_gpus_h2d).c_str());
+    for (const double g : r.concurrent_per_gpu) std::printf(" %.1f", g);
+    std::printf("\n\n%-42s", "peer copies, GB/s (cudaMemcpyPeerAsync)");
+    for (std::size_t j = 0; j < n; ++j) std::printf("  to GPU %-2zu", j);
+    std::printf("\n");
+    for (std::size_t i = 0; i < n; ++i) {
+      std::printf("  from GPU %-31zu", i);
+      for (std::size_t j = 0; j < n; ++j) {
+        std::string cell = "-";
+        for (const auto& pf : r.figures.peers)
+          if (pf.src == static_cast<int>(i) && pf.dst == static_cast<int>(j))
+            cell = fmt(pf.gbps) + (pf.direct ? "" : " (host)");
+        std::printf("  %9s", cell.c_str());
+      }
+      std::printf("\n");
+    }
+  } else {
+    std::printf("one GPU: no concurrent or peer copies to measure\n");
+  }
+
+  std::printf("\nverdict\n");
+  for (const auto& v : r.verdict) std::printf("  - %s\n", v.c_str());
+  if (!r.errors.list.empty()) {
+    std::printf("\nerrors (these figures are missing)\n");
+    for (const auto& e : r.errors.list) std::printf("  - %s\n", e.c_str());
+  }
+}
+
+void print_json(const Report& r) {
+  const auto& p = r.plan;
+  const auto num = [](std::optional<double> v, int d = 3) { return json_number(v, d); };
+  std::string s = "{";
+  s += "\"copy_bytes\":" + std::to_string(p.copy_bytes);
+  s += ",\"reps\":" + std::to_string(p.reps);
+  s += ",\"warmup\":" + std::to_string(p.warmup);
+  s += ",\"writer_threads\":" + std::to_string(r.figures.writer_threads);
+  s += ",\"writer_bytes_each\":" + std::to_string(p.writer_bytes);
+  s += ",\"host\":" + host_facts_json(r.host);
+  s += ",\"context_start_s\":" + num(r.context_s);
+  const auto cost = [&](const CostFigure& c) {
+    return "{\"bytes\":" + std::to_string(c.bytes) + ",\"seconds\":" + num(c.seconds, 4) +
+           ",\"s_per_gib\":" + num(c.s_per_gib(), 4) +
+           ",\"release_seconds\":" + num(c.free_seconds, 4) + "}";
+  };
+  s += ",\"host_alloc\":" + cost(r.alloc);
+  s += ",\"host_register\":" + cost(r.reg);
+  s += ",\"gpus\":[";
+  for (std::size_t i = 0; i < r.infos.size(); ++i) {
+    const auto& d = *r.infos[i];
+    const auto& g = r.figures.gpus[i];
+    if (i) s += ",";
+    s += "{\"index\":" + std::to_string(d.index) + ",\"ordinal\":" + std::to_string(d.ordinal) +
+         ",\"name\":\"" + json_escape(d.name) + "\",\"pci_bus_id\":\"" + json_escape(d.pci_bus_id) +
+         "\"";
+    s += ",\"pinned_h2d_gbps\":" + num(g.pinned_h2d);
+    s += ",\"pinned_d2h_gbps\":" + num(g.pinned_d2h);
+    s += ",\"pageable_h2d_gbps\":" + num(g.pageable_h2d);
+    s += ",\"pageable_d2h_gbps\":" + num(g.pageable_d2h);
+    s += ",\"registered_h2d_gbps\":" + num(g.registered_h2d);
+    s += ",\"registered_d2h_gbps\":" + num(g.registered_d2h);
+    s += ",\"loaded_pinned_h2d_gbps\":" + num(g.loaded_pinned_h2d);
+    s += ",\"loaded_pageable_h2d_gbps\":" + num(g.loaded_pageable_h2d);
+    s += ",\"concurrent_h2d_gbps\":" + num(i < r.concurrent_per_gpu.size()
+                                               ? std::optional<double>(r.concurrent_per_gpu[i])
+                                               : std::nullopt);
+    s += "}";
+  }
+  s += "]";
+  s += ",\"all_gpus_h2d_gbps\":" + num(r.figures.all_gpus_h2d);
+  s += ",\"writers_write_gbps\":" + num(r.writers_gbps);
+  s += ",\"peers\":[";
+  for (std::size_t i = 0; i < r.figures.peers.size(); ++i) {
+    const auto& pf = r.figures.peers[i];
+    if (i) s += ",";
+    s += "{\"src\":" + std::to_string(pf.src) + ",\"dst\":" + std::to_string(pf.dst) +
+         ",\"direct\":" + (pf.direct ? "true" : "false") + ",\"gbps\":" + num(pf.gbps) + "}";
+  }
+  s += "]";
+  const auto strings = [](const std::vector<std::string>& v) {
+    std::string a = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) a += (i ? ",\"" : "\"") + json_escape(v[i]) + "\"";
+    return a + "]";
+  };
+  s += ",\"verdict\":" + strings(r.verdict);
+  s += ",\"errors\":" + strings(r.errors.list);
+  s += "}\n";
+  std::fputs(s.c_str(), stdout);
+}
+
+// Every GPU copies from its own pinned buffer at once. The aggregate is
+// total bytes over wall-clock time: events of different GPUs cannot be
+// subtracted from one another.
+void measure_concurrent(std::vector<Rig>& rigs, const Plan& plan, Report& rep) {
+  std::vector<Rig*> live;
+  for (auto& r : rigs)
+    if (r.ready && !r.dev->health()) live.push_back(&r);
+  if (live.size() < 2 || live.size() != rigs.size()) {
+    if (rigs.size() > 1) rep.errors.add("all-GPU H2D: skipped, not every GPU is ready");
+    return;
+  }
+  const std::size_t bytes = plan.copy_bytes;
+  const int copies = plan.fast_copies;
+  std::vector<double> agg;
+  std::vector<std::vector<double>> per(live.size());
+  for (int i = 0; i < plan.warmup + plan.reps; ++i) {
+    const auto t0 = Clock::now();
+    for (auto* r : live) {
+      std::error_code ec = r->dev->make_current();
+      if (!ec) ec = r->stream.record(r->start);
+      for (int c = 0; !ec && c < copies; ++c)
+        if (const auto st = cudaMemcpyAsync(r->dbuf.data(), r->pinned.data(), bytes,
+                                            cudaMemcpyHostToDevice, r->native());
+            st != cudaSuccess)
+          return rep.errors.add("all-GPU H2D, " + gpu_tag(*r) + ": " +
+                                cuda_message("cudaMemcpyAsync", st));
+      if (!ec) ec = r->stream.record(r->stop);
+      if (ec) return rep.errors.add("all-GPU H2D, " + gpu_tag(*r) + ": " + ec.message());
+    }
+    for (auto* r : live)
+      if (auto ec = r->stop.synchronize())
+        return rep.errors.add("all-GPU H2D, " + gpu_tag(*r) + ": " + ec.message());
+    const double s = seconds_since(t0);
+    if (i < plan.warmup) continue;
+    agg.push_back(static_cast<double>(bytes) * copies * live.size() / 1e9 / s);
+    for (std::size_t g = 0; g < live.size(); ++g) {
+      auto ms = devices::elapsed_ms(live[g]->start, live[g]->stop);
+      if (ms && *ms > 0) per[g].push_back(static_cast<double>(bytes) * copies / 1e9 / (*ms / 1e3));
+    }
+  }
+  rep.figures.all_gpus_h2d = median(agg);
+  for (auto& v : per) rep.concurrent_per_gpu.push_back(median(v).value_or(0));
+}
+
+void measure_peers(std::vector<Rig>& rigs, const Plan& plan, Report& rep) {
+  const auto n = rigs.size();
+  if (n < 2) return;
+  PeerAccess access;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      Rig& src = rigs[i];
+      Rig& dst = rigs[j];
+      PeerFigure pf;
+      pf.src = static_cast<int>(i);
+      pf.dst = static_cast<int>(j);
+      if (!src.ready || !dst.ready) {
+        rep.figures.peers.push_back(pf);
+        continue;
+      }
+      pf.direct = access.enable(src.ordinal, dst.ordinal, rep.errors);
+      // Without peer access the copy still works, staged through host memory.
+      pf.gbps = record(time_copies(src, plan.copy_bytes, plan.fast_copies, plan.warmup, plan.reps,
+                                   [&](cudaStream_t s) {
+                                     return cudaMemcpyPeerAsync(dst.dbuf.data(), dst.ordinal,
+                                                                src.dbuf.data(), src.ordinal,
+                                                                plan.copy_bytes, s);
+                                   }),
+                       rep.errors, "peer copy " + gpu_tag(src) + " -> " + gpu_tag(dst));
+      rep.figures.peers.push_back(pf);
+    }
+}
+
+// Makes one GPU's kit: stream, events, device memory, and pinned and pageable
+// sources allocated near the GPU.
+void prepare(Rig& r, const Plan& plan, Errors& errors) {
+  const std::string tag = gpu_tag(r);
+  auto stream = r.dev->create_stream();
+  auto start = r.dev->create_event(devices::EventKind::timing);
+  auto stop = r.dev->create_event(devices::EventKind::timing);
+  for (const Error* e : {stream ? nullptr : &stream.error(), start ? nullptr : &start.error(),
+                         stop ? nullptr : &stop.error()})
+    if (e) return errors.add(tag + ": " + e->what());
+  r.stream = std::move(*stream);
+  r.start = std::move(*start);
+  r.stop = std::move(*stop);
+  auto dbuf = r.dev->allocate(plan.copy_bytes);
+  if (!dbuf) return errors.add(tag + ": " + dbuf.error().what());
+  r.dbuf = std::move(*dbuf);
+  std::optional<Error> failure;
+  run_near(r.dev->info().cpu_affinity, [&] {
+    auto pinned = devices::allocate_pinned(devices::Backend::cuda, plan.copy_bytes);
+    if (!pinned) {
+      failure = pinned.error();
+      return;
+    }
+    r.pinned = std::move(*pinned);
+    std::memset(r.pinned.data(), 1, plan.copy_bytes);
+    r.pageable = touched_memory(plan.copy_bytes);
+  });
+  if (failure) return errors.add(tag + ": " + failure->what());
+  if (!r.pageable)
+    return errors.add(tag + ": cannot allocate " + format_bytes(plan.copy_bytes) +
+                      " of pageable memory");
+  r.ready = true;
+}
+
+int run_doctor(const Options& opt) {
+  Report rep;
+  rep.plan = make_plan(opt);
+  const Plan& plan = rep.plan;
+  rep.host = read_host_facts();
+  rep.figures.writer_threads = plan.writers;
+
+  devices::DiscoverOptions dopt;
+  dopt.backend = devices::BackendChoice::cuda;
+  auto set = devices::discover(dopt);
+  if (!set) {
+    std::fprintf(stderr, "stoker doctor: %s\n", set.error().what().c_str());
+    return 1;
+  }
+  const std::size_t n = set->size();
+
+  // Start every context first, so no later figure includes that one-off cost.
+  const auto t_ctx = Clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& d = (*set)[i];
+    rep.infos.push_back(&d.info());
+    std::error_code ec = d.make_current();
+    if (!ec)
+      if (const auto st = cudaFree(nullptr); st != cudaSuccess)
+        rep.errors.add("GPU " + std::to_string(i) + ": " + cuda_message("context start", st));
+    if (ec) rep.errors.add("GPU " + std::to_string(i) + ": cudaSetDevice: " + ec.message());
+  }
+  rep.context_s = seconds_since(t_ctx);
+
+  rep.alloc = measure_host_alloc(plan, rep.errors);
+
+  // The registered buffer serves both the cost figure and the copies.
+  const std::size_t reg_bytes = std::max(plan.cost_bytes, plan.copy_bytes);
+  HostMemory reg_buf = touched_memory(reg_bytes);
+  devices::HostRegistration registration;
+  if (reg_buf)
+    rep.reg = measure_host_register(plan, reg_buf.get(), reg_bytes, registration, rep.errors);
+  else
+    rep.errors.add("cannot allocate " + format_bytes(reg_bytes) + " to register");
+
+  std::vector<Rig> rigs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    rigs[i].dev = &(*set)[i];
+    rigs[i].ordinal = (*set)[i].info().ordinal;
+    prepare(rigs[i], plan, rep.errors);
+  }
+  rep.figures.gpus.resize(n);
+
+  const auto h2d = [&](Rig& r, const void* src) {
+    return [&r, src, &plan](cudaStream_t s) {
+      return cudaMemcpyAsync(r.dbuf.data(), src, plan.copy_bytes, cudaMemcpyHostToDevice, s);
+    };
+  };
+  const auto d2h = [&](Rig& r, void* dst) {
+    return [&r, dst, &plan](cudaStream_t s) {
+      return cudaMemcpyAsync(dst, r.dbuf.data(), plan.copy_bytes, cudaMemcpyDeviceToHost, s);
+    };
+  };
+  const std::size_t b = plan.copy_bytes;
+  const int fast = plan.fast_copies, w = plan.warmup, k = plan.reps;
+  for (std::size_t i = 0; i < n; ++i) {
+    Rig& r = rigs[i];
+    if (!r.ready) continue;
+    auto& g = rep.figures.gpus[i];
+    const std::string tag = gpu_tag(r);
+    g.pinned_h2d = record(time_copies(r, b, fast, w, k, h2d(r, r.pinned.data())), rep.errors,
+                          tag + " H2D pinned");
+    g.pinned_d2h = record(time_copies(r, b, fast, w, k, d2h(r, r.pinned.data())), rep.errors,
+                          tag + " D2H pinned");
+    g.pageable_h2d = record(time_copies(r, b, 1, w, k, h2d(r, r.pageable.get())), rep.errors,
+                            tag + " H2D pageable");
+    g.pageable_d2h = record(time_copies(r, b, 1, w, k, d2h(r, r.pageable.get())), rep.errors,
+                            tag + " D2H pageable");
+    if (registration) {
+      g.registered_h2d = record(time_copies(r, b, fast, w, k, h2d(r, registration.data())),
+                                rep.errors, tag + " H2D registered");
+      g.registered_d2h = record(time_copies(r, b, fast, w, k, d2h(r, registration.data())),
+                                rep.errors, tag + " D2H registered");
+    }
+  }
+
+  measure_concurrent(rigs, plan, rep);
+  measure_peers(rigs, plan, rep);
+
+  if (plan.writers > 0) {
+    MemoryLoad load(plan.writers, plan.writer_bytes);
+    rep.writers_failed = load.failed();
+    if (load.failed())
+      rep.errors.add(std::to_string(load.failed()) + " of " + std::to_string(plan.writers) +
+                     " writer threads could not allocate " + format_bytes(plan.writer_bytes));
+    for (std::size_t i = 0; i < n; ++i) {
+      Rig& r = rigs[i];
+      if (!r.ready) continue;
+      auto& g = rep.figures.gpus[i];
+      const std::string tag = gpu_tag(r);
+      g.loaded_pinned_h2d = record(time_copies(r, b, fast, w, k, h2d(r, r.pinned.data())),
+                                   rep.errors, tag + " H2D pinned under load");
+      g.loaded_pageable_h2d = record(time_copies(r, b, 1, w, k, h2d(r, r.pageable.get())),
+                                     rep.errors, tag + " H2D pageable under load");
+    }
+    rep.writers_gbps = load.write_gbps();
+  }
+
+  // Release the registration before its memory, and time it.
+  if (registration) {
+    const auto t0 = Clock::now();
+    registration.reset();
+    if (!rep.reg.free_seconds) rep.reg.free_seconds = seconds_since(t0);
+  }
+  reg_buf.reset();
+
+  rep.figures.host_alloc_s_per_gib = rep.alloc.s_per_gib();
+  rep.figures.host_register_s_per_gib = rep.reg.s_per_gib();
+  rep.verdict = doctor_verdict(rep.figures);
+
+  if (opt.json)
+    print_json(rep);
+  else
+    print_text(rep);
+  return rep.errors.list.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int doctor_command(int argc, char** argv) {
+  int status = 0;
+  const auto opt = parse_options(argc, argv, status);
+  if (!opt) return status;
+  if (devices::cuda_device_count() == 0) {
+    if (opt->json)
+      std::fputs("{\"error\":\"no CUDA device visible: nothing to measure\"}\n", stdout);
+    else
+      std::fputs("stoker doctor: no CUDA device visible: nothing to measure\n", stderr);
+    return 1;
+  }
+  return run_doctor(*opt);
+}
+
+}  // namespace stoker::tools
