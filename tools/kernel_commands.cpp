@@ -1,0 +1,526 @@
+// The kernels' subcommands; see kernel_commands.hpp.
+#include "tools/kernel_commands.hpp"
+
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "devices/device_set.hpp"
+#include "kernels/field.cuh"
+#include "kernels/hpoly.hpp"
+#include "kernels/ntt.hpp"
+
+namespace stoker::tools {
+namespace {
+
+using kernels::Fr;
+using kernels::NttKind;
+
+// ---- arguments -----------------------------------------------------------
+
+struct Args {
+  std::map<std::string, std::string> values;
+  std::map<std::string, bool> flags;
+  std::string error;
+};
+
+// Flags listed in `flag_names` take no value; every other --name takes one.
+Args parse(int argc, char** argv, const std::vector<std::string>& value_names,
+           const std::vector<std::string>& flag_names) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    if (std::find(flag_names.begin(), flag_names.end(), s) != flag_names.end()) {
+      a.flags[s] = true;
+    } else if (std::find(value_names.begin(), value_names.end(), s) != value_names.end()) {
+      if (i + 1 >= argc) {
+        a.error = s + " needs a value";
+        return a;
+      }
+      a.values[s] = argv[++i];
+    } else {
+      a.error = "unknown argument '" + s + "'";
+      return a;
+    }
+  }
+  return a;
+}
+
+std::optional<unsigned> parse_log_n(const std::string& s) {
+  char* end = nullptr;
+  const unsigned long v = std::strtoul(s.c_str(), &end, 10);
+  if (s.empty() || *end || v < 1 || v > kernels::kMaxLogN) return std::nullopt;
+  return static_cast<unsigned>(v);
+}
+
+int usage(const std::string& name, const std::string& problem, const char* synopsis) {
+  std::cerr << "stoker " << name << ": " << problem << "\nusage: " << synopsis << "\n";
+  return 2;
+}
+
+// ---- files -----------------------------------------------------------------
+
+// Reads a file of canonical elements. `log_n` (if given) fixes the size;
+// otherwise the size must be 32 * 2^K for some K and K is returned.
+bool read_elements(const std::string& path, std::optional<unsigned>& log_n, std::vector<Fr>& out,
+                   std::string& error) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    error = path + ": cannot read (" + ec.message() + ")";
+    return false;
+  }
+  if (log_n) {
+    const std::uint64_t want = std::uint64_t{32} << *log_n;
+    if (size != want) {
+      error = path + ": size is " + std::to_string(size) + " bytes, expected 32 * 2^" +
+              std::to_string(*log_n) + " = " + std::to_string(want);
+      return false;
+    }
+  } else {
+    const std::uint64_t n = size / 32;
+    if (size % 32 || n < 2 || (n & (n - 1)) || n > (std::uint64_t{1} << kernels::kMaxLogN)) {
+      error = path + ": size is " + std::to_string(size) +
+              " bytes, not 32 * 2^K for some K in 1.." + std::to_string(kernels::kMaxLogN);
+      return false;
+    }
+    unsigned k = 0;
+    while ((std::uint64_t{1} << k) < n) ++k;
+    log_n = k;
+  }
+  const std::size_t n = std::size_t{1} << *log_n;
+  std::ifstream f(path, std::ios::binary);
+  std::vector<unsigned char> bytes(n * 32);
+  if (!f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()))) {
+    error = path + ": read failed";
+    return false;
+  }
+  out.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (!Fr::from_bytes(&bytes[32 * i], out[i])) {
+      error = path + ": element " + std::to_string(i) + " is not below r (not canonical)";
+      return false;
+    }
+  return true;
+}
+
+// Writes to "<path>.tmp.<pid>" and renames over `path`.
+bool write_elements(const std::string& path, const std::vector<Fr>& v, std::string& error) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::vector<unsigned char> bytes(v.size() * 32);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i].to_bytes(&bytes[32 * i]);
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f.write(reinterpret_cast<const char*>(bytes.data()),
+                 static_cast<std::streamsize>(bytes.size())) ||
+        !f.flush()) {
+      error = path + ": write failed";
+      f.close();
+      std::filesystem::remove(tmp);
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    error = path + ": cannot rename temporary file (" + ec.message() + ")";
+    std::filesystem::remove(tmp);
+    return false;
+  }
+  return true;
+}
+
+// ---- device helpers ----------------------------------------------------------
+
+std::string cuda_message(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+// Room for `bytes` of data on the current device (with 5 % and 64 MiB to spare
+// for tables and the runtime).
+bool check_device_room(std::size_t bytes, std::string& error) {
+  std::size_t free_b = 0, total_b = 0;
+  if (cudaError_t e = cudaMemGetInfo(&free_b, &total_b)) {
+    error = "cannot query device memory (" + cuda_message(e) + ")";
+    return false;
+  }
+  const std::size_t need = bytes + bytes / 20 + (std::size_t{64} << 20);
+  if (need > free_b) {
+    error = "needs about " + std::to_string(need >> 20) + " MiB of device memory, the device has " +
+            std::to_string(free_b >> 20) + " MiB free of " + std::to_string(total_b >> 20);
+    return false;
+  }
+  return true;
+}
+
+struct DeviceBuffer {
+  Fr* p = nullptr;
+  ~DeviceBuffer() {
+    if (p) cudaFree(p);
+  }
+  cudaError_t alloc(std::size_t n) {
+    return cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(Fr));
+  }
+};
+
+bool use_gpu(const Args& a) {
+  return !a.flags.count("--cpu") && devices::cuda_device_count() > 0;
+}
+
+std::vector<Fr> random_elements(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Fr> v(n);
+  for (auto& x : v)
+    for (;;) {
+      std::uint64_t l[4] = {rng(), rng(), rng(), rng() & 0x7fffffffffffffffull};
+      if (Fr::is_canonical(l)) {
+        x = Fr::from_canonical(l);
+        break;
+      }
+    }
+  return v;
+}
+
+// ---- benchmarks ----------------------------------------------------------------
+
+struct Anchor {
+  unsigned log_n;
+  double ntt_ms, hpoly_ms;
+};
+// sppark on one H200 here (issue 5): forward NTT natural/natural and the
+// seven NTTs of hpoly, device-resident, CUDA events.
+constexpr Anchor kAnchors[] = {{20, 0.27, 2.0}, {24, 4.7, 34}, {26, 23.8, 166}, {27, 44.4, 323}};
+
+std::optional<Anchor> anchor_for(unsigned log_n) {
+  for (const auto& a : kAnchors)
+    if (a.log_n == log_n) return a;
+  return std::nullopt;
+}
+
+// Passes over memory per natural-order NTT of this implementation
+// (kernels/detail/ntt_gpu.hpp): the DIF passes plus the bit reversal.
+unsigned ntt_passes(unsigned log_n) {
+  if (log_n <= 11) return 1;
+  return 1 + (log_n - 11 + 9) / 10 + 1;
+}
+
+double peak_bandwidth_bytes_per_s() {
+  int khz = 0, bits = 0, dev = 0;
+  cudaGetDevice(&dev);
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) ||
+      cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) || !khz || !bits) {
+    cudaGetLastError();
+    return 4.8e12;  // H200 datasheet
+  }
+  return 2.0 * khz * 1e3 * bits / 8.0;
+}
+
+struct BenchRow {
+  unsigned log_n;
+  double ms;
+  double modmuls;      // nominal radix-2 butterfly multiplications
+  double bytes;        // moved by this implementation
+  double floor_bytes;  // one read and one write of every vector touched
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+template <typename Body>
+std::optional<double> time_gpu(int reps, Body&& body, std::string& error) {
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<double> times;
+  for (int r = -2; r < reps; ++r) {  // two warm-up runs
+    cudaEventRecord(start);
+    if (auto ec = body()) {
+      error = ec.message();
+      break;
+    }
+    cudaEventRecord(stop);
+    if (cudaError_t e = cudaEventSynchronize(stop)) {
+      error = cuda_message(e);
+      break;
+    }
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    if (r >= 0) times.push_back(ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (!error.empty()) return std::nullopt;
+  return median(times);
+}
+
+template <typename Body>
+double time_cpu(int reps, Body&& body) {
+  std::vector<double> times;
+  for (int r = -1; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (r >= 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return median(times);
+}
+
+void print_rows(const char* what, const std::vector<BenchRow>& rows, bool json, bool gpu, double bw,
+                bool hpoly) {
+  if (json) {
+    std::cout << "[";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      const auto anchor = anchor_for(r.log_n);
+      std::cout << (i ? ",\n " : "") << "{\"bench\": \"" << what << "\", \"backend\": \""
+                << (gpu ? "gpu" : "cpu") << "\", \"log_n\": " << r.log_n << ", \"ms\": " << r.ms
+                << ", \"modmuls_per_s\": " << r.modmuls / (r.ms * 1e-3)
+                << ", \"bytes_moved\": " << r.bytes
+                << ", \"bandwidth_floor_ms\": " << (gpu ? r.bytes / bw * 1e3 : 0)
+                << ", \"one_pass_floor_ms\": " << (gpu ? r.floor_bytes / bw * 1e3 : 0)
+                << ", \"sppark_ms\": ";
+      if (anchor)
+        std::cout << (hpoly ? anchor->hpoly_ms : anchor->ntt_ms);
+      else
+        std::cout << "null";
+      std::cout << "}";
+    }
+    std::cout << "]\n";
+    return;
+  }
+  std::printf("%s on %s%s\n", what, gpu ? "GPU" : "CPU",
+              gpu ? " (device-resident, CUDA events, median)" : " (median)");
+  if (gpu) std::printf("peak memory bandwidth %.2f TB/s\n", bw / 1e12);
+  std::printf("%6s %10s %14s %12s %12s %12s %10s\n", "log_n", "ms", "modmul/s", "GB moved",
+              "floor ms", "1-pass ms", "sppark ms");
+  for (const auto& r : rows) {
+    const auto anchor = anchor_for(r.log_n);
+    char anchor_s[32] = "-";
+    if (anchor)
+      std::snprintf(anchor_s, sizeof anchor_s, "%.2f", hpoly ? anchor->hpoly_ms : anchor->ntt_ms);
+    std::printf("%6u %10.3f %14.3e %12.3f %12.3f %12.3f %10s\n", r.log_n, r.ms,
+                r.modmuls / (r.ms * 1e-3), r.bytes / 1e9, gpu ? r.bytes / bw * 1e3 : 0.0,
+                gpu ? r.floor_bytes / bw * 1e3 : 0.0, anchor_s);
+  }
+  std::printf(
+      "modmul/s counts n/2 * log2 n butterfly multiplications per NTT; floor ms = bytes moved by "
+      "these kernels at peak bandwidth; 1-pass ms = one read and one write of the data.\n");
+}
+
+int bench(int argc, char** argv, bool hpoly) {
+  const char* synopsis = hpoly ? "stoker bench hpoly [--log-n 20,24,26] [--reps N] [--json] [--cpu]"
+                               : "stoker bench ntt [--log-n 20,24,26] [--reps N] [--json] [--cpu]";
+  const std::string name = hpoly ? "bench hpoly" : "bench ntt";
+  Args a = parse(argc, argv, {"--log-n", "--reps"}, {"--json", "--cpu"});
+  if (!a.error.empty()) return usage(name, a.error, synopsis);
+  std::vector<unsigned> sizes;
+  {
+    std::stringstream ss(a.values.count("--log-n") ? a.values["--log-n"] : "20,24,26");
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      auto k = parse_log_n(item);
+      if (!k) return usage(name, "bad --log-n value '" + item + "'", synopsis);
+      sizes.push_back(*k);
+    }
+  }
+  int reps = 10;
+  if (a.values.count("--reps")) {
+    reps = std::atoi(a.values["--reps"].c_str());
+    if (reps < 1) return usage(name, "--reps must be a positive integer", synopsis);
+  }
+  const bool gpu = use_gpu(a), json = a.flags.count("--json") > 0;
+  const double bw = gpu ? peak_bandwidth_bytes_per_s() : 0;
+  std::vector<BenchRow> rows;
+  for (unsigned k : sizes) {
+    const std::size_t n = std::size_t{1} << k;
+    const double elem = 32.0 * n;
+    const double ntt_muls = 0.5 * n * k;
+    const unsigned p = ntt_passes(k);
+    BenchRow row{k, 0, hpoly ? 7 * ntt_muls : ntt_muls, 0, hpoly ? 4 * elem + 2 * elem : 2 * elem};
+    // Per pass one read and one write; hpoly: 7 NTTs share one final bit
+    // reversal, and the pointwise step reads two more vectors.
+    row.bytes = hpoly ? (k <= 11 ? (7.0 * 2 + 4) * elem : (7.0 * (p - 1) + 1) * 2 * elem + 2 * elem)
+                      : p * 2 * elem;
+    const auto host = random_elements(hpoly ? 3 * n : n, 42 + k);
+    std::string error;
+    if (gpu) {
+      if (!check_device_room((hpoly ? 4 : 1) * n * sizeof(Fr), error)) {
+        std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
+        return 1;
+      }
+      DeviceBuffer d, h;
+      if (cudaError_t e = d.alloc(hpoly ? 3 * n : n); e || (hpoly && (e = h.alloc(n)))) {
+        std::cerr << "stoker " << name << ": 2^" << k << ": " << cuda_message(e) << "\n";
+        return 1;
+      }
+      cudaMemcpy(d.p, host.data(), host.size() * sizeof(Fr), cudaMemcpyHostToDevice);
+      if (auto ec = kernels::gpu::prepare(k)) {
+        std::cerr << "stoker " << name << ": " << ec.message() << "\n";
+        return 1;
+      }
+      std::optional<double> ms;
+      if (hpoly)
+        ms = time_gpu(
+            reps, [&] { return kernels::gpu::hpoly(h.p, d.p, d.p + n, d.p + 2 * n, k, nullptr); },
+            error);
+      else
+        ms = time_gpu(
+            reps, [&] { return kernels::gpu::ntt(d.p, d.p, k, 1, nullptr); }, error);
+      if (!ms) {
+        std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
+        return 1;
+      }
+      row.ms = *ms;
+    } else {
+      std::vector<Fr> work(host), h(hpoly ? n : 0);
+      if (hpoly)
+        row.ms = time_cpu(reps, [&] {
+          kernels::cpu::hpoly(h.data(), work.data(), work.data() + n, work.data() + 2 * n, k);
+        });
+      else
+        row.ms = time_cpu(reps, [&] { kernels::cpu::ntt(work.data(), work.data(), k); });
+      row.bytes = 0;
+    }
+    rows.push_back(row);
+  }
+  print_rows(hpoly ? "hpoly (7 NTTs + pointwise)" : "ntt (forward, natural/natural)", rows, json,
+             gpu, bw, hpoly);
+  return 0;
+}
+
+}  // namespace
+
+int ntt_command(int argc, char** argv) {
+  const char* synopsis = "stoker ntt --log-n K --in FILE --out FILE [--inverse] [--coset] [--cpu]";
+  Args a = parse(argc, argv, {"--log-n", "--in", "--out"}, {"--inverse", "--coset", "--cpu"});
+  if (!a.error.empty()) return usage("ntt", a.error, synopsis);
+  for (const char* req : {"--log-n", "--in", "--out"})
+    if (!a.values.count(req)) return usage("ntt", std::string("missing ") + req, synopsis);
+  std::optional<unsigned> log_n = parse_log_n(a.values["--log-n"]);
+  if (!log_n)
+    return usage("ntt",
+                 "--log-n must be an integer in 1.." + std::to_string(kernels::kMaxLogN) +
+                     ", not '" + a.values["--log-n"] + "'",
+                 synopsis);
+  const bool inverse = a.flags.count("--inverse") > 0, coset = a.flags.count("--coset") > 0;
+  const NttKind kind = coset ? (inverse ? NttKind::coset_inverse : NttKind::coset_forward)
+                             : (inverse ? NttKind::inverse : NttKind::forward);
+  std::vector<Fr> x;
+  std::string error;
+  if (!read_elements(a.values["--in"], log_n, x, error)) {
+    std::cerr << "stoker ntt: " << error << "\n";
+    return 1;
+  }
+  const std::size_t n = x.size();
+  if (use_gpu(a)) {
+    DeviceBuffer d;
+    if (!check_device_room(n * sizeof(Fr), error)) {
+      std::cerr << "stoker ntt: 2^" << *log_n << " elements: " << error << "\n";
+      return 1;
+    }
+    cudaError_t e = d.alloc(n);
+    if (!e) e = cudaMemcpy(d.p, x.data(), n * sizeof(Fr), cudaMemcpyHostToDevice);
+    if (e) {
+      std::cerr << "stoker ntt: " << cuda_message(e) << "\n";
+      return 1;
+    }
+    if (auto ec = kernels::gpu::transform(kind, d.p, d.p, *log_n, 1, nullptr)) {
+      std::cerr << "stoker ntt: " << ec.message() << "\n";
+      return 1;
+    }
+    if ((e = cudaMemcpy(x.data(), d.p, n * sizeof(Fr), cudaMemcpyDeviceToHost))) {
+      std::cerr << "stoker ntt: " << cuda_message(e) << "\n";
+      return 1;
+    }
+  } else {
+    kernels::cpu::transform(kind, x.data(), x.data(), *log_n);
+  }
+  if (!write_elements(a.values["--out"], x, error)) {
+    std::cerr << "stoker ntt: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int hpoly_command(int argc, char** argv) {
+  const char* synopsis = "stoker hpoly --a FILE --b FILE --c FILE --out FILE [--cpu]";
+  Args a = parse(argc, argv, {"--a", "--b", "--c", "--out"}, {"--cpu"});
+  if (!a.error.empty()) return usage("hpoly", a.error, synopsis);
+  for (const char* req : {"--a", "--b", "--c", "--out"})
+    if (!a.values.count(req)) return usage("hpoly", std::string("missing ") + req, synopsis);
+  std::vector<Fr> va, vb, vc;
+  std::string error;
+  std::optional<unsigned> log_n;
+  if (!read_elements(a.values["--a"], log_n, va, error)) {
+    std::cerr << "stoker hpoly: " << error << "\n";
+    return 1;
+  }
+  for (auto [flag, vec] : {std::pair{"--b", &vb}, std::pair{"--c", &vc}}) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(a.values[flag], ec);
+    if (!ec && size != va.size() * 32) {
+      std::cerr << "stoker hpoly: size mismatch: " << a.values["--a"] << " has " << va.size() * 32
+                << " bytes, " << a.values[flag] << " has " << size << "\n";
+      return 1;
+    }
+    if (!read_elements(a.values[flag], log_n, *vec, error)) {
+      std::cerr << "stoker hpoly: " << error << "\n";
+      return 1;
+    }
+  }
+  const std::size_t n = va.size();
+  std::vector<Fr> h(n);
+  if (use_gpu(a)) {
+    if (!check_device_room(3 * n * sizeof(Fr), error)) {
+      std::cerr << "stoker hpoly: 2^" << *log_n << " elements: " << error << "\n";
+      return 1;
+    }
+    DeviceBuffer d;
+    cudaError_t e = d.alloc(3 * n);
+    for (auto [v, off] : {std::pair{&va, 0}, std::pair{&vb, 1}, std::pair{&vc, 2}})
+      if (!e) e = cudaMemcpy(d.p + off * n, v->data(), n * sizeof(Fr), cudaMemcpyHostToDevice);
+    if (e) {
+      std::cerr << "stoker hpoly: " << cuda_message(e) << "\n";
+      return 1;
+    }
+    if (auto ec = kernels::gpu::hpoly(d.p + 2 * n, d.p, d.p + n, d.p + 2 * n, *log_n, nullptr)) {
+      std::cerr << "stoker hpoly: " << ec.message() << "\n";
+      return 1;
+    }
+    if ((e = cudaMemcpy(h.data(), d.p + 2 * n, n * sizeof(Fr), cudaMemcpyDeviceToHost))) {
+      std::cerr << "stoker hpoly: " << cuda_message(e) << "\n";
+      return 1;
+    }
+  } else {
+    kernels::cpu::hpoly(h.data(), va.data(), vb.data(), vc.data(), *log_n);
+  }
+  if (!write_elements(a.values["--out"], h, error)) {
+    std::cerr << "stoker hpoly: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int bench_ntt_command(int argc, char** argv) {
+  return bench(argc, argv, false);
+}
+int bench_hpoly_command(int argc, char** argv) {
+  return bench(argc, argv, true);
+}
+
+}  // namespace stoker::tools
