@@ -150,6 +150,9 @@ class HostStream final : public StreamImpl {
 
   std::error_code enqueue_host(HostTask task) override { return push(std::move(task)); }
 
+  // Runs in stream order even on a faulted device: frees must not leak.
+  std::error_code enqueue_cleanup(HostTask task) { return push(std::move(task), true); }
+
   std::error_code synchronize() override {
     std::unique_lock lock(m_);
     const auto target = submitted_;
@@ -161,11 +164,12 @@ class HostStream final : public StreamImpl {
   }
 
  private:
-  std::error_code push(HostTask task) {
-    if (auto ec = state_->health()) return ec;
+  std::error_code push(HostTask task, bool cleanup = false) {
+    if (!cleanup)
+      if (auto ec = state_->health()) return ec;
     {
       std::lock_guard lock(m_);
-      queue_.push_back(std::move(task));
+      queue_.push_back({std::move(task), cleanup});
       ++submitted_;
     }
     cv_.notify_one();
@@ -174,17 +178,20 @@ class HostStream final : public StreamImpl {
 
   void run() {
     for (;;) {
-      HostTask task;
+      Entry entry;
       {
         std::unique_lock lock(m_);
         cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
         if (queue_.empty()) return;
-        task = std::move(queue_.front());
+        entry = std::move(queue_.front());
         queue_.pop_front();
       }
-      // A faulted device runs nothing more: its events never complete, just
-      // as CUDA's never do after a sticky error.
-      if (!state_->health()) {
+      auto& task = entry.task;
+      // A faulted device runs nothing more but frees: its events never
+      // complete, just as CUDA's never do after a sticky error.
+      if (entry.cleanup && state_->health()) {
+        task();
+      } else if (!state_->health()) {
         const auto t0 = Clock::now();
         const auto ec = task();
         if (ec) {
@@ -207,7 +214,11 @@ class HostStream final : public StreamImpl {
   std::shared_ptr<HostDeviceState> state_;
   std::mutex m_;
   std::condition_variable cv_, done_cv_;
-  std::deque<HostTask> queue_;
+  struct Entry {
+    HostTask task;
+    bool cleanup = false;
+  };
+  std::deque<Entry> queue_;
   std::uint64_t submitted_ = 0, finished_ = 0;
   bool stopping_ = false;
   std::thread worker_;  // last: starts after everything it uses exists
@@ -293,12 +304,9 @@ Result<void*> HostDevice::allocate_async(std::size_t bytes, Stream&) {
 
 std::error_code HostDevice::free_async(void* ptr, Stream& stream) {
   if (ptr == nullptr) return {};
-  // A faulted device runs no more tasks; free at once rather than leak.
-  if (health()) {
-    give_back(*state_, ptr);
-    return {};
-  }
-  return stream.enqueue_host([state = state_, ptr] {
+  if (stream.backend() != Backend::host || stream.impl() == nullptr)
+    return make_error_code(Errc::invalid_argument);
+  return static_cast<HostStream*>(stream.impl())->enqueue_cleanup([state = state_, ptr] {
     give_back(*state, ptr);
     return std::error_code{};
   });

@@ -1,0 +1,48 @@
+// Config: how an Engine uses the machine. Every field has a default sized for
+// the machine it finds; from_env() and from_args() read overrides so the
+// stoker binary and embedding programs are configured the same way.
+//
+//   STOKER_BACKEND=auto|cuda|host   STOKER_DEVICES=0,1   STOKER_HOST_DEVICES=2
+//   STOKER_HOST_SLOWDOWN=1,3        STOKER_PIPELINE_DEPTH=2
+//   STOKER_HOST_BUDGET_MIB=...      STOKER_DEVICE_BUDGET_MIB=...
+//   STOKER_CHUNK_MIB=8              STOKER_WORKERS=...
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "devices/device_set.hpp"
+#include "devices/error.hpp"
+
+namespace stoker::engine {
+
+struct Config {
+  devices::DiscoverOptions devices;  // backend, CUDA ordinals, host-backend shape
+  int pipeline_depth = 2;            // slots per device, >= 2 so copies overlap kernels
+  devices::StreamPriority copy_priority = devices::StreamPriority::high;
+  devices::StreamPriority compute_priority = devices::StreamPriority::normal;
+  // Host memory the engine may hold in pinned pools (producers' inputs,
+  // output staging). 0: a quarter of physical memory.
+  std::size_t host_budget_bytes = 0;
+  // Device memory per device for partitions in flight. 0: 85 % of the device.
+  std::size_t device_budget_bytes = 0;
+  // Staging chunk for pageable inputs; two per device.
+  std::size_t staging_chunk_bytes = std::size_t{8} << 20;
+  // CPU threads that run producers. 0: hardware threads.
+  int worker_threads = 0;
+  // Link rates for the model bound (DESIGN.md), GB/s. 0: measured defaults
+  // for the backend (55 GB/s pinned PCIe Gen5 on CUDA).
+  double h2d_gbps = 0, d2h_gbps = 0;
+
+  // Reads STOKER_* variables over the defaults.
+  static Result<Config> from_env();
+  // Reads --backend, --devices, --host-devices, --slowdown, --depth,
+  // --host-budget-mib, --device-budget-mib, --chunk-mib, --workers; consumed
+  // arguments are removed from `args`, unknown ones left for the caller.
+  Result<Config> apply_args(std::vector<std::string>& args) const;
+  // Checks ranges; names the offending field and value.
+  Error validate() const;
+};
+
+}  // namespace stoker::engine

@@ -1,0 +1,247 @@
+#include "engine/detail/device_runner.hpp"
+
+#include <boost/asio/post.hpp>
+#include <cstring>
+
+namespace stoker::engine::detail {
+namespace {
+constexpr std::size_t kAlign = 256;
+std::size_t align_up(std::size_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+}  // namespace
+
+DeviceRunner::DeviceRunner(devices::Device& device)
+    : device_(device),
+      feeder_work_(feeder_io_.get_executor()),
+      waiter_work_(waiter_io_.get_executor()) {}
+
+Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& device, int depth,
+                                                           devices::StreamPriority copy_priority,
+                                                           devices::StreamPriority compute_priority,
+                                                           std::size_t chunk_bytes) {
+  std::unique_ptr<DeviceRunner> r(new DeviceRunner(device));
+  const std::string where =
+      "device " + std::to_string(device.index()) + " (" + device.info().name + "): ";
+  auto stream = [&](devices::StreamPriority p, devices::Stream& out) -> Error {
+    auto s = device.create_stream(p);
+    if (!s) return Error{s.error().code, where + "creating a stream: " + s.error().what()};
+    out = std::move(*s);
+    return {};
+  };
+  auto event = [&](devices::EventKind k, devices::Event& out) -> Error {
+    auto e = device.create_event(k);
+    if (!e) return Error{e.error().code, where + "creating an event: " + e.error().what()};
+    out = std::move(*e);
+    return {};
+  };
+  if (auto e = stream(copy_priority, r->h2d_)) return e;
+  if (auto e = stream(compute_priority, r->compute_)) return e;
+  if (auto e = stream(copy_priority, r->d2h_)) return e;
+  using K = devices::EventKind;
+  r->slots_.resize(static_cast<std::size_t>(depth));
+  for (auto& s : r->slots_) {
+    for (auto* e : {&s.in_ready, &s.compute_done})
+      if (auto err = event(K::ordering, *e)) return err;
+    if (auto err = event(K::blocking_sync, s.out_done)) return err;
+    for (auto* e : {&s.h2d0, &s.h2d1, &s.k0, &s.k1, &s.d2h0, &s.d2h1})
+      if (auto err = event(K::timing, *e)) return err;
+  }
+  r->chunk_bytes_ = chunk_bytes;
+  for (auto& st : r->staging_) {
+    auto b = devices::allocate_pinned(device.backend(), chunk_bytes);
+    if (!b) return Error{b.error().code, where + "staging buffer: " + b.error().what()};
+    st.buffer = std::move(*b);
+    if (auto err = event(K::blocking_sync, st.copied)) return err;
+  }
+  if (auto err = event(K::timing, r->epoch_)) return err;
+  if (auto ec = r->h2d_.record(r->epoch_)) return Error{ec, where + "recording the epoch event"};
+  if (auto ec = r->epoch_.synchronize()) return Error{ec, where + "waiting for the epoch event"};
+  r->epoch_host_ = Clock::now();
+  r->feeder_ = std::thread([io = &r->feeder_io_] { io->run(); });
+  r->waiter_ = std::thread([io = &r->waiter_io_] { io->run(); });
+  return r;
+}
+
+DeviceRunner::~DeviceRunner() {
+  // Feeder first: whatever it still enqueues reaches the waiter before the
+  // waiter is told to finish.
+  feeder_work_.reset();
+  if (feeder_.joinable()) feeder_.join();
+  waiter_work_.reset();
+  if (waiter_.joinable()) waiter_.join();
+  // Streams drain in their destructors; staging outlives them (declared first).
+  h2d_.synchronize();
+  compute_.synchronize();
+  d2h_.synchronize();
+}
+
+double DeviceRunner::device_time_ms(const devices::Event& e, Clock::time_point job_start) const {
+  auto ms = devices::elapsed_ms(epoch_, e);
+  if (!ms) return 0;
+  return ms_between(job_start, epoch_host_) + *ms;
+}
+
+void DeviceRunner::launch(LaunchRequest request, std::function<void(LaunchResult)> done) {
+  boost::asio::post(feeder_io_, [this, r = std::move(request), done = std::move(done)]() mutable {
+    std::byte* device_memory = nullptr;
+    LaunchResult enq = enqueue(r, device_memory);
+    boost::asio::post(waiter_io_, [this, r = std::move(r), enq = std::move(enq), device_memory,
+                                   done = std::move(done)]() mutable {
+      finish(r, std::move(enq), device_memory, done);
+    });
+  });
+}
+
+std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* src,
+                                             std::size_t bytes, double& staging_ms) {
+  // Chunk k+1 is filled by the host while chunk k is in flight; a buffer is
+  // refilled only after the event of its previous copy has completed.
+  for (std::size_t off = 0; off < bytes; off += chunk_bytes_) {
+    const std::size_t n = std::min(chunk_bytes_, bytes - off);
+    auto& st = staging_[next_staging_++ % 2];
+    if (auto ec = st.copied.synchronize()) return ec;
+    const auto t0 = Clock::now();
+    std::memcpy(st.buffer.data(), src + off, n);
+    staging_ms += ms_between(t0, Clock::now());
+    if (auto ec = h2d_.copy(dst + off, st.buffer.data(), n)) return ec;
+    if (auto ec = h2d_.record(st.copied)) return ec;
+  }
+  return {};
+}
+
+// Runs on the feeder thread. Enqueues the whole partition; on an enqueue
+// error it still records the slot's events so the waiter and the slot move on.
+LaunchResult DeviceRunner::enqueue(const LaunchRequest& r, std::byte*& device_memory) {
+  LaunchResult res;
+  auto& slot = slots_[static_cast<std::size_t>(r.slot)];
+  const Partition& p = *r.partition;
+  auto fail = [&](std::error_code ec, std::string what) {
+    if (!res.error) {
+      res.error = ec;
+      res.message = "device " + std::to_string(device_.index()) + ": " + what + ": " + ec.message();
+    }
+  };
+  if (auto ec = device_.make_current()) fail(ec, "cudaSetDevice");
+
+  std::vector<std::size_t> in_off, out_off;
+  std::size_t total = 0;
+  for (const auto& in : p.inputs)
+    in_off.push_back(std::exchange(total, total + align_up(in.bytes)));
+  for (const auto& out : p.outputs)
+    out_off.push_back(std::exchange(total, total + align_up(out.bytes)));
+  const std::size_t scratch_off = total;
+  total += align_up(p.scratch_bytes);
+
+  if (!res.error) {
+    auto mem = device_.allocate_async(total, h2d_);
+    if (mem)
+      device_memory = static_cast<std::byte*>(*mem);
+    else
+      fail(mem.error().code, mem.error().what());
+  }
+
+  // H2D
+  if (!res.error) {
+    double staging_ms = 0;
+    const auto stage_start = Clock::now();
+    if (auto ec = h2d_.record(slot.h2d0)) fail(ec, "record");
+    for (std::size_t i = 0; i < p.inputs.size() && !res.error; ++i) {
+      std::byte* dst = device_memory + in_off[i];
+      const auto& in = p.inputs[i];
+      if (in.kind == InputKind::pageable) {
+        if (auto ec = stage_pageable(dst, r.input_sources[i], in.bytes, staging_ms))
+          fail(ec, "staging input " + std::to_string(i));
+      } else if (auto ec = h2d_.copy(dst, r.input_sources[i], in.bytes)) {
+        fail(ec, "H2D copy of input " + std::to_string(i));
+      }
+    }
+    if (staging_ms > 0) res.staging = {ms_between(r.job_start, stage_start), staging_ms};
+  }
+  if (auto ec = h2d_.record(slot.h2d1)) fail(ec, "record");
+  if (auto ec = h2d_.record(slot.in_ready)) fail(ec, "record");
+
+  // Kernels
+  if (auto ec = compute_.wait(slot.in_ready)) fail(ec, "stream wait");
+  if (auto ec = compute_.record(slot.k0)) fail(ec, "record");
+  if (!res.error) {
+    std::vector<std::byte*> ins, outs;
+    std::vector<std::size_t> in_bytes, out_bytes;
+    for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+      ins.push_back(device_memory + in_off[i]);
+      in_bytes.push_back(p.inputs[i].bytes);
+    }
+    for (std::size_t i = 0; i < p.outputs.size(); ++i) {
+      outs.push_back(device_memory + out_off[i]);
+      out_bytes.push_back(p.outputs[i].bytes);
+    }
+    KernelContext ctx{device_,
+                      compute_,
+                      ins,
+                      in_bytes,
+                      outs,
+                      out_bytes,
+                      p.scratch_bytes ? device_memory + scratch_off : nullptr,
+                      p.scratch_bytes};
+    if (device_.backend() == devices::Backend::cuda) {
+      if (auto ec = p.work.gpu(ctx)) fail(ec, "launching the kernels");
+    } else {
+      // The CPU version runs on the stream's worker, in stream order; the
+      // context's spans are copied since this frame is gone by then.
+      auto task = [&dev = device_, &st = compute_, ins, in_bytes, outs, out_bytes,
+                   scratch = ctx.scratch, sb = ctx.scratch_bytes, fn = p.work.cpu]() {
+        KernelContext c{dev, st, ins, in_bytes, outs, out_bytes, scratch, sb};
+        return fn(c);
+      };
+      if (auto ec = compute_.enqueue_host(std::move(task))) fail(ec, "enqueueing the CPU kernels");
+    }
+  }
+  if (auto ec = compute_.record(slot.k1)) fail(ec, "record");
+  if (auto ec = compute_.record(slot.compute_done)) fail(ec, "record");
+
+  // D2H
+  if (auto ec = d2h_.wait(slot.compute_done)) fail(ec, "stream wait");
+  if (auto ec = d2h_.record(slot.d2h0)) fail(ec, "record");
+  for (std::size_t i = 0; i < p.outputs.size() && !res.error; ++i)
+    if (auto ec = d2h_.copy(r.output_targets[i], device_memory + out_off[i], p.outputs[i].bytes))
+      fail(ec, "D2H copy of output " + std::to_string(i));
+  if (auto ec = d2h_.record(slot.d2h1)) fail(ec, "record");
+  if (device_memory != nullptr) {
+    if (auto ec = device_.free_async(device_memory, d2h_)) fail(ec, "freeing device memory");
+    device_memory = nullptr;
+  }
+  if (auto ec = d2h_.record(slot.out_done)) fail(ec, "record");
+  return res;
+}
+
+// Runs on the waiter thread: blocks until the slot's last event completes
+// (returns an error instead after a sticky fault), then reads the timings.
+void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res, std::byte* device_memory,
+                          const std::function<void(LaunchResult)>& done) {
+  auto& slot = slots_[static_cast<std::size_t>(r.slot)];
+  const auto ec = slot.out_done.synchronize();
+  if (ec || device_.health()) {
+    const auto fault = device_.health() ? device_.health() : ec;
+    res.device_fault = true;
+    res.error = fault;
+    res.message = "device " + std::to_string(device_.index()) + " (" + device_.info().name +
+                  ") faulted: " + fault.message();
+  } else if (!res.error) {
+    const double h0 = device_time_ms(slot.h2d0, r.job_start),
+                 h1 = device_time_ms(slot.h2d1, r.job_start);
+    const double k0 = device_time_ms(slot.k0, r.job_start),
+                 k1 = device_time_ms(slot.k1, r.job_start);
+    const double d0 = device_time_ms(slot.d2h0, r.job_start),
+                 d1 = device_time_ms(slot.d2h1, r.job_start);
+    res.h2d = {h0, h1 - h0};
+    res.kernels = {k0, k1 - k0};
+    res.d2h = {d0, d1 - d0};
+  }
+  (void)device_memory;
+  done(std::move(res));
+}
+
+}  // namespace stoker::engine::detail

@@ -1,0 +1,93 @@
+// DeviceRunner: everything one device needs to run partitions: three streams,
+// the pipeline slots with their events, the pinned staging chunks, a feeder
+// thread that enqueues work and a waiter thread that blocks on completion
+// events (and so notices sticky faults, DESIGN.md rule 3). Internal to the
+// engine; the engine core owns the scheduling and talks to it by posting.
+#pragma once
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "devices/device.hpp"
+#include "devices/pinned_buffer.hpp"
+#include "engine/job.hpp"
+#include "engine/job_report.hpp"
+
+namespace stoker::engine::detail {
+
+using Clock = std::chrono::steady_clock;
+
+// One partition as the runner sees it: where its bytes come from and go to.
+struct LaunchRequest {
+  int slot = 0;
+  const Partition* partition = nullptr;
+  std::vector<const std::byte*> input_sources;  // pinned or pageable, per input
+  std::vector<std::byte*> output_targets;       // pinned: destination or bounce block
+  Clock::time_point job_start;
+};
+
+// What comes back when the slot's last event completed.
+struct LaunchResult {
+  std::error_code error;  // enqueue or device error
+  std::string message;
+  bool device_fault = false;  // the device is gone for good
+  StageSpan staging, h2d, kernels, d2h;
+};
+
+class DeviceRunner {
+ public:
+  // Creates streams, events and staging; errors name the device.
+  static Result<std::unique_ptr<DeviceRunner>> create(devices::Device& device, int depth,
+                                                      devices::StreamPriority copy_priority,
+                                                      devices::StreamPriority compute_priority,
+                                                      std::size_t chunk_bytes);
+  ~DeviceRunner();
+
+  devices::Device& device() const noexcept { return device_; }
+  int depth() const noexcept { return static_cast<int>(slots_.size()); }
+
+  // Enqueues the partition on the feeder thread; `done` runs on the waiter
+  // thread once the slot's work has completed or failed.
+  void launch(LaunchRequest request, std::function<void(LaunchResult)> done);
+
+ private:
+  struct Slot {
+    devices::Event in_ready, compute_done, out_done;
+    devices::Event h2d0, h2d1, k0, k1, d2h0, d2h1;
+  };
+  struct Staging {
+    devices::PinnedBuffer buffer;
+    devices::Event copied;  // last copy out of this buffer
+  };
+
+  explicit DeviceRunner(devices::Device& device);
+  LaunchResult enqueue(const LaunchRequest& r, std::byte*& device_memory);
+  std::error_code stage_pageable(std::byte* dst, const std::byte* src, std::size_t bytes,
+                                 double& staging_ms);
+  double device_time_ms(const devices::Event& e, Clock::time_point job_start) const;
+  void finish(const LaunchRequest& r, LaunchResult result, std::byte* device_memory,
+              const std::function<void(LaunchResult)>& done);
+
+  devices::Device& device_;
+  devices::Stream h2d_, compute_, d2h_;
+  std::vector<Slot> slots_;
+  Staging staging_[2];
+  std::size_t chunk_bytes_ = 0;
+  unsigned next_staging_ = 0;
+  // Maps device event times onto the host clock (DESIGN.md rule 7).
+  devices::Event epoch_;
+  Clock::time_point epoch_host_;
+
+  boost::asio::io_context feeder_io_, waiter_io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> feeder_work_,
+      waiter_work_;
+  std::thread feeder_, waiter_;
+};
+
+}  // namespace stoker::engine::detail

@@ -1,0 +1,123 @@
+// EngineCore: the engine's bookkeeping. All of its state lives on one
+// thread (an io_context of its own), so scheduling needs no locks; device
+// runners, producer workers and cancellation signals talk to it by posting.
+#pragma once
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "alloc/memory_budget.hpp"
+#include "alloc/pinned_pool.hpp"
+#include "engine/detail/device_runner.hpp"
+#include "engine/engine.hpp"
+
+namespace stoker::engine::detail {
+
+using SubmitHandler = boost::asio::any_completion_handler<Engine::SubmitSignature>;
+using ShutdownHandler = boost::asio::any_completion_handler<Engine::ShutdownSignature>;
+
+class EngineCore {
+ public:
+  static Result<std::unique_ptr<EngineCore>> create(Config config);
+  ~EngineCore();
+
+  const devices::DeviceSet& devices() const noexcept { return set_; }
+  const Config& config() const noexcept { return config_; }
+  EngineStats stats();
+
+  void submit(Job job, SubmitHandler handler, boost::asio::any_io_executor handler_executor);
+  void shutdown(ShutdownHandler handler, boost::asio::any_io_executor handler_executor);
+
+ private:
+  enum class PartPhase { queued, preparing, ready, running, finishing, done, dropped };
+  struct PartState {
+    PartPhase phase = PartPhase::queued;
+    struct Range {
+      std::size_t offset, bytes;
+    };
+    alloc::PinnedBlock host;      // one block: produced inputs, then output landing areas
+    std::vector<Range> produced;  // where in `host` each produced input lives
+    std::vector<Range> bounce;    // where each pageable output lands first
+    std::unique_ptr<boost::asio::cancellation_signal> cancel;  // pending pool waits
+    Clock::time_point ready_at{};
+    std::size_t device_bytes = 0;
+    PartitionReport report;
+  };
+  struct JobState {
+    // Boost 1.81's any_completion_handler move assignment recurses forever
+    // (it copies `other` as an lvalue into its own converting constructor):
+    // construct handlers in place, never assign them.
+    JobState(Job j, SubmitHandler h, boost::asio::any_io_executor ex)
+        : job(std::move(j)), handler(std::move(h)), handler_executor(std::move(ex)) {}
+    std::uint64_t seq = 0;
+    Job job;
+    SubmitHandler handler;
+    boost::asio::any_io_executor handler_executor;  // tracks outstanding work
+    Clock::time_point start{};
+    std::vector<PartState> parts;
+    std::size_t remaining = 0;  // partitions not yet finished
+    std::size_t active = 0;     // preparing, running or finishing
+    bool cancelled = false;
+    Error failure;
+  };
+  struct Key {
+    int neg_priority;
+    std::uint64_t seq;
+    std::size_t part;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct DevState {
+    std::vector<bool> slot_busy;
+    int free_slots = 0;
+    bool healthy = true;
+    std::size_t budget = 0, in_use = 0;
+  };
+
+  EngineCore(Config config, devices::DeviceSet set);
+  Error validate(const Job& job) const;
+  void start(std::uint64_t seq);
+  void pump();
+  void prepare(const Key& k);
+  void run_producer(const Key& k);
+  void produced(const Key& k, std::error_code ec, std::string message);
+  void dispatch(std::size_t device, const Key& k);
+  void launched(std::size_t device, int slot, const Key& k, LaunchResult result);
+  void finished(const Key& k, Error error);
+  void fail(JobState& job, Error error);
+  void cancel(std::uint64_t seq);
+  void drop_queued(JobState& job);
+  void maybe_complete(std::uint64_t seq);
+  bool allowed(const JobState& job, std::size_t device) const;
+  JobState* find(std::uint64_t seq);
+  void fail_unschedulable();
+
+  Config config_;
+  devices::DeviceSet set_;
+  std::unique_ptr<alloc::MemoryBudget> host_budget_;
+  std::unique_ptr<alloc::PinnedPool> pool_;
+  std::vector<std::unique_ptr<DeviceRunner>> runners_;
+  std::vector<DevState> dev_;
+
+  std::map<std::uint64_t, std::unique_ptr<JobState>> jobs_;
+  std::set<Key> to_prepare_, ready_;
+  std::size_t prepared_ = 0;  // preparing or ready: bounded lookahead
+  std::size_t max_prepared_ = 0;
+  std::uint64_t next_seq_ = 1;
+  bool shutting_down_ = false;
+  std::vector<std::pair<ShutdownHandler, boost::asio::any_io_executor>> shutdown_waiters_;
+
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> io_work_;
+  std::unique_ptr<boost::asio::thread_pool> workers_;
+  std::thread thread_;
+};
+
+}  // namespace stoker::engine::detail

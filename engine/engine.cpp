@@ -1,0 +1,654 @@
+#include "engine/engine.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <cstring>
+#include <future>
+#include <stdexcept>
+
+#include "engine/detail/engine_core.hpp"
+
+namespace asio = boost::asio;
+
+namespace stoker::engine {
+
+std::size_t Partition::input_bytes() const {
+  std::size_t n = 0;
+  for (const auto& i : inputs) n += i.bytes;
+  return n;
+}
+
+std::size_t Partition::output_bytes() const {
+  std::size_t n = 0;
+  for (const auto& o : outputs) n += o.bytes;
+  return n;
+}
+
+std::error_code operation_aborted() noexcept {
+  return std::error_code(asio::error::make_error_code(asio::error::operation_aborted));
+}
+
+namespace detail {
+namespace {
+
+double ms_since(Clock::time_point a, Clock::time_point b = Clock::now()) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+bool allowed_on(const Job& job, std::size_t device) {
+  if (!job.devices) return true;
+  return std::find(job.devices->begin(), job.devices->end(), static_cast<int>(device)) !=
+         job.devices->end();
+}
+
+std::string bytes_str(std::size_t n) {
+  return std::to_string(n) + " bytes";
+}
+
+// Completes a submit handler on its associated executor, never inline.
+void complete(SubmitHandler handler, const asio::any_io_executor& ex, std::error_code ec,
+              JobReport report) {
+  asio::post(ex, [h = std::move(handler), ec, r = std::move(report)]() mutable {
+    asio::get_associated_cancellation_slot(h).clear();
+    std::move(h)(boost::system::error_code(ec), std::move(r));
+  });
+}
+
+asio::any_io_executor tracked(const asio::any_io_executor& ex) {
+  return asio::prefer(ex, asio::execution::outstanding_work.tracked);
+}
+
+}  // namespace
+
+EngineCore::EngineCore(Config config, devices::DeviceSet set)
+    : config_(std::move(config)), set_(std::move(set)), io_work_(io_.get_executor()) {}
+
+Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
+  if (auto e = config.validate()) return e;
+  auto set = devices::discover(config.devices);
+  if (!set) return std::move(set).error();
+  std::unique_ptr<EngineCore> core(new EngineCore(std::move(config), std::move(*set)));
+  auto& cfg = core->config_;
+  const auto backend = core->set_.backend();
+
+  if (cfg.host_budget_bytes == 0) {
+    const auto pages = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES));
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+    cfg.host_budget_bytes = std::max<std::size_t>(pages * page / 2, std::size_t{1} << 30);
+  }
+  if (cfg.worker_threads == 0)
+    cfg.worker_threads = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  if (cfg.h2d_gbps == 0) cfg.h2d_gbps = backend == devices::Backend::cuda ? 55.0 : 10.0;
+  if (cfg.d2h_gbps == 0) cfg.d2h_gbps = backend == devices::Backend::cuda ? 55.0 : 10.0;
+
+  core->host_budget_ = std::make_unique<alloc::MemoryBudget>(cfg.host_budget_bytes, "engine host");
+  core->pool_ =
+      std::make_unique<alloc::PinnedPool>(backend, *core->host_budget_, alloc::PinnedPoolOptions{});
+
+  for (std::size_t d = 0; d < core->set_.size(); ++d) {
+    auto& dev = core->set_[d];
+    auto runner = DeviceRunner::create(dev, cfg.pipeline_depth, cfg.copy_priority,
+                                       cfg.compute_priority, cfg.staging_chunk_bytes);
+    if (!runner) return std::move(runner).error();
+    core->runners_.push_back(std::move(*runner));
+    DevState s;
+    s.slot_busy.assign(static_cast<std::size_t>(cfg.pipeline_depth), false);
+    s.free_slots = cfg.pipeline_depth;
+    auto mem = dev.memory_info();
+    const std::size_t total = mem ? mem->total : dev.info().total_memory;
+    s.budget =
+        cfg.device_budget_bytes ? std::min(cfg.device_budget_bytes, total) : total / 100 * 85;
+    // Stream-ordered allocations stay cached in the device pool between
+    // partitions, so the hot path never reaches cudaMalloc.
+    dev.set_pool_release_threshold(s.budget);
+    core->dev_.push_back(s);
+  }
+  core->max_prepared_ = core->set_.size() * static_cast<std::size_t>(cfg.pipeline_depth) * 2;
+  core->workers_ =
+      std::make_unique<asio::thread_pool>(static_cast<std::size_t>(cfg.worker_threads));
+  core->thread_ = std::thread([io = &core->io_] { io->run(); });
+  return core;
+}
+
+EngineCore::~EngineCore() {
+  // Cancel what is queued, let started partitions drain, then stop threads
+  // in dependency order: runners (they post here), workers, then our own.
+  std::promise<void> drained;
+  asio::post(io_, [&] {
+    shutting_down_ = true;
+    std::vector<std::uint64_t> seqs;
+    for (auto& [seq, job] : jobs_) seqs.push_back(seq);
+    for (auto s : seqs) cancel(s);
+    if (jobs_.empty()) {
+      drained.set_value();
+    } else {
+      shutdown_waiters_.emplace_back(
+          ShutdownHandler([&drained](boost::system::error_code) { drained.set_value(); }),
+          io_.get_executor());
+    }
+  });
+  drained.get_future().wait();
+  runners_.clear();
+  workers_->join();
+  io_work_.reset();
+  thread_.join();
+}
+
+EngineStats EngineCore::stats() {
+  std::promise<EngineStats> p;
+  asio::post(io_, [&] {
+    EngineStats s;
+    s.jobs_in_flight = jobs_.size();
+    for (const auto& d : dev_) {
+      s.total_slots += d.slot_busy.size();
+      s.busy_slots +=
+          static_cast<std::size_t>(std::count(d.slot_busy.begin(), d.slot_busy.end(), true));
+      s.device_budget_in_use.push_back(d.in_use);
+      s.device_healthy.push_back(d.healthy);
+    }
+    s.partitions_in_flight = s.busy_slots;
+    s.host_budget_in_use = host_budget_->in_use();
+    s.host_budget_limit = host_budget_->limit();
+    const auto ps = pool_->stats();
+    s.pinned_bytes_in_use = ps.bytes_in_use;
+    s.pinned_bytes_pooled = ps.bytes_pinned;
+    p.set_value(std::move(s));
+  });
+  return p.get_future().get();
+}
+
+Error EngineCore::validate(const Job& job) const {
+  const std::string who = "job '" + job.name + "'";
+  if (job.partitions.empty()) return {Errc::invalid_argument, who + " has no partitions"};
+  if (job.devices) {
+    if (job.devices->empty())
+      return {Errc::invalid_argument, who + ": device affinity lists no device"};
+    for (int d : *job.devices)
+      if (d < 0 || static_cast<std::size_t>(d) >= set_.size())
+        return {Errc::invalid_argument, who + ": device " + std::to_string(d) +
+                                            " does not exist (this engine has " +
+                                            std::to_string(set_.size()) + " devices)"};
+  }
+  const bool cuda = set_.backend() == devices::Backend::cuda;
+  for (std::size_t i = 0; i < job.partitions.size(); ++i) {
+    const auto& p = job.partitions[i];
+    const std::string where = who + " partition " + std::to_string(i);
+    if (cuda ? !p.work.gpu : !p.work.cpu)
+      return {Errc::invalid_argument,
+              where + " has no " + (cuda ? "GPU" : "CPU") + " version of its device work"};
+    bool any_produced = false;
+    for (std::size_t k = 0; k < p.inputs.size(); ++k) {
+      const auto& in = p.inputs[k];
+      if (in.bytes == 0)
+        return {Errc::invalid_argument,
+                where + ": input " + std::to_string(k) + " is empty (0 bytes)"};
+      if (in.kind == InputKind::produced)
+        any_produced = true;
+      else if (in.data == nullptr)
+        return {Errc::invalid_argument, where + ": input " + std::to_string(k) + " has no data"};
+    }
+    if (any_produced && !p.producer)
+      return {Errc::invalid_argument, where + " has produced inputs but no producer"};
+    if (!any_produced && p.producer)
+      return {Errc::invalid_argument, where + " has a producer but no produced input"};
+    std::size_t host_bytes = 0;
+    for (const auto& in : p.inputs)
+      if (in.kind == InputKind::produced) host_bytes += in.bytes;
+    for (std::size_t k = 0; k < p.outputs.size(); ++k) {
+      const auto& out = p.outputs[k];
+      if (out.bytes == 0 || out.destination == nullptr)
+        return {Errc::invalid_argument,
+                where + ": output " + std::to_string(k) +
+                    (out.bytes == 0 ? " is empty (0 bytes)" : " has no destination")};
+      if (!out.pinned) host_bytes += out.bytes;
+    }
+    if (host_bytes > host_budget_->limit())
+      return {Errc::invalid_argument, where + " needs " + bytes_str(host_bytes) +
+                                          " of pinned host memory; the host budget is " +
+                                          bytes_str(host_budget_->limit())};
+    std::size_t largest = 0;
+    for (std::size_t d = 0; d < dev_.size(); ++d)
+      if (allowed_on(job, d)) largest = std::max(largest, dev_[d].budget);
+    if (p.device_bytes() + 256 * (p.inputs.size() + p.outputs.size() + 1) > largest)
+      return {Errc::invalid_argument, where + " needs " + bytes_str(p.device_bytes()) +
+                                          " of device memory; the largest device budget is " +
+                                          bytes_str(largest)};
+    if (job.validate)
+      if (auto e = job.validate(p, i)) return {e.code, where + ": " + e.what()};
+  }
+  return {};
+}
+
+bool EngineCore::allowed(const JobState& job, std::size_t device) const {
+  return allowed_on(job.job, device);
+}
+
+EngineCore::JobState* EngineCore::find(std::uint64_t seq) {
+  auto it = jobs_.find(seq);
+  return it == jobs_.end() ? nullptr : it->second.get();
+}
+
+void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex) {
+  JobReport early;
+  early.name = job.name;
+  early.partitions = job.partitions.size();
+  // Bad input is rejected before any device work, on the caller's thread.
+  if (auto e = validate(job)) {
+    early.error = e.what();
+    return complete(std::move(handler), ex, e.code, std::move(early));
+  }
+  auto state = std::make_unique<JobState>(std::move(job), std::move(handler), tracked(ex));
+  state->start = Clock::now();
+  asio::post(io_, [this, state = std::move(state)]() mutable {
+    if (shutting_down_) {
+      JobReport r;
+      r.name = state->job.name;
+      r.partitions = state->job.partitions.size();
+      r.error = "engine is shutting down; job '" + state->job.name + "' not started";
+      return complete(std::move(state->handler), state->handler_executor,
+                      make_error_code(Errc::shutting_down), std::move(r));
+    }
+    const auto seq = next_seq_++;
+    state->seq = seq;
+    auto slot = asio::get_associated_cancellation_slot(state->handler);
+    if (slot.is_connected())
+      slot.assign(
+          [this, seq](asio::cancellation_type) { asio::post(io_, [this, seq] { cancel(seq); }); });
+    jobs_.emplace(seq, std::move(state));
+    start(seq);
+  });
+}
+
+void EngineCore::start(std::uint64_t seq) {
+  auto& job = *jobs_.at(seq);
+  const auto n = job.job.partitions.size();
+  job.parts.resize(n);
+  job.remaining = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& ps = job.parts[i];
+    ps.device_bytes = job.job.partitions[i].device_bytes();
+    ps.report.index = i;
+    ps.report.bytes_in = job.job.partitions[i].input_bytes();
+    ps.report.bytes_out = job.job.partitions[i].output_bytes();
+    to_prepare_.insert(Key{-job.job.priority, seq, i});
+  }
+  pump();
+}
+
+void EngineCore::pump() {
+  while (prepared_ < max_prepared_ && !to_prepare_.empty()) {
+    const Key k = *to_prepare_.begin();
+    to_prepare_.erase(to_prepare_.begin());
+    prepare(k);
+  }
+  // Devices with the most free slots pull first; each takes the best-ranked
+  // ready partition it may run and has device memory for.
+  std::vector<std::size_t> order(dev_.size());
+  for (std::size_t d = 0; d < order.size(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto a, auto b) { return dev_[a].free_slots > dev_[b].free_slots; });
+  bool progress = true;
+  while (progress && !ready_.empty()) {
+    progress = false;
+    for (auto d : order) {
+      auto& ds = dev_[d];
+      if (!ds.healthy || ds.free_slots == 0) continue;
+      for (auto it = ready_.begin(); it != ready_.end(); ++it) {
+        auto& job = *jobs_.at(it->seq);
+        if (!allowed(job, d)) continue;
+        if (job.parts[it->part].device_bytes > ds.budget - ds.in_use) continue;
+        const Key k = *it;
+        ready_.erase(it);
+        dispatch(d, k);
+        progress = true;
+        break;
+      }
+    }
+  }
+  if (!to_prepare_.empty() || !ready_.empty()) fail_unschedulable();
+}
+
+// Pinned storage first (waiting on the budget: backpressure), then the
+// producer on a worker thread. A partition's produced inputs and output
+// landing areas come as one block, so partitions never hold part of what
+// they need while waiting for the rest (which could deadlock a small budget).
+void EngineCore::prepare(const Key& k) {
+  auto& job = *jobs_.at(k.seq);
+  auto& ps = job.parts[k.part];
+  const auto& p = job.job.partitions[k.part];
+  ps.phase = PartPhase::preparing;
+  ps.cancel = std::make_unique<asio::cancellation_signal>();
+  ++prepared_;
+  ++job.active;
+  std::size_t total = 0;
+  auto carve = [&](std::size_t bytes) {
+    const auto at = total;
+    total += (bytes + 255) / 256 * 256;
+    return at;
+  };
+  for (const auto& in : p.inputs)
+    if (in.kind == InputKind::produced) ps.produced.push_back({carve(in.bytes), in.bytes});
+  for (const auto& out : p.outputs)
+    if (!out.pinned) ps.bounce.push_back({carve(out.bytes), out.bytes});
+  if (total == 0) return produced(k, {}, {});
+  pool_->async_allocate(
+      total, asio::bind_cancellation_slot(
+                 ps.cancel->slot(),
+                 asio::bind_executor(io_, [this, k](std::error_code ec, alloc::PinnedBlock block) {
+                   if (ec)
+                     return produced(k, ec,
+                                     "pinned host memory for partition " + std::to_string(k.part) +
+                                         ": " + ec.message());
+                   find(k.seq)->parts[k.part].host = std::move(block);
+                   run_producer(k);
+                 })));
+}
+
+void EngineCore::run_producer(const Key& k) {
+  auto* job = find(k.seq);
+  auto& ps = job->parts[k.part];
+  const auto& p = job->job.partitions[k.part];
+  if (job->cancelled || job->failure) return produced(k, make_error_code(Errc::cancelled), {});
+  if (!p.producer) return produced(k, {}, {});
+  std::vector<std::span<std::byte>> spans;
+  for (const auto& r : ps.produced) spans.emplace_back(ps.host.data() + r.offset, r.bytes);
+  const auto t0 = Clock::now();
+  ps.report.producer.start_ms = ms_since(job->start, t0);
+  asio::post(*workers_, [this, k, spans = std::move(spans), fn = p.producer, t0] {
+    const auto ec = fn(spans);
+    const double ms = ms_since(t0);
+    asio::post(io_, [this, k, ec, ms] {
+      if (auto* j = find(k.seq)) j->parts[k.part].report.producer.ms = ms;
+      produced(k, ec, ec ? "producer failed: " + ec.message() : std::string{});
+    });
+  });
+}
+
+void EngineCore::produced(const Key& k, std::error_code ec, std::string message) {
+  auto& job = *find(k.seq);
+  auto& ps = job.parts[k.part];
+  ps.cancel.reset();
+  --prepared_;
+  if (ec || job.cancelled || job.failure) {
+    ps.host.reset();
+    ps.phase = PartPhase::dropped;
+    --job.active;
+    if (ec && !job.cancelled && ec != make_error_code(Errc::cancelled) && ec != operation_aborted())
+      fail(job, Error{ec, "job '" + job.job.name + "' partition " + std::to_string(k.part) + ": " +
+                              message});
+    maybe_complete(k.seq);
+    return pump();
+  }
+  ps.phase = PartPhase::ready;
+  ps.ready_at = Clock::now();
+  --job.active;
+  ++prepared_;  // still counted while it waits for a slot
+  ready_.insert(k);
+  pump();
+}
+
+void EngineCore::dispatch(std::size_t d, const Key& k) {
+  auto& job = *jobs_.at(k.seq);
+  auto& ps = job.parts[k.part];
+  const auto& p = job.job.partitions[k.part];
+  auto& ds = dev_[d];
+  --prepared_;
+  ++job.active;
+  ps.phase = PartPhase::running;
+  const int slot = static_cast<int>(std::find(ds.slot_busy.begin(), ds.slot_busy.end(), false) -
+                                    ds.slot_busy.begin());
+  ds.slot_busy[static_cast<std::size_t>(slot)] = true;
+  --ds.free_slots;
+  ds.in_use += ps.device_bytes;
+  ps.report.device = static_cast<int>(d);
+  ps.report.slot = slot;
+  ps.report.queue_wait_ms = ms_since(ps.ready_at);
+
+  LaunchRequest req;
+  req.slot = slot;
+  req.partition = &p;
+  req.job_start = job.start;
+  std::size_t next_produced = 0, next_bounce = 0;
+  for (const auto& in : p.inputs)
+    req.input_sources.push_back(in.kind == InputKind::produced
+                                    ? ps.host.data() + ps.produced[next_produced++].offset
+                                    : in.data);
+  for (const auto& out : p.outputs)
+    req.output_targets.push_back(out.pinned ? out.destination
+                                            : ps.host.data() + ps.bounce[next_bounce++].offset);
+  runners_[d]->launch(std::move(req), [this, d, slot, k](LaunchResult r) {
+    asio::post(io_, [this, d, slot, k, r = std::move(r)]() mutable {
+      launched(d, slot, k, std::move(r));
+    });
+  });
+}
+
+void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r) {
+  auto& job = *jobs_.at(k.seq);
+  auto& ps = job.parts[k.part];
+  auto& ds = dev_[d];
+  ds.slot_busy[static_cast<std::size_t>(slot)] = false;
+  ds.in_use -= ps.device_bytes;
+  if (r.device_fault) {
+    ds.healthy = false;
+    ds.free_slots = 0;
+  } else {
+    ++ds.free_slots;
+  }
+  ps.report.staging = r.staging;
+  ps.report.h2d = r.h2d;
+  ps.report.kernels = r.kernels;
+  ps.report.d2h = r.d2h;
+  if (r.error) {
+    finished(k, Error{r.error, "job '" + job.job.name + "' partition " + std::to_string(k.part) +
+                                   " on " + r.message});
+    return pump();
+  }
+  // Bounce copies into pageable destinations and the workload's check run
+  // on a worker: the slot is free already.
+  ps.phase = PartPhase::finishing;
+  const auto& p = job.job.partitions[k.part];
+  std::vector<std::pair<std::byte*, const std::byte*>> copies;
+  std::vector<std::size_t> sizes;
+  std::size_t b = 0;
+  for (const auto& out : p.outputs)
+    if (!out.pinned) {
+      copies.emplace_back(out.destination, ps.host.data() + ps.bounce[b++].offset);
+      sizes.push_back(out.bytes);
+    }
+  asio::post(*workers_, [this, k, copies = std::move(copies), sizes = std::move(sizes), &p,
+                         verify = job.job.verify] {
+    for (std::size_t i = 0; i < copies.size(); ++i)
+      std::memcpy(copies[i].first, copies[i].second, sizes[i]);
+    Error e;
+    if (verify)
+      if (auto ec = verify(p, k.part))
+        e = Error{ec,
+                  "partition " + std::to_string(k.part) + " failed verification: " + ec.message()};
+    asio::post(io_, [this, k, e = std::move(e)]() mutable { finished(k, std::move(e)); });
+  });
+  pump();
+}
+
+void EngineCore::finished(const Key& k, Error error) {
+  auto& job = *jobs_.at(k.seq);
+  auto& ps = job.parts[k.part];
+  ps.host.reset();                            // back to the pool, budget released
+  job.job.partitions[k.part].inputs.clear();  // pinned inputs go back to their pool
+  ps.phase = PartPhase::done;
+  --job.active;
+  if (error) {
+    fail(job, std::move(error));
+  } else {
+    --job.remaining;
+    if (job.job.progress)
+      asio::post(job.handler_executor,
+                 [f = job.job.progress, done = job.parts.size() - job.remaining,
+                  total = job.parts.size()] { f(done, total); });
+  }
+  maybe_complete(k.seq);
+  pump();
+}
+
+void EngineCore::drop_queued(JobState& job) {
+  for (auto it = to_prepare_.begin(); it != to_prepare_.end();)
+    it = it->seq == job.seq ? to_prepare_.erase(it) : std::next(it);
+  for (auto it = ready_.begin(); it != ready_.end();) {
+    if (it->seq == job.seq) {
+      auto& ps = job.parts[it->part];
+      ps.host.reset();
+      ps.phase = PartPhase::dropped;
+      --prepared_;
+      it = ready_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // Pool waits still pending complete with operation_aborted.
+  for (auto& ps : job.parts)
+    if (ps.cancel) ps.cancel->emit(asio::cancellation_type::all);
+}
+
+void EngineCore::fail(JobState& job, Error error) {
+  if (!job.failure && !job.cancelled) job.failure = std::move(error);
+  drop_queued(job);
+}
+
+void EngineCore::cancel(std::uint64_t seq) {
+  auto* job = find(seq);
+  if (!job || job->cancelled) return;
+  job->cancelled = true;
+  drop_queued(*job);
+  maybe_complete(seq);
+}
+
+// Partitions no healthy permitted device can run fail their job.
+void EngineCore::fail_unschedulable() {
+  std::vector<std::uint64_t> doomed;
+  for (auto& [seq, job] : jobs_) {
+    if (job->failure || job->cancelled) continue;
+    bool runnable = false;
+    for (std::size_t d = 0; d < dev_.size(); ++d)
+      if (dev_[d].healthy && allowed(*job, d)) runnable = true;
+    if (!runnable && (job->remaining > 0)) doomed.push_back(seq);
+  }
+  for (auto seq : doomed) {
+    auto& job = *jobs_.at(seq);
+    fail(job,
+         Error{Errc::device_fault,
+               "job '" + job.job.name + "': no healthy device left that may run its partitions"});
+    maybe_complete(seq);
+  }
+}
+
+void EngineCore::maybe_complete(std::uint64_t seq) {
+  auto it = jobs_.find(seq);
+  if (it == jobs_.end()) return;
+  auto& job = *it->second;
+  const bool over = job.remaining == 0 || job.cancelled || job.failure;
+  if (!over || job.active > 0) return;
+
+  JobReport r;
+  r.name = job.job.name;
+  r.partitions = job.parts.size();
+  r.partitions_done = job.parts.size() - job.remaining;
+  r.wall_ms = ms_since(job.start);
+  r.h2d_gbps_model = config_.h2d_gbps;
+  r.d2h_gbps_model = config_.d2h_gbps;
+  r.device_busy.assign(set_.size(), 0.0);
+  std::size_t devices_allowed = 0;
+  for (std::size_t d = 0; d < set_.size(); ++d) {
+    r.device_names.push_back(set_[d].info().name);
+    devices_allowed += allowed(job, d);
+  }
+  double bound = 0;
+  for (auto& ps : job.parts) {
+    if (ps.phase != PartPhase::done) continue;
+    const double t_in = ps.report.bytes_in / (config_.h2d_gbps * 1e6);
+    const double t_out = ps.report.bytes_out / (config_.d2h_gbps * 1e6);
+    bound += std::max({t_in, ps.report.kernels.ms, t_out});
+    if (ps.report.device >= 0)
+      r.device_busy[static_cast<std::size_t>(ps.report.device)] += ps.report.kernels.ms;
+    r.parts.push_back(ps.report);
+  }
+  r.bound_ms = bound / static_cast<double>(std::max<std::size_t>(1, devices_allowed));
+  for (auto& b : r.device_busy) b = r.wall_ms > 0 ? b / r.wall_ms : 0;
+
+  std::error_code ec;
+  if (job.cancelled) {
+    ec = operation_aborted();
+    r.error = "job '" + job.job.name + "' cancelled after " + std::to_string(r.partitions_done) +
+              " of " + std::to_string(r.partitions) + " partitions";
+  } else if (job.failure) {
+    ec = job.failure.code;
+    r.error = job.failure.what();
+  }
+  auto handler = std::move(job.handler);
+  auto ex = std::move(job.handler_executor);
+  jobs_.erase(it);
+  complete(std::move(handler), ex, ec, std::move(r));
+
+  if (shutting_down_ && jobs_.empty()) {
+    for (auto& [h, hex] : shutdown_waiters_)
+      asio::post(hex, [h = std::move(h)]() mutable { std::move(h)(boost::system::error_code{}); });
+    shutdown_waiters_.clear();
+  }
+}
+
+void EngineCore::shutdown(ShutdownHandler handler, asio::any_io_executor handler_executor) {
+  const auto ex = tracked(handler_executor);
+  asio::post(io_, [this, h = std::move(handler), ex]() mutable {
+    shutting_down_ = true;
+    if (jobs_.empty())
+      asio::post(ex, [h = std::move(h)]() mutable { std::move(h)(boost::system::error_code{}); });
+    else
+      shutdown_waiters_.emplace_back(std::move(h), ex);
+  });
+}
+
+}  // namespace detail
+
+Engine::Engine(Tag, executor_type executor, std::unique_ptr<detail::EngineCore> core)
+    : executor_(std::move(executor)), core_(std::move(core)) {}
+
+Engine::Engine(executor_type executor, Config config) : executor_(std::move(executor)) {
+  auto core = detail::EngineCore::create(std::move(config));
+  if (!core) throw std::system_error(core.error().code, core.error().what());
+  core_ = std::move(*core);
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(executor_type executor, Config config) {
+  auto core = detail::EngineCore::create(std::move(config));
+  if (!core) return std::move(core).error();
+  return std::make_unique<Engine>(Tag{}, std::move(executor), std::move(*core));
+}
+
+Engine::~Engine() = default;
+
+const devices::DeviceSet& Engine::devices() const noexcept {
+  return core_->devices();
+}
+const Config& Engine::config() const noexcept {
+  return core_->config();
+}
+EngineStats Engine::stats() const {
+  return core_->stats();
+}
+
+void Engine::submit_erased(Job job, boost::asio::any_completion_handler<SubmitSignature> handler,
+                           executor_type handler_executor) {
+  core_->submit(std::move(job), std::move(handler), std::move(handler_executor));
+}
+
+void Engine::shutdown_erased(boost::asio::any_completion_handler<ShutdownSignature> handler,
+                             executor_type handler_executor) {
+  core_->shutdown(std::move(handler), std::move(handler_executor));
+}
+
+}  // namespace stoker::engine

@@ -1,0 +1,137 @@
+// Engine: the Asio job loop that shards partitions across every device.
+//
+//   asio::io_context io;
+//   stoker::Engine engine(io.get_executor(), stoker::Config::from_env().value());
+//   engine.async_submit(std::move(job), [](std::error_code ec, stoker::JobReport r) {...});
+//   io.run();
+//
+// Per device: three streams (H2D, compute, D2H) linked only by events, a
+// pipeline of `pipeline_depth` slots so one partition's copies overlap
+// another's kernels, double-buffered pinned staging for pageable inputs, a
+// feeder thread that enqueues and an event-waiting thread that notices
+// completion (and sticky faults) without CUDA host callbacks. Partitions are
+// pulled by whichever device has a free slot first; jobs are ordered by
+// priority, then arrival. No mutex is held around device work.
+//
+// Every async_ verb takes an Asio completion token (callback, use_future,
+// use_awaitable, deferred). Handlers run on their associated executor (by
+// default the executor given to the constructor), never on an engine thread.
+// Cancelling through the handler's cancellation slot drops the partitions not
+// yet started and completes with operation_aborted once the started ones have
+// drained. Nothing leaks on any path: budget, pool blocks, device memory and
+// slots all come back (stats() shows it).
+#pragma once
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
+#include <memory>
+#include <system_error>
+
+#include "devices/device_set.hpp"
+#include "engine/config.hpp"
+#include "engine/job.hpp"
+#include "engine/job_report.hpp"
+
+namespace stoker::engine {
+
+namespace detail {
+class EngineCore;
+}
+
+// Asio's operation_aborted as a std::error_code, the code a cancelled job
+// completes with.
+std::error_code operation_aborted() noexcept;
+
+// Snapshot of what the engine holds; all zero (but `*_limit`) when idle.
+struct EngineStats {
+  std::size_t jobs_in_flight = 0;
+  std::size_t partitions_in_flight = 0;  // holding a device slot
+  std::size_t busy_slots = 0;
+  std::size_t total_slots = 0;
+  std::size_t host_budget_in_use = 0, host_budget_limit = 0;
+  std::size_t pinned_bytes_in_use = 0, pinned_bytes_pooled = 0;
+  std::vector<std::size_t> device_budget_in_use;
+  std::vector<bool> device_healthy;
+};
+
+class Engine {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+  // boost::system::error_code so that use_future and use_awaitable turn
+  // errors into exceptions; it wraps our std::error_code losslessly and
+  // converts back implicitly, so handlers may take std::error_code.
+  using SubmitSignature = void(boost::system::error_code, JobReport);
+  using ShutdownSignature = void(boost::system::error_code);
+
+  // Throws std::system_error when the config is invalid or no device can be
+  // opened (construction-time misuse); use create() to get an Error instead.
+  Engine(executor_type executor, Config config);
+  static Result<std::unique_ptr<Engine>> create(executor_type executor, Config config);
+  // Cancels what is still queued, waits for started partitions to drain.
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  executor_type get_executor() const noexcept { return executor_; }
+  const devices::DeviceSet& devices() const noexcept;
+  const Config& config() const noexcept;
+  EngineStats stats() const;
+
+  template <typename CompletionToken>
+  auto async_submit(Job job, CompletionToken&& token) {
+    return boost::asio::async_initiate<CompletionToken, SubmitSignature>(
+        [this](auto handler, Job j) {
+          // Resolve the handler's executor before type erasure hides it.
+          executor_type ex = boost::asio::get_associated_executor(handler, executor_);
+          submit_erased(std::move(j),
+                        boost::asio::any_completion_handler<SubmitSignature>(std::move(handler)),
+                        std::move(ex));
+        },
+        token, std::move(job));
+  }
+
+  // Stops taking jobs (later submits fail with shutting_down), completes once
+  // every job in flight has completed.
+  template <typename CompletionToken>
+  auto async_shutdown(CompletionToken&& token) {
+    return boost::asio::async_initiate<CompletionToken, ShutdownSignature>(
+        [this](auto handler) {
+          executor_type ex = boost::asio::get_associated_executor(handler, executor_);
+          shutdown_erased(
+              boost::asio::any_completion_handler<ShutdownSignature>(std::move(handler)),
+              std::move(ex));
+        },
+        token);
+  }
+
+ private:
+  struct Tag {};
+
+ public:
+  Engine(Tag, executor_type executor, std::unique_ptr<detail::EngineCore> core);
+
+ private:
+  void submit_erased(Job job, boost::asio::any_completion_handler<SubmitSignature> handler,
+                     executor_type handler_executor);
+  void shutdown_erased(boost::asio::any_completion_handler<ShutdownSignature> handler,
+                       executor_type handler_executor);
+
+  executor_type executor_;
+  std::unique_ptr<detail::EngineCore> core_;
+};
+
+}  // namespace stoker::engine
+
+namespace stoker {
+using engine::Config;
+using engine::DeviceWork;
+using engine::Engine;
+using engine::Input;
+using engine::Job;
+using engine::JobReport;
+using engine::Output;
+using engine::Partition;
+}  // namespace stoker

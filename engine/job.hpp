@@ -1,0 +1,131 @@
+// Job and Partition: what a user hands to Engine::async_submit.
+//
+// A Job is N partitions plus a name and a priority. A partition declares its
+// inputs, optionally a producer that fills them on a CPU worker (writing
+// straight into pinned memory: the synthesis-to-GPU handoff), its device work
+// (a GPU version and a CPU version for the host backend) and its outputs.
+//
+// Ownership and the hand-off contract: pinned inputs (PinnedVec) are moved
+// into the engine and given back to their pool when the partition's copies
+// are done. Pageable and registered inputs stay owned by the caller, who must
+// keep them alive and untouched until the job's handler runs; likewise output
+// destinations must stay alive until then.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+#include "devices/device.hpp"
+
+namespace stoker::engine {
+
+enum class InputKind {
+  pinned,      // engine-owned pinned storage: DMA straight from it
+  registered,  // caller memory already page-locked (cudaHostRegister): DMA straight from it
+  pageable,    // ordinary caller memory: goes through the per-device pinned staging
+  produced,    // engine allocates pinned storage of the given size; the producer fills it
+};
+
+struct Input {
+  InputKind kind = InputKind::pageable;
+  const std::byte* data = nullptr;  // null for produced inputs until produced
+  std::size_t bytes = 0;
+  std::shared_ptr<void> owner;  // keeps pinned storage alive while in flight
+
+  static Input pageable(std::span<const std::byte> s) {
+    return {InputKind::pageable, s.data(), s.size(), nullptr};
+  }
+  static Input registered(std::span<const std::byte> s) {
+    return {InputKind::registered, s.data(), s.size(), nullptr};
+  }
+  static Input produced(std::size_t bytes) {
+    return {InputKind::produced, nullptr, bytes, nullptr};
+  }
+  // Takes ownership of any container of pinned memory with data() and size()
+  // (alloc::PinnedVec<T>); its storage goes back to its pool when done.
+  template <typename PinnedContainer>
+  static Input pinned(PinnedContainer&& c) {
+    using C = std::remove_cvref_t<PinnedContainer>;
+    auto holder = std::make_shared<C>(std::forward<PinnedContainer>(c));
+    const auto* p = reinterpret_cast<const std::byte*>(holder->data());
+    const auto n = holder->size() * sizeof(*holder->data());
+    return {InputKind::pinned, p, n, std::move(holder)};
+  }
+};
+
+struct Output {
+  std::byte* destination = nullptr;  // host memory the result lands in
+  std::size_t bytes = 0;
+  // true: destination is pinned or registered, so the D2H copy lands there
+  // directly; false: through a pinned bounce block, then a host copy.
+  bool pinned = false;
+
+  static Output to(std::span<std::byte> s, bool is_pinned = false) {
+    return {s.data(), s.size(), is_pinned};
+  }
+};
+
+// What device work sees: device pointers in the order the partition declared
+// its inputs and outputs, plus scratch, and the stream to enqueue on.
+struct KernelContext {
+  devices::Device& device;
+  devices::Stream& stream;  // the compute stream
+  std::span<std::byte* const> inputs;
+  std::span<const std::size_t> input_bytes;
+  std::span<std::byte* const> outputs;
+  std::span<const std::size_t> output_bytes;
+  std::byte* scratch = nullptr;
+  std::size_t scratch_bytes = 0;
+};
+
+// GPU version: enqueues kernels on ctx.stream (cudaStream_t = ctx.stream.native()).
+// CPU version: runs synchronously on the host backend's stream worker.
+// Both report errors by return value; a CPU error faults the emulated device
+// the way a faulting kernel does on a GPU.
+using KernelFn = std::function<std::error_code(const KernelContext&)>;
+
+struct DeviceWork {
+  KernelFn gpu;
+  KernelFn cpu;
+};
+
+// Fills the partition's produced inputs, on a CPU worker thread. The spans
+// are pinned memory in the order of the partition's produced inputs.
+using Producer = std::function<std::error_code(std::span<const std::span<std::byte>> produced)>;
+
+struct Partition {
+  std::vector<Input> inputs;
+  Producer producer;  // required when any input is InputKind::produced
+  DeviceWork work;
+  std::vector<Output> outputs;
+  std::size_t scratch_bytes = 0;  // device scratch for the kernels
+  std::string label;              // for reports and traces; defaults to the index
+
+  std::size_t input_bytes() const;
+  std::size_t output_bytes() const;
+  std::size_t device_bytes() const { return input_bytes() + output_bytes() + scratch_bytes; }
+};
+
+struct Job {
+  std::string name = "job";
+  int priority = 0;  // higher runs first; ties by arrival
+  std::vector<Partition> partitions;
+  std::optional<std::vector<int>> devices;  // affinity: engine device indices allowed
+  // Workload-specific check run before any GPU work, e.g. a, b, c sizes that
+  // must match; an Error names the problem.
+  std::function<Error(const Partition&, std::size_t index)> validate;
+  // Runs on a worker after a partition's outputs landed (e.g. checksums);
+  // an error fails the job.
+  std::function<std::error_code(const Partition&, std::size_t index)> verify;
+  // Called after each finished partition, on the handler's executor.
+  std::function<void(std::size_t done, std::size_t total)> progress;
+};
+
+}  // namespace stoker::engine

@@ -1,0 +1,119 @@
+#include "engine/job_report.hpp"
+
+#include <cstdio>
+#include <ostream>
+
+namespace stoker::engine {
+
+std::size_t JobReport::bytes_in() const {
+  std::size_t n = 0;
+  for (const auto& p : parts) n += p.bytes_in;
+  return n;
+}
+
+std::size_t JobReport::bytes_out() const {
+  std::size_t n = 0;
+  for (const auto& p : parts) n += p.bytes_out;
+  return n;
+}
+
+namespace {
+
+void json_string(std::ostream& out, const std::string& s) {
+  out << '"';
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out << "\\\"";
+        break;
+      case '\\':
+        out << "\\\\";
+        break;
+      case '\n':
+        out << "\\n";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out << buf;
+        } else {
+          out << c;
+        }
+    }
+  }
+  out << '"';
+}
+
+}  // namespace
+
+void write_chrome_trace(std::ostream& out, const std::vector<JobReport>& jobs) {
+  // Complete events ("ph":"X") in microseconds; pid = device, tid = stream.
+  enum Track { producer = 0, staging = 1, h2d = 2, kernels = 3, d2h = 4 };
+  const char* track_names[] = {"producer (CPU)", "staging (CPU)", "H2D stream", "compute stream",
+                               "D2H stream"};
+  out << "{\"traceEvents\":[\n";
+  bool first = true;
+  auto sep = [&] {
+    if (!first) out << ",\n";
+    first = false;
+  };
+  std::size_t devices = 0;
+  for (const auto& j : jobs) devices = std::max(devices, j.device_names.size());
+  for (std::size_t d = 0; d < devices; ++d) {
+    std::string name = "device " + std::to_string(d);
+    for (const auto& j : jobs)
+      if (d < j.device_names.size()) name += " (" + j.device_names[d] + ")";
+    sep();
+    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << d << ",\"args\":{\"name\":";
+    json_string(out, name.substr(0, name.find(')') + 1));
+    out << "}}";
+    for (int t = 0; t < 5; ++t) {
+      sep();
+      out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << d << ",\"tid\":" << t
+          << ",\"args\":{\"name\":\"" << track_names[t] << "\"}}";
+    }
+  }
+  double offset = 0;  // jobs are laid end to end in submission order
+  for (const auto& j : jobs) {
+    for (const auto& p : j.parts) {
+      const StageSpan* spans[] = {&p.producer, &p.staging, &p.h2d, &p.kernels, &p.d2h};
+      for (int t = 0; t < 5; ++t) {
+        if (spans[t]->ms <= 0) continue;
+        sep();
+        out << "{\"ph\":\"X\",\"pid\":" << std::max(p.device, 0) << ",\"tid\":" << t
+            << ",\"ts\":" << (offset + spans[t]->start_ms) * 1e3
+            << ",\"dur\":" << spans[t]->ms * 1e3 << ",\"name\":";
+        json_string(out, j.name + " #" + std::to_string(p.index));
+        out << ",\"args\":{\"slot\":" << p.slot << ",\"bytes_in\":" << p.bytes_in
+            << ",\"bytes_out\":" << p.bytes_out << "}}";
+      }
+    }
+    offset += j.wall_ms;
+  }
+  out << "\n]}\n";
+}
+
+std::string summarize(const JobReport& r) {
+  char buf[512];
+  std::string s;
+  std::snprintf(
+      buf, sizeof buf,
+      "%s: %zu/%zu partitions in %.1f ms (%.1f partitions/s); in %.2f GB/s, out %.2f GB/s; "
+      "model bound %.1f ms (measured/bound %.2fx)\n",
+      r.name.c_str(), r.partitions_done, r.partitions, r.wall_ms, r.partitions_per_s(),
+      r.wall_ms > 0 ? r.bytes_in() / r.wall_ms / 1e6 : 0.0,
+      r.wall_ms > 0 ? r.bytes_out() / r.wall_ms / 1e6 : 0.0, r.bound_ms,
+      r.bound_ms > 0 ? r.wall_ms / r.bound_ms : 0.0);
+  s += buf;
+  for (std::size_t d = 0; d < r.device_busy.size(); ++d) {
+    std::snprintf(buf, sizeof buf, "  device %zu (%s): compute busy %.0f %%\n", d,
+                  d < r.device_names.size() ? r.device_names[d].c_str() : "?",
+                  r.device_busy[d] * 100);
+    s += buf;
+  }
+  if (!r.error.empty()) s += "  error: " + r.error + "\n";
+  return s;
+}
+
+}  // namespace stoker::engine

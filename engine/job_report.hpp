@@ -1,0 +1,55 @@
+// JobReport: what a job cost, measured, never guessed (DESIGN.md rule 7).
+// Device stage times come from events (CUDA events on GPUs, host clocks on
+// the host backend); host stage times from the steady clock.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace stoker::engine {
+
+struct StageSpan {
+  double start_ms = 0;  // since the job was submitted
+  double ms = 0;        // duration
+};
+
+struct PartitionReport {
+  std::size_t index = 0;
+  int device = -1;
+  int slot = -1;
+  double queue_wait_ms = 0;  // ready (produced) until a slot took it
+  StageSpan producer;        // on a CPU worker
+  StageSpan staging;         // host copies into pinned staging (pageable inputs)
+  StageSpan h2d, kernels, d2h;
+  std::size_t bytes_in = 0, bytes_out = 0;
+  double h2d_gbps() const { return h2d.ms > 0 ? bytes_in / h2d.ms / 1e6 : 0; }
+  double d2h_gbps() const { return d2h.ms > 0 ? bytes_out / d2h.ms / 1e6 : 0; }
+};
+
+struct JobReport {
+  std::string name;
+  std::string error;  // empty on success: the message that goes with the error_code
+  std::size_t partitions = 0;
+  std::size_t partitions_done = 0;
+  double wall_ms = 0;
+  std::vector<double> device_busy;  // compute-stream busy fraction per engine device
+  std::vector<std::string> device_names;
+  // DESIGN.md's model: sum over partitions of max(T_in, T_k, T_out) / GPUs.
+  double bound_ms = 0;
+  double h2d_gbps_model = 0, d2h_gbps_model = 0;
+  std::vector<PartitionReport> parts;
+
+  double partitions_per_s() const { return wall_ms > 0 ? partitions_done / (wall_ms / 1e3) : 0; }
+  std::size_t bytes_in() const;
+  std::size_t bytes_out() const;
+};
+
+// Chrome trace JSON (Perfetto, chrome://tracing): one track per device stream
+// (H2D, compute, D2H) plus producer and staging tracks.
+void write_chrome_trace(std::ostream& out, const std::vector<JobReport>& jobs);
+// A short human summary of one job.
+std::string summarize(const JobReport& r);
+
+}  // namespace stoker::engine

@@ -1,0 +1,98 @@
+#include "engine/workloads/synthetic.hpp"
+
+#include <algorithm>
+
+#include "engine/workloads/synthetic_mix.hpp"
+
+namespace stoker::engine::workloads {
+
+std::uint32_t synthetic_input_word(std::uint64_t seed, std::size_t partition, std::size_t index) {
+  return static_cast<std::uint32_t>(
+      detail::splitmix64(seed * 0x100000001b3ull ^ (std::uint64_t{partition} << 40) ^ index));
+}
+
+void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::uint32_t> out) {
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = synthetic_input_word(seed, partition, i);
+}
+
+void synthetic_cpu(const std::uint32_t* in, std::uint32_t* out, std::size_t out_words, int rounds) {
+  for (std::size_t i = 0; i < out_words; ++i)
+    out[i] = detail::mix_words(in[4 * i], in[4 * i + 1], in[4 * i + 2], in[4 * i + 3], rounds);
+}
+
+Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<SyntheticRun>& run) {
+  if (o.partitions == 0)
+    return Error{Errc::invalid_argument, "synthetic job needs at least one partition"};
+  if (o.input_bytes == 0 || o.input_bytes % 16 != 0)
+    return Error{Errc::invalid_argument,
+                 "synthetic partition size must be a positive multiple of 16 bytes, not " +
+                     std::to_string(o.input_bytes)};
+  if (o.rounds < 0 || o.rounds > 100000)
+    return Error{Errc::invalid_argument,
+                 "synthetic rounds must be 0..100000, not " + std::to_string(o.rounds)};
+  run = std::make_shared<SyntheticRun>();
+  run->options = o;
+  const std::size_t in_words = o.input_bytes / 4, out_words = in_words / 4;
+  run->outputs.assign(o.partitions, std::vector<std::uint32_t>(out_words));
+  run->checksums.assign(o.partitions, 0);
+  if (o.pageable) {
+    run->pageable_inputs.resize(o.partitions);
+    for (std::size_t p = 0; p < o.partitions; ++p) {
+      run->pageable_inputs[p].resize(in_words);
+      synthetic_fill(o.seed, p, run->pageable_inputs[p]);
+    }
+  }
+
+  Job job;
+  job.name = o.name;
+  job.priority = o.priority;
+  const int rounds = o.rounds;
+  for (std::size_t p = 0; p < o.partitions; ++p) {
+    Partition part;
+    if (o.pageable) {
+      part.inputs.push_back(Input::pageable(std::as_bytes(std::span(run->pageable_inputs[p]))));
+    } else {
+      // The synthesis stand-in: generate straight into the pinned block.
+      part.inputs.push_back(Input::produced(o.input_bytes));
+      part.producer = [seed = o.seed, p](std::span<const std::span<std::byte>> produced) {
+        auto words =
+            std::span(reinterpret_cast<std::uint32_t*>(produced[0].data()), produced[0].size() / 4);
+        synthetic_fill(seed, p, words);
+        return std::error_code{};
+      };
+    }
+    part.outputs.push_back(Output::to(std::as_writable_bytes(std::span(run->outputs[p]))));
+    part.work.gpu = [rounds](const KernelContext& c) {
+      return synthetic_gpu(reinterpret_cast<const std::uint32_t*>(c.inputs[0]),
+                           reinterpret_cast<std::uint32_t*>(c.outputs[0]), c.output_bytes[0] / 4,
+                           rounds, c.stream.native());
+    };
+    part.work.cpu = [rounds](const KernelContext& c) {
+      synthetic_cpu(reinterpret_cast<const std::uint32_t*>(c.inputs[0]),
+                    reinterpret_cast<std::uint32_t*>(c.outputs[0]), c.output_bytes[0] / 4, rounds);
+      return std::error_code{};
+    };
+    part.label = o.name + "#" + std::to_string(p);
+    job.partitions.push_back(std::move(part));
+  }
+  // Checks sampled words against the CPU version (regenerating the inputs
+  // from the seed) and sums the whole output.
+  job.verify = [run_ptr = run, seed = o.seed, rounds](const Partition&, std::size_t p) {
+    const auto& out = run_ptr->outputs[p];
+    const std::size_t stride = std::max<std::size_t>(1, out.size() / 4096);
+    for (std::size_t i = 0; i < out.size(); i += stride) {
+      std::uint32_t in[4];
+      for (int k = 0; k < 4; ++k) in[k] = synthetic_input_word(seed, p, 4 * i + k);
+      std::uint32_t expect;
+      synthetic_cpu(in, &expect, 1, rounds);
+      if (out[i] != expect) return make_error_code(Errc::verification_failed);
+    }
+    std::uint64_t sum = 0;
+    for (auto w : out) sum = sum * 31 + w;
+    run_ptr->checksums[p] = sum;
+    return std::error_code{};
+  };
+  return job;
+}
+
+}  // namespace stoker::engine::workloads

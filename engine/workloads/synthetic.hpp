@@ -1,0 +1,49 @@
+// The synthetic workload behind `stoker run` and the pipeline benchmark:
+// producers generate pseudo-random words straight into pinned memory, the
+// kernel folds every four input words into one output word with `rounds`
+// rounds of integer mixing (so runs can be copy-bound, balanced or
+// compute-bound), and each partition's output is verified against the CPU
+// version on sampled positions plus a full checksum.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <system_error>
+#include <vector>
+
+#include "engine/job.hpp"
+
+namespace stoker::engine::workloads {
+
+struct SyntheticOptions {
+  std::size_t partitions = 16;
+  std::size_t input_bytes = std::size_t{16} << 20;  // per partition, multiple of 16
+  int rounds = 16;                                  // integer mixing rounds per output word
+  bool pageable = false;  // true: caller-owned std::vector inputs through staging
+  std::uint64_t seed = 1;
+  int priority = 0;
+  std::string name = "synthetic";
+};
+
+// The job plus the memory its inputs and outputs live in; keep it alive
+// until the job's handler ran (the job's lambdas hold it too).
+struct SyntheticRun {
+  SyntheticOptions options;
+  std::vector<std::vector<std::uint32_t>> pageable_inputs;
+  std::vector<std::vector<std::uint32_t>> outputs;
+  std::vector<std::uint64_t> checksums;  // per partition, filled by verify
+};
+
+// Builds the job; `run` receives the buffers. Errors name a bad option.
+Result<Job> make_synthetic_job(const SyntheticOptions& options, std::shared_ptr<SyntheticRun>& run);
+
+// The arithmetic, shared by GPU and CPU so they agree bit for bit.
+std::uint32_t synthetic_input_word(std::uint64_t seed, std::size_t partition, std::size_t index);
+void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::uint32_t> out);
+void synthetic_cpu(const std::uint32_t* in, std::uint32_t* out, std::size_t out_words, int rounds);
+std::error_code synthetic_gpu(const std::uint32_t* in, std::uint32_t* out, std::size_t out_words,
+                              int rounds, void* cuda_stream);
+
+}  // namespace stoker::engine::workloads

@@ -1,0 +1,33 @@
+// The synthetic workload's mixing function, compiled for host and device.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define STOKER_HD __host__ __device__ __forceinline__
+#else
+#define STOKER_HD inline
+#endif
+
+namespace stoker::engine::workloads::detail {
+
+STOKER_HD std::uint32_t mix_words(std::uint32_t a, std::uint32_t b, std::uint32_t c,
+                                  std::uint32_t d, int rounds) {
+  std::uint32_t x = a ^ 0x9e3779b9u, y = b, z = c, w = d;
+  for (int r = 0; r < rounds; ++r) {
+    x = x * 0x85ebca6bu + y;
+    y = (y ^ (x >> 13)) * 0xc2b2ae35u;
+    z = z + (x ^ w);
+    w = (w << 7 | w >> 25) ^ z;
+  }
+  return x ^ y ^ z ^ w;
+}
+
+STOKER_HD std::uint64_t splitmix64(std::uint64_t v) {
+  v += 0x9e3779b97f4a7c15ull;
+  v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+  v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+  return v ^ (v >> 31);
+}
+
+}  // namespace stoker::engine::workloads::detail

@@ -1,0 +1,58 @@
+#include "engine/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace stoker::engine {
+namespace {
+
+TEST(Config, ArgumentsOverrideDefaultsAndLeaveTheRest) {
+  std::vector<std::string> args = {
+      "--backend",  "host",  "--host-devices=3", "--depth", "4",
+      "--slowdown", "1,2.5", "--chunk-mib",      "2",       "--verify"};
+  auto c = Config{}.apply_args(args);
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->devices.backend, devices::BackendChoice::host);
+  EXPECT_EQ(c->devices.host.device_count, 3);
+  EXPECT_EQ(c->pipeline_depth, 4);
+  EXPECT_EQ(c->devices.host.slowdown, (std::vector<double>{1.0, 2.5}));
+  EXPECT_EQ(c->staging_chunk_bytes, std::size_t{2} << 20);
+  EXPECT_EQ(args, (std::vector<std::string>{"--verify"}));
+}
+
+TEST(Config, BadValuesNameTheSettingAndValue) {
+  std::vector<std::string> a1 = {"--depth", "1"};
+  auto c1 = Config{}.apply_args(a1);
+  ASSERT_FALSE(c1);
+  EXPECT_NE(c1.error().what().find("not 1"), std::string::npos) << c1.error().what();
+  std::vector<std::string> a2 = {"--backend", "tpu"};
+  auto c2 = Config{}.apply_args(a2);
+  ASSERT_FALSE(c2);
+  EXPECT_NE(c2.error().what().find("tpu"), std::string::npos);
+  std::vector<std::string> a3 = {"--workers", "many"};
+  auto c3 = Config{}.apply_args(a3);
+  ASSERT_FALSE(c3);
+  EXPECT_NE(c3.error().what().find("many"), std::string::npos);
+  std::vector<std::string> a4 = {"--depth"};
+  EXPECT_FALSE(Config{}.apply_args(a4));
+}
+
+TEST(Config, EnvironmentIsRead) {
+  setenv("STOKER_PIPELINE_DEPTH", "3", 1);
+  setenv("STOKER_BACKEND", "host", 1);
+  auto c = Config::from_env();
+  unsetenv("STOKER_PIPELINE_DEPTH");
+  unsetenv("STOKER_BACKEND");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->pipeline_depth, 3);
+  EXPECT_EQ(c->devices.backend, devices::BackendChoice::host);
+  setenv("STOKER_PIPELINE_DEPTH", "x", 1);
+  auto bad = Config::from_env();
+  unsetenv("STOKER_PIPELINE_DEPTH");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().what().find("STOKER_PIPELINE_DEPTH"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stoker::engine

@@ -1,0 +1,434 @@
+// The engine's behaviour on the host backend: what users rely on, in CI.
+#include "engine/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <chrono>
+#include <thread>
+
+#include "engine/workloads/synthetic.hpp"
+
+namespace asio = boost::asio;
+
+namespace stoker::engine {
+namespace {
+
+Config host_config(int devices = 2, std::vector<double> slowdown = {}) {
+  Config c;
+  c.devices.backend = devices::BackendChoice::host;
+  c.devices.host.device_count = devices;
+  c.devices.host.slowdown = std::move(slowdown);
+  c.devices.host.memory_bytes = std::size_t{256} << 20;
+  c.host_budget_bytes = std::size_t{256} << 20;
+  c.staging_chunk_bytes = std::size_t{64} << 10;
+  c.worker_threads = 4;
+  return c;
+}
+
+Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partitions = 8,
+              std::size_t bytes = 256 << 10, bool pageable = false, int priority = 0,
+              std::string name = "synthetic") {
+  workloads::SyntheticOptions o;
+  o.partitions = partitions;
+  o.input_bytes = bytes;
+  o.rounds = 4;
+  o.pageable = pageable;
+  o.priority = priority;
+  o.name = std::move(name);
+  auto job = workloads::make_synthetic_job(o, run);
+  EXPECT_TRUE(job) << job.error().what();
+  return std::move(*job);
+}
+
+void expect_idle(Engine& e) {
+  const auto s = e.stats();
+  EXPECT_EQ(s.jobs_in_flight, 0u);
+  EXPECT_EQ(s.busy_slots, 0u);
+  EXPECT_EQ(s.host_budget_in_use, 0u) << "budget still held";
+  EXPECT_EQ(s.pinned_bytes_in_use, 0u);
+  for (auto b : s.device_budget_in_use) EXPECT_EQ(b, 0u);
+}
+
+// Every output word checked against the CPU version.
+void expect_outputs_correct(const workloads::SyntheticRun& run) {
+  const auto& o = run.options;
+  for (std::size_t p = 0; p < o.partitions; ++p) {
+    std::vector<std::uint32_t> in(o.input_bytes / 4), expect(o.input_bytes / 16);
+    workloads::synthetic_fill(o.seed, p, in);
+    workloads::synthetic_cpu(in.data(), expect.data(), expect.size(), o.rounds);
+    ASSERT_EQ(run.outputs[p], expect) << "partition " << p;
+  }
+}
+
+TEST(Engine, CallbackHandlerRunsOnItsExecutorWithCorrectOutputs) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());
+  std::shared_ptr<workloads::SyntheticRun> run;
+  int calls = 0;
+  const auto io_thread = std::this_thread::get_id();
+  engine.async_submit(synthetic(run), [&](std::error_code ec, JobReport r) {
+    ++calls;
+    EXPECT_EQ(std::this_thread::get_id(), io_thread) << "handler ran on an engine thread";
+    EXPECT_FALSE(ec) << r.error;
+    EXPECT_EQ(r.partitions_done, 8u);
+    EXPECT_EQ(r.parts.size(), 8u);
+    for (const auto& p : r.parts) {
+      EXPECT_GE(p.device, 0);
+      EXPECT_GE(p.slot, 0);
+      EXPECT_EQ(p.bytes_in, 256u << 10);
+      EXPECT_GT(p.producer.ms, 0.0);
+    }
+    EXPECT_GT(r.wall_ms, 0.0);
+  });
+  io.run();  // returns only after the handler ran: the engine tracks work
+  EXPECT_EQ(calls, 1);
+  expect_outputs_correct(*run);
+  expect_idle(engine);
+}
+
+TEST(Engine, FutureCoroutineAndDeferredTokensWork) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());
+  std::thread runner;
+  auto guard = asio::make_work_guard(io);
+  runner = std::thread([&] { io.run(); });
+
+  std::shared_ptr<workloads::SyntheticRun> r1, r2, r3;
+  auto fut = engine.async_submit(synthetic(r1, 4), asio::use_future);
+  auto report = fut.get();
+  EXPECT_EQ(report.partitions_done, 4u);
+
+  std::promise<std::size_t> co_done;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto rep = co_await engine.async_submit(synthetic(r2, 3), asio::use_awaitable);
+        co_done.set_value(rep.partitions_done);
+      },
+      asio::detached);
+  EXPECT_EQ(co_done.get_future().get(), 3u);
+
+  auto op = engine.async_submit(synthetic(r3, 2), asio::deferred);
+  std::promise<std::size_t> deferred_done;
+  std::move(op)([&](std::error_code ec, JobReport rep) {
+    deferred_done.set_value(ec ? 0 : rep.partitions_done);
+  });
+  EXPECT_EQ(deferred_done.get_future().get(), 2u);
+
+  guard.reset();
+  runner.join();
+  expect_outputs_correct(*r1);
+  expect_outputs_correct(*r2);
+  expect_outputs_correct(*r3);
+}
+
+TEST(Engine, FutureCarriesErrorsAsSystemError) {
+  asio::io_context io;
+  auto guard = asio::make_work_guard(io);
+  std::thread t([&] { io.run(); });
+  Engine engine(io.get_executor(), host_config());
+  Job empty;
+  empty.name = "empty";
+  auto fut = engine.async_submit(std::move(empty), asio::use_future);
+  EXPECT_THROW(fut.get(), boost::system::system_error);
+  guard.reset();
+  t.join();
+}
+
+TEST(Engine, PageableInputsGoThroughStagingInChunks) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());  // 64 KiB chunks
+  std::shared_ptr<workloads::SyntheticRun> run;
+  std::error_code result;
+  JobReport report;
+  engine.async_submit(synthetic(run, 6, 1 << 20, /*pageable=*/true),
+                      [&](std::error_code ec, JobReport r) {
+                        result = ec;
+                        report = std::move(r);
+                      });
+  io.run();
+  ASSERT_FALSE(result) << report.error;
+  expect_outputs_correct(*run);
+  for (const auto& p : report.parts) EXPECT_GT(p.staging.ms, 0.0);
+  expect_idle(engine);
+}
+
+TEST(Engine, FasterDeviceTakesMorePartitions) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2, {1.0, 8.0}));
+  std::shared_ptr<workloads::SyntheticRun> run;
+  JobReport report;
+  workloads::SyntheticOptions o;
+  o.partitions = 24;
+  o.input_bytes = 512 << 10;
+  o.rounds = 64;  // make the kernel dominate so the slowdown shows
+  auto job = workloads::make_synthetic_job(o, run);
+  ASSERT_TRUE(job);
+  engine.async_submit(std::move(*job), [&](std::error_code ec, JobReport r) {
+    EXPECT_FALSE(ec) << r.error;
+    report = std::move(r);
+  });
+  io.run();
+  std::size_t on[2] = {0, 0};
+  for (const auto& p : report.parts) ++on[p.device];
+  EXPECT_GT(on[0], on[1]) << "fast device " << on[0] << ", slow device " << on[1];
+  EXPECT_GT(on[1], 0u) << "the slow device should still pull work";
+  expect_outputs_correct(*run);
+}
+
+TEST(Engine, AffinityKeepsPartitionsOnChosenDevice) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2));
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = synthetic(run, 6);
+  job.devices = std::vector<int>{1};
+  engine.async_submit(std::move(job), [&](std::error_code ec, JobReport r) {
+    EXPECT_FALSE(ec) << r.error;
+    for (const auto& p : r.parts) EXPECT_EQ(p.device, 1);
+  });
+  io.run();
+  expect_outputs_correct(*run);
+}
+
+TEST(Engine, HigherPriorityJobOvertakesQueuedPartitions) {
+  asio::io_context io;
+  auto c = host_config(1);
+  c.worker_threads = 2;
+  Engine engine(io.get_executor(), c);
+  std::shared_ptr<workloads::SyntheticRun> low_run, high_run;
+  workloads::SyntheticOptions o;
+  o.partitions = 30;
+  o.input_bytes = 256 << 10;
+  o.rounds = 200;
+  o.name = "low";
+  auto low = workloads::make_synthetic_job(o, low_run);
+  o.partitions = 2;
+  o.priority = 10;
+  o.name = "high";
+  auto high = workloads::make_synthetic_job(o, high_run);
+  std::vector<std::string> order;
+  engine.async_submit(std::move(*low),
+                      [&](std::error_code, JobReport r) { order.push_back(r.name); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  engine.async_submit(std::move(*high),
+                      [&](std::error_code, JobReport r) { order.push_back(r.name); });
+  io.run();
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(order[0], "high");
+}
+
+struct BadCase {
+  const char* name;
+  std::function<void(Job&)> spoil;
+  const char* message;
+};
+
+TEST(Engine, BadInputIsRejectedBeforeAnyWorkWithANamedError) {
+  asio::io_context io;
+  auto cfg = host_config(2);
+  cfg.device_budget_bytes = 8 << 20;
+  Engine engine(io.get_executor(), cfg);
+  std::vector<std::byte> small(64);
+  const BadCase cases[] = {
+      {"empty job", [](Job& j) { j.partitions.clear(); }, "has no partitions"},
+      {"zero input", [](Job& j) { j.partitions[1].inputs[0].bytes = 0; },
+       "partition 1: input 0 is empty"},
+      {"zero output", [](Job& j) { j.partitions[2].outputs[0].bytes = 0; },
+       "partition 2: output 0 is empty"},
+      {"no producer", [](Job& j) { j.partitions[0].producer = nullptr; },
+       "produced inputs but no producer"},
+      {"no cpu kernel", [](Job& j) { j.partitions[3].work.cpu = nullptr; }, "no CPU version"},
+      {"bad device",
+       [](Job& j) {
+         j.devices = std::vector<int>{0, 7};
+       },
+       "device 7 does not exist"},
+      {"too big", [](Job& j) { j.partitions[0].scratch_bytes = 64 << 20; }, "of device memory"},
+      {"custom",
+       [](Job& j) {
+         j.validate = [](const Partition&, std::size_t i) {
+           return i == 2 ? Error{Errc::invalid_argument, "a and b differ in size"} : Error{};
+         };
+       },
+       "partition 2: a and b differ in size"},
+  };
+  int done = 0;
+  for (const auto& bad : cases) {
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = synthetic(run, 4);
+    bad.spoil(job);
+    engine.async_submit(
+        std::move(job), [&, name = bad.name, msg = bad.message](std::error_code ec, JobReport r) {
+          ++done;
+          EXPECT_EQ(ec, make_error_code(Errc::invalid_argument)) << name;
+          EXPECT_NE(r.error.find(msg), std::string::npos) << name << ": " << r.error;
+          EXPECT_EQ(r.partitions_done, 0u) << name;
+        });
+  }
+  io.run();
+  EXPECT_EQ(done, static_cast<int>(std::size(cases)));
+  expect_idle(engine);
+}
+
+TEST(Engine, CancellationDropsQueuedPartitionsAndCompletesAborted) {
+  asio::io_context io;
+  auto c = host_config(1);
+  Engine engine(io.get_executor(), c);
+  std::shared_ptr<workloads::SyntheticRun> run;
+  workloads::SyntheticOptions o;
+  o.partitions = 200;
+  o.input_bytes = 256 << 10;
+  o.rounds = 100;
+  auto job = workloads::make_synthetic_job(o, run);
+  asio::cancellation_signal cancel;
+  std::error_code result;
+  JobReport report;
+  engine.async_submit(std::move(*job), asio::bind_cancellation_slot(
+                                           cancel.slot(), [&](std::error_code ec, JobReport r) {
+                                             result = ec;
+                                             report = std::move(r);
+                                           }));
+  asio::steady_timer t(io, std::chrono::milliseconds(30));
+  t.async_wait([&](auto) { cancel.emit(asio::cancellation_type::terminal); });
+  io.run();
+  EXPECT_EQ(result, operation_aborted());
+  EXPECT_LT(report.partitions_done, 200u);
+  EXPECT_NE(report.error.find("cancelled"), std::string::npos) << report.error;
+  expect_idle(engine);
+}
+
+TEST(Engine, FaultingKernelFailsItsJobAndOtherDevicesCarryOn) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2));
+  std::shared_ptr<workloads::SyntheticRun> run, run2;
+  auto bad = synthetic(run, 4);
+  bad.devices = std::vector<int>{0};
+  bad.partitions[1].work.cpu = [](const KernelContext&) {
+    return make_error_code(Errc::kernel_failed);
+  };
+  std::error_code bad_result;
+  std::string bad_message;
+  engine.async_submit(std::move(bad), [&](std::error_code ec, JobReport r) {
+    bad_result = ec;
+    bad_message = r.error;
+  });
+  io.run();
+  io.restart();
+  EXPECT_EQ(bad_result, make_error_code(Errc::kernel_failed));
+  EXPECT_NE(bad_message.find("device 0"), std::string::npos) << bad_message;
+  EXPECT_FALSE(engine.stats().device_healthy[0]);
+
+  std::error_code good_result;
+  JobReport good;
+  engine.async_submit(synthetic(run2, 4), [&](std::error_code ec, JobReport r) {
+    good_result = ec;
+    good = std::move(r);
+  });
+  io.run();
+  EXPECT_FALSE(good_result) << good.error;
+  for (const auto& p : good.parts) EXPECT_EQ(p.device, 1);
+  expect_outputs_correct(*run2);
+
+  // A job that may only run on the faulted device fails instead of hanging.
+  io.restart();
+  std::shared_ptr<workloads::SyntheticRun> run3;
+  auto stuck = synthetic(run3, 2);
+  stuck.devices = std::vector<int>{0};
+  std::error_code stuck_result;
+  engine.async_submit(std::move(stuck), [&](std::error_code ec, JobReport) { stuck_result = ec; });
+  io.run();
+  EXPECT_EQ(stuck_result, make_error_code(Errc::device_fault));
+}
+
+TEST(Engine, SmallHostBudgetMakesProducersWaitNotFail) {
+  asio::io_context io;
+  auto c = host_config(2);
+  c.host_budget_bytes = 3 << 20;  // room for about two partitions in flight
+  Engine engine(io.get_executor(), c);
+  std::shared_ptr<workloads::SyntheticRun> run;
+  std::error_code result;
+  std::string message;
+  engine.async_submit(synthetic(run, 16, 1 << 20), [&](std::error_code ec, JobReport r) {
+    result = ec;
+    message = r.error;
+  });
+  io.run();
+  EXPECT_FALSE(result) << message;
+  expect_outputs_correct(*run);
+  expect_idle(engine);
+}
+
+TEST(Engine, ShutdownDrainsThenRefusesNewJobs) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());
+  std::shared_ptr<workloads::SyntheticRun> r1, r2;
+  bool job_done = false, shut = false;
+  engine.async_submit(synthetic(r1, 6), [&](std::error_code ec, JobReport) {
+    EXPECT_FALSE(ec);
+    EXPECT_FALSE(shut) << "shutdown completed before the job";
+    job_done = true;
+  });
+  engine.async_shutdown([&](std::error_code ec) {
+    EXPECT_FALSE(ec);
+    shut = true;
+  });
+  io.run();
+  EXPECT_TRUE(job_done);
+  EXPECT_TRUE(shut);
+  io.restart();
+  std::error_code late;
+  engine.async_submit(synthetic(r2, 1), [&](std::error_code ec, JobReport) { late = ec; });
+  io.run();
+  EXPECT_EQ(late, make_error_code(Errc::shutting_down));
+}
+
+TEST(Engine, ManyConcurrentJobsAllCompleteExactlyOnce) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(3));
+  constexpr int kJobs = 20;
+  std::vector<std::shared_ptr<workloads::SyntheticRun>> runs(kJobs);
+  std::vector<int> calls(kJobs, 0);
+  for (int i = 0; i < kJobs; ++i)
+    engine.async_submit(synthetic(runs[i], 1 + i % 5, 64 << 10, i % 2 == 0, i % 3),
+                        [&, i](std::error_code ec, JobReport r) {
+                          EXPECT_FALSE(ec) << r.error;
+                          ++calls[i];
+                        });
+  io.run();
+  for (int i = 0; i < kJobs; ++i) {
+    EXPECT_EQ(calls[i], 1) << i;
+    expect_outputs_correct(*runs[i]);
+  }
+  expect_idle(engine);
+}
+
+TEST(Engine, DestroyingWithJobsInFlightCancelsAndReturns) {
+  asio::io_context io;
+  std::shared_ptr<workloads::SyntheticRun> run;
+  std::error_code result;
+  {
+    Engine engine(io.get_executor(), host_config(1));
+    workloads::SyntheticOptions o;
+    o.partitions = 100;
+    o.input_bytes = 256 << 10;
+    o.rounds = 100;
+    auto job = workloads::make_synthetic_job(o, run);
+    engine.async_submit(std::move(*job), [&](std::error_code ec, JobReport) { result = ec; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  io.run();  // the handler still runs, on the caller's executor
+  EXPECT_EQ(result, operation_aborted());
+}
+
+}  // namespace
+}  // namespace stoker::engine
