@@ -1,0 +1,287 @@
+// PinnedPool: reuse instead of pinning anew, one owner per block under many
+// threads, statistics that add up, budget backpressure, nothing leaked.
+#include "alloc/pinned_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_future.hpp>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "test/alloc/backend.hpp"
+
+namespace stoker::alloc {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using test::kBackend;
+
+constexpr std::size_t MiB = std::size_t{1} << 20;
+
+TEST(PinnedPool, ReusesReleasedBlocks) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(256 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  void* first = nullptr;
+  {
+    auto b = pool.try_allocate(MiB);
+    ASSERT_TRUE(b) << b.error().what();
+    first = b->data();
+    EXPECT_EQ(b->size(), MiB);
+    EXPECT_EQ(b->capacity(), MiB);
+    EXPECT_EQ(budget.in_use(), MiB) << "a block costs its capacity while handed out";
+  }
+  EXPECT_EQ(budget.in_use(), 0u);
+  for (int i = 0; i < 100; ++i) {
+    auto b = pool.try_allocate(MiB);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->data(), first) << "the most recently released block comes back";
+  }
+  const auto s = pool.stats();
+  EXPECT_EQ(s.allocations, 101u);
+  EXPECT_EQ(s.reuses, 100u);
+  EXPECT_EQ(s.pinned_allocations, 1u) << "one slab, pinned once";
+  EXPECT_EQ(s.blocks_in_use, 0u);
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  EXPECT_EQ(s.high_water, MiB);
+}
+
+TEST(PinnedPool, RoundsRequestsUpToASizeClassWithBoundedWaste) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(256 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{4097}, MiB + 1, 3 * MiB + 12345}) {
+    auto b = pool.try_allocate(bytes);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->size(), bytes);
+    EXPECT_GE(b->capacity(), bytes);
+    EXPECT_LE(b->capacity(), std::max<std::size_t>(4096, bytes + bytes / 4 + 1));
+    EXPECT_EQ(b->capacity(), PinnedPool::block_capacity(bytes));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b->data()) % 1024, 0u);
+    std::memset(b->data(), 0xab, b->capacity());  // the whole capacity is usable
+  }
+}
+
+TEST(PinnedPool, ManyThreadsNeverGetTheSameBlockAndStatsAddUp) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 1500;
+  MemoryBudget budget(512 * MiB, "host");
+  PinnedPoolOptions o;
+  o.slab_bytes = 4 * MiB;
+  PinnedPool pool(kBackend, budget, o);
+  std::atomic<int> corrupted{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      std::vector<std::pair<PinnedBlock, std::uint32_t>> held;
+      for (int i = 0; i < kRounds; ++i) {
+        const std::size_t bytes = 4096 + rng() % (256 * 1024);
+        auto b = pool.allocate(bytes);
+        if (!b) {
+          failures.fetch_add(1);
+          continue;
+        }
+        // Stamp the block with who owns it; any other owner would overwrite it.
+        const auto stamp = static_cast<std::uint32_t>(t * kRounds + i);
+        auto* words = b->as<std::uint32_t>();
+        const auto n = b->capacity() / sizeof(std::uint32_t);
+        for (std::size_t k = 0; k < n; k += 64) words[k] = stamp;
+        held.emplace_back(std::move(*b), stamp);
+        if (held.size() > 3 || rng() % 2) {
+          const auto idx = rng() % held.size();
+          auto& [victim, expected] = held[idx];
+          const auto* w = victim.as<std::uint32_t>();
+          for (std::size_t k = 0; k < victim.capacity() / sizeof(std::uint32_t); k += 64)
+            if (w[k] != expected) corrupted.fetch_add(1);
+          held.erase(held.begin() + static_cast<std::ptrdiff_t>(idx));
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(corrupted.load(), 0) << "a block was handed to two owners at once";
+  EXPECT_EQ(failures.load(), 0);
+  const auto s = pool.stats();
+  EXPECT_EQ(s.allocations, std::size_t{kThreads} * kRounds);
+  EXPECT_EQ(s.allocations, s.reuses + s.pinned_allocations)
+      << "every allocation is a reuse or pinned one new slab";
+  EXPECT_GT(s.reuses, s.allocations / 2);
+  EXPECT_EQ(s.blocks_in_use, 0u);
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  EXPECT_EQ(s.bytes_requested, 0u);
+  EXPECT_EQ(s.failed_requests, 0u);
+  EXPECT_LE(s.bytes_pinned, pool.max_pinned_bytes());
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(pool.trim(), s.bytes_pinned);
+  EXPECT_EQ(pool.stats().bytes_pinned, 0u);
+  EXPECT_EQ(pool.stats().slabs, 0u);
+}
+
+TEST(PinnedPool, TryAllocateFailsWhenTheBudgetIsExhaustedAndLeaksNothing) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(4 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  auto a = pool.try_allocate(3 * MiB);
+  ASSERT_TRUE(a);
+  auto b = pool.try_allocate(2 * MiB);
+  ASSERT_FALSE(b);
+  EXPECT_EQ(b.error().code, make_error_code(Errc::out_of_host_memory));
+  EXPECT_NE(b.error().message.find(std::to_string(2 * MiB)), std::string::npos)
+      << b.error().message;
+  auto huge = pool.try_allocate(5 * MiB);
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message.find(std::to_string(5 * MiB)), std::string::npos);
+  EXPECT_NE(huge.error().message.find(std::to_string(4 * MiB)), std::string::npos);
+  auto zero = pool.try_allocate(0);
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error().code, make_error_code(Errc::invalid_argument));
+  EXPECT_EQ(pool.stats().failed_requests, 3u);
+  EXPECT_EQ(budget.in_use(), 3 * MiB);
+  a->reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(pool.stats().bytes_in_use, 0u);
+}
+
+TEST(PinnedPool, AsyncAllocateWaitsForBudgetBackpressure) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(2 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  auto a = std::move(*pool.try_allocate(MiB));
+  auto b = std::move(*pool.try_allocate(MiB));
+  void* freed = a.data();
+  asio::io_context io;
+  PinnedBlock got;
+  std::optional<std::error_code> result;
+  pool.async_allocate(MiB, asio::bind_executor(io, [&](std::error_code ec, PinnedBlock blk) {
+                        result = ec;
+                        got = std::move(blk);
+                      }));
+  io.poll();
+  EXPECT_FALSE(result) << "the budget is full: the request must wait";
+  a.reset();
+  io.run();
+  ASSERT_TRUE(result);
+  EXPECT_FALSE(*result);
+  EXPECT_EQ(got.data(), freed) << "the released block is reused";
+  EXPECT_EQ(got.size(), MiB);
+  got.reset();
+  b.reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST(PinnedPool, AsyncAllocateCanBeCancelledAndLeaksNothing) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  auto a = std::move(*pool.try_allocate(MiB));
+  asio::io_context io;
+  asio::cancellation_signal signal;
+  std::optional<std::error_code> result;
+  pool.async_allocate(
+      MiB, asio::bind_cancellation_slot(
+               signal.slot(), asio::bind_executor(io, [&](std::error_code ec, PinnedBlock blk) {
+                 result = ec;
+                 EXPECT_FALSE(blk);
+               })));
+  asio::post(io, [&] { signal.emit(asio::cancellation_type::terminal); });
+  io.run();
+  ASSERT_TRUE(result);
+  EXPECT_EQ(*result, std::errc::operation_canceled);
+  a.reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(pool.stats().blocks_in_use, 0u);
+  EXPECT_EQ(pool.stats().failed_requests, 1u);
+}
+
+TEST(PinnedPool, AsyncAllocateWithUseFutureAndADeadline) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  auto a = std::move(*pool.try_allocate(MiB));
+  auto late =
+      pool.async_allocate_until(MiB, std::chrono::steady_clock::now() + 30ms, asio::use_future);
+  auto [ec, blk] = late.get();
+  EXPECT_EQ(ec, make_error_code(Errc::timed_out));
+  EXPECT_FALSE(blk);
+  auto fut = pool.async_allocate(MiB, asio::use_future);
+  a.reset();
+  auto [ec2, blk2] = fut.get();
+  EXPECT_FALSE(ec2);
+  EXPECT_TRUE(blk2);
+}
+
+TEST(PinnedPool, BlockingAllocateWaitsForAnotherThreadsRelease) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  auto a = std::move(*pool.try_allocate(MiB));
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(20ms);
+    a.reset();
+  });
+  auto b = pool.allocate(MiB);
+  releaser.join();
+  ASSERT_TRUE(b);
+  auto timed = pool.allocate_until(MiB, std::chrono::steady_clock::now() + 10ms);
+  ASSERT_FALSE(timed);
+  EXPECT_EQ(timed.error().code, make_error_code(Errc::timed_out));
+}
+
+TEST(PinnedPool, ReserveKeepsPinningOffTheHotPath) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(64 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  ASSERT_FALSE(pool.reserve(2 * MiB, 4));
+  const auto pinned = pool.stats().pinned_allocations;
+  EXPECT_GE(pool.stats().bytes_pinned, 8 * MiB);
+  EXPECT_EQ(budget.in_use(), 0u) << "idle pinned memory is not charged";
+  std::vector<PinnedBlock> blocks;
+  for (int i = 0; i < 4; ++i) blocks.push_back(std::move(*pool.try_allocate(2 * MiB)));
+  EXPECT_EQ(pool.stats().pinned_allocations, pinned);
+  EXPECT_EQ(pool.stats().reuses, 4u);
+}
+
+TEST(PinnedPool, TrimGivesIdleSlabsBack) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(256 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  auto big = pool.try_allocate(64 * MiB);  // the large-block path: a slab of its own
+  auto small = pool.try_allocate(MiB);
+  ASSERT_TRUE(big && small);
+  EXPECT_EQ(pool.stats().slabs, 2u);
+  EXPECT_EQ(pool.trim(), 0u) << "slabs in use stay";
+  big->reset();
+  EXPECT_EQ(pool.trim(), 64 * MiB);
+  const auto s = pool.stats();
+  EXPECT_EQ(s.slabs, 1u);
+  EXPECT_EQ(s.trimmed_slabs, 1u);
+  EXPECT_EQ(s.bytes_pinned, 32 * MiB) << "the 1 MiB block's shared slab stays";
+}
+
+TEST(PinnedPool, StaysWithinThePinnedLimitByTrimmingIdleSlabs) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(8 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  EXPECT_EQ(pool.max_pinned_bytes(), 8 * MiB);
+  { auto a = pool.try_allocate(6 * MiB); }
+  auto b = pool.try_allocate(7 * MiB);
+  ASSERT_TRUE(b) << b.error().what();
+  const auto s = pool.stats();
+  EXPECT_LE(s.bytes_pinned, 8 * MiB);
+  EXPECT_EQ(s.trimmed_slabs, 1u);
+}
+
+}  // namespace
+}  // namespace stoker::alloc
