@@ -94,6 +94,8 @@ class HostEvent final : public EventImpl {
   }
 
   static std::error_code wait_for(const std::shared_ptr<HostEventState>& s, std::uint64_t target) {
+    // As on CUDA, a faulted device fails every wait, even on finished work.
+    if (auto ec = s->device->health()) return ec;
     std::unique_lock lock(s->m);
     while (s->completed < target) {
       if (auto ec = s->device->health()) return ec;

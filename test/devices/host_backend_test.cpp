@@ -26,7 +26,7 @@ TEST(HostBackend, FailingTaskFaultsDeviceAndWaitersReturnInsteadOfHanging) {
   auto s2 = std::move(*set[0].create_stream());
   auto e = std::move(*set[0].create_event());
   ASSERT_FALSE(s1.enqueue_host([] { return make_error_code(Errc::kernel_failed); }));
-  ASSERT_FALSE(s1.record(e));  // may be queued before the fault lands
+  (void)s1.record(e);  // refused once the fault has landed, queued before
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(e.synchronize(), make_error_code(Errc::kernel_failed));
   EXPECT_EQ(s2.synchronize(), make_error_code(Errc::kernel_failed));

@@ -1,0 +1,269 @@
+// stoker bench pipeline: in one run, on the same synthetic workload, with
+// writer threads competing for host memory as synthesis threads do:
+//  (a) the naive baseline found in the field: pageable inputs, synchronous
+//      cudaMemcpy, one global mutex around each partition's GPU work, one
+//      host thread per GPU;
+//  (b) the engine with pinned producers (inputs generated straight into
+//      pinned pool blocks; generation time included);
+//  (c) the engine with pageable inputs through its staging.
+// Then (b) on one GPU against all GPUs. Each figure is the median of --reps
+// timed runs after a warm-up run, beside DESIGN.md's model bound.
+#include "tools/pipeline_bench.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "engine/workloads/synthetic.hpp"
+
+namespace stoker::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace wl = engine::workloads;
+
+struct Options {
+  std::size_t partitions = 0;  // 0: 16 per GPU
+  std::size_t size_mib = 256;
+  int rounds = 16;
+  int writers = -1;  // -1: min(20, cores - 2)
+  int reps = 3;
+  bool json = false;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Threads that keep writing their own large buffers, as a prover's synthesis
+// threads do, so host memory bandwidth is contended during every run.
+class MemoryWriters {
+ public:
+  explicit MemoryWriters(int n) {
+    for (int i = 0; i < n; ++i)
+      threads_.emplace_back([this] {
+        std::vector<char> buf(std::size_t{256} << 20);
+        std::size_t off = 0;
+        char v = 1;
+        while (!stop_.load(std::memory_order_relaxed)) {
+          std::memset(buf.data() + off, v++, std::size_t{16} << 20);
+          off = (off + (std::size_t{16} << 20)) % buf.size();
+        }
+      });
+  }
+  ~MemoryWriters() {
+    stop_ = true;
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+// (a) One host thread per GPU pulls partitions; each partition's GPU work
+// runs under one process-wide mutex with synchronous copies from pageable memory.
+Result<double> run_naive(int gpus, const wl::SyntheticRun& run) {
+  const auto& o = run.options;
+  std::mutex gpu_mutex;
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> failed{0};
+  std::vector<std::vector<std::uint32_t>> outputs(o.partitions, std::vector<std::uint32_t>(o.input_bytes / 16));
+  std::vector<void*> din(gpus), dout(gpus);
+  for (int g = 0; g < gpus; ++g) {
+    cudaSetDevice(g);
+    if (cudaMalloc(&din[g], o.input_bytes) != cudaSuccess || cudaMalloc(&dout[g], o.input_bytes / 4) != cudaSuccess)
+      return Error{Errc::out_of_device_memory, "naive baseline: cudaMalloc failed"};
+  }
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int g = 0; g < gpus; ++g)
+    threads.emplace_back([&, g] {
+      cudaSetDevice(g);
+      for (std::size_t p; (p = next++) < o.partitions;) {
+        std::lock_guard lock(gpu_mutex);  // the field's global GPU mutex, deliberately
+        bool ok = cudaMemcpy(din[g], run.pageable_inputs[p].data(), o.input_bytes, cudaMemcpyHostToDevice) ==
+                  cudaSuccess;
+        ok = ok && !wl::synthetic_gpu(static_cast<std::uint32_t*>(din[g]), static_cast<std::uint32_t*>(dout[g]),
+                                      o.input_bytes / 16, o.rounds, nullptr);
+        ok = ok && cudaDeviceSynchronize() == cudaSuccess;
+        ok = ok && cudaMemcpy(outputs[p].data(), dout[g], o.input_bytes / 4, cudaMemcpyDeviceToHost) == cudaSuccess;
+        if (!ok) ++failed;
+      }
+    });
+  for (auto& t : threads) t.join();
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  for (int g = 0; g < gpus; ++g) {
+    cudaSetDevice(g);
+    cudaFree(din[g]);
+    cudaFree(dout[g]);
+  }
+  if (failed) return Error{Errc::kernel_failed, "naive baseline: a CUDA call failed"};
+  for (std::size_t p = 0; p < o.partitions; ++p)
+    if (outputs[p] != run.outputs[p] && !run.outputs[p].empty() && run.outputs[p][0] != 0)
+      return Error{Errc::verification_failed, "naive baseline output differs from the engine's"};
+  return ms;
+}
+
+struct EngineFigure {
+  double ms = 0, bound_ms = 0;
+  std::vector<double> busy;
+};
+
+Result<EngineFigure> run_engine(engine::Engine& e, wl::SyntheticOptions o, int reps) {
+  std::vector<double> ms, bound;
+  EngineFigure fig;
+  for (int r = 0; r <= reps; ++r) {  // r == 0 warms pools, device pools and caches
+    std::shared_ptr<wl::SyntheticRun> run;
+    auto job = wl::make_synthetic_job(o, run);
+    if (!job) return job.error();
+    boost::asio::io_context io;
+    std::error_code ec;
+    engine::JobReport rep;
+    e.async_submit(std::move(*job), boost::asio::bind_executor(io, [&](std::error_code c, engine::JobReport j) {
+                     ec = c;
+                     rep = std::move(j);
+                   }));
+    io.run();
+    if (ec) return Error{ec, rep.error};
+    if (r == 0) continue;
+    ms.push_back(rep.wall_ms);
+    bound.push_back(rep.bound_ms);
+    fig.busy = rep.device_busy;
+  }
+  fig.ms = median(ms);
+  fig.bound_ms = median(bound);
+  return fig;
+}
+
+Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder, boost::asio::io_context& io,
+                                    std::vector<int> ordinals) {
+  engine::Config c;
+  c.devices.backend = devices::BackendChoice::cuda;
+  c.devices.cuda_ordinals = std::move(ordinals);
+  auto e = engine::Engine::create(io.get_executor(), c);
+  if (!e) return e.error();
+  holder = std::move(*e);
+  return holder.get();
+}
+
+}  // namespace
+
+int bench_pipeline_command(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> long {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "stoker bench pipeline: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return std::strtol(argv[++i], nullptr, 10);
+    };
+    if (a == "--partitions") opt.partitions = static_cast<std::size_t>(next());
+    else if (a == "--size-mib") opt.size_mib = static_cast<std::size_t>(next());
+    else if (a == "--rounds") opt.rounds = static_cast<int>(next());
+    else if (a == "--writers") opt.writers = static_cast<int>(next());
+    else if (a == "--reps") opt.reps = std::max(1, static_cast<int>(next()));
+    else if (a == "--json") opt.json = true;
+    else if (a == "-h" || a == "--help") {
+      std::printf("usage: stoker bench pipeline [--partitions N] [--size-mib M] [--rounds R] [--writers W] "
+                  "[--reps N] [--json]\n");
+      return 0;
+    } else {
+      std::fprintf(stderr, "stoker bench pipeline: unknown option '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  const int gpus = devices::cuda_device_count();
+  if (gpus == 0) {
+    std::fprintf(stderr, "stoker bench pipeline: needs a CUDA device (the baseline is CUDA's own)\n");
+    return 1;
+  }
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int writers = opt.writers >= 0 ? opt.writers : std::max(1, std::min(20, cores - 2));
+  wl::SyntheticOptions o;
+  o.partitions = opt.partitions ? opt.partitions : 16 * static_cast<std::size_t>(gpus);
+  o.input_bytes = opt.size_mib << 20;
+  o.rounds = opt.rounds;
+  const double gb = static_cast<double>(o.partitions * o.input_bytes) / 1e9;
+
+  boost::asio::io_context io;
+  std::unique_ptr<engine::Engine> all_holder, one_holder;
+  std::vector<int> all;
+  for (int g = 0; g < gpus; ++g) all.push_back(g);
+  auto all_engine = make_engine(all_holder, io, all);
+  auto one_engine = make_engine(one_holder, io, {0});
+  if (!all_engine || !one_engine) {
+    std::fprintf(stderr, "stoker bench pipeline: %s\n",
+                 (!all_engine ? all_engine.error() : one_engine.error()).what().c_str());
+    return 1;
+  }
+
+  // Pageable inputs shared by (a) and (c), generated before the writers start.
+  wl::SyntheticOptions po = o;
+  po.pageable = true;
+  std::shared_ptr<wl::SyntheticRun> pageable_run;
+  auto pj = wl::make_synthetic_job(po, pageable_run);
+  if (!pj) return 2;
+
+  if (!opt.json)
+    std::printf("bench pipeline: %zu partitions x %zu MiB, %d rounds, %d GPU(s), %d writer threads, median of %d\n",
+                o.partitions, opt.size_mib, o.rounds, gpus, writers, opt.reps);
+  MemoryWriters load(writers);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+  std::vector<double> naive_ms;
+  for (int r = 0; r <= opt.reps; ++r) {
+    auto ms = run_naive(gpus, *pageable_run);
+    if (!ms) {
+      std::fprintf(stderr, "stoker bench pipeline: %s\n", ms.error().what().c_str());
+      return 1;
+    }
+    if (r > 0) naive_ms.push_back(*ms);
+  }
+  const double a_ms = median(naive_ms);
+  auto b = run_engine(**all_engine, o, opt.reps);
+  auto c = run_engine(**all_engine, po, opt.reps);
+  auto b1 = run_engine(**one_engine, o, opt.reps);
+  if (!b || !c || !b1) {
+    std::fprintf(stderr, "stoker bench pipeline: engine run failed: %s\n",
+                 (!b ? b.error() : !c ? c.error() : b1.error()).what().c_str());
+    return 1;
+  }
+  auto rate = [&](double ms) { return ms > 0 ? gb / (ms / 1e3) : 0; };
+  if (opt.json) {
+    std::printf("{\"partitions\":%zu,\"size_mib\":%zu,\"rounds\":%d,\"gpus\":%d,\"writers\":%d,"
+                "\"naive_ms\":%.2f,\"pinned_ms\":%.2f,\"pageable_ms\":%.2f,\"pinned_1gpu_ms\":%.2f,"
+                "\"bound_ms\":%.2f,\"bound_1gpu_ms\":%.2f}\n",
+                o.partitions, opt.size_mib, o.rounds, gpus, writers, a_ms, b->ms, c->ms, b1->ms, b->bound_ms,
+                b1->bound_ms);
+    return 0;
+  }
+  std::printf("  %-40s %9s %9s %9s %9s\n", "", "ms", "GB/s in", "vs (a)", "bound ms");
+  std::printf("  %-40s %9.1f %9.2f %9s %9s\n", "(a) naive: pageable, sync, global mutex", a_ms, rate(a_ms), "1.00x",
+              "-");
+  std::printf("  %-40s %9.1f %9.2f %8.2fx %9.1f\n", "(b) engine, pinned producers", b->ms, rate(b->ms), a_ms / b->ms,
+              b->bound_ms);
+  std::printf("  %-40s %9.1f %9.2f %8.2fx %9.1f\n", "(c) engine, pageable through staging", c->ms, rate(c->ms),
+              a_ms / c->ms, c->bound_ms);
+  std::printf("  %-40s %9.1f %9.2f %9s %9.1f\n", "(b) on GPU 0 alone", b1->ms, rate(b1->ms), "", b1->bound_ms);
+  std::printf("  scaling: %d GPUs give %.2fx one GPU\n", gpus, b1->ms / b->ms);
+  for (std::size_t d = 0; d < b->busy.size(); ++d)
+    std::printf("  (b) GPU %zu compute busy %.0f %%\n", d, b->busy[d] * 100);
+  return 0;
+}
+
+}  // namespace stoker::tools
