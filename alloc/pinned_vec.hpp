@@ -60,6 +60,9 @@ class PinnedVec {
   using iterator = T*;
   using const_iterator = const T*;
 
+  // Without a pool: empty, and any growth fails (invalid_argument / std::bad_alloc)
+  // until a pooled vector is moved in.
+  PinnedVec() noexcept = default;
   explicit PinnedVec(PinnedPool& pool, GrowthPolicy policy = GrowthPolicy::fail) noexcept
       : pool_(&pool), policy_(policy) {}
   PinnedVec(PinnedPool& pool, size_type n, GrowthPolicy policy = GrowthPolicy::fail)
@@ -126,7 +129,7 @@ class PinnedVec {
   size_type size() const noexcept { return size_; }
   size_type size_bytes() const noexcept { return size_ * sizeof(T); }
   size_type capacity() const noexcept { return block_.capacity() / sizeof(T); }
-  PinnedPool& pool() const noexcept { return *pool_; }
+  PinnedPool* pool() const noexcept { return pool_; }
   GrowthPolicy growth_policy() const noexcept { return policy_; }
   // The storage; the engine DMAs from it.
   const PinnedBlock& block() const noexcept { return block_; }
@@ -142,7 +145,8 @@ class PinnedVec {
       block_.reset();
       return;
     }
-    if (PinnedPool::block_capacity(size_ * sizeof(T)) >= block_.capacity()) return;
+    if (pool_ == nullptr || PinnedPool::block_capacity(size_ * sizeof(T)) >= block_.capacity())
+      return;
     // Non-binding, as for std::vector: if the smaller block is not there, keep this one.
     auto smaller = pool_->try_allocate(size_ * sizeof(T));
     if (!smaller) return;
@@ -231,6 +235,7 @@ class PinnedVec {
   }
   // Moves the elements into a block for `n` elements; unchanged on failure.
   std::error_code reallocate(size_type n) {
+    if (pool_ == nullptr) return make_error_code(Errc::invalid_argument);
     const auto bytes = n * sizeof(T);
     // Growth holds the old and the new block at once; waiting for more than
     // the whole budget minus what this vector holds would wait forever.
@@ -244,8 +249,8 @@ class PinnedVec {
     return {};
   }
 
-  PinnedPool* pool_;
-  GrowthPolicy policy_;
+  PinnedPool* pool_ = nullptr;
+  GrowthPolicy policy_ = GrowthPolicy::fail;
   PinnedBlock block_;
   size_type size_ = 0;
 };

@@ -164,6 +164,17 @@ TEST_F(PinnedVecTest, WaitPolicyBlocksUntilTheBudgetHasRoom) {
       << "more than the whole budget fails instead of waiting forever";
 }
 
+TEST_F(PinnedVecTest, DefaultConstructedHasNoPoolAndCannotGrow) {
+  PinnedVec<int> v;
+  EXPECT_TRUE(v.empty());
+  EXPECT_EQ(v.pool(), nullptr);
+  EXPECT_EQ(v.try_reserve(10), make_error_code(Errc::invalid_argument));
+  EXPECT_THROW(v.push_back(1), std::bad_alloc);
+  v = PinnedVec<int>(pool);
+  v.push_back(1);
+  EXPECT_EQ(v[0], 1);
+}
+
 TEST_F(PinnedVecTest, DestructionReturnsEverything) {
   {
     PinnedVec<double> a(pool, 1000);
