@@ -43,17 +43,22 @@ Result<DeviceBlock> DevicePool::allocate(std::size_t bytes, devices::Stream& str
     failed_.fetch_add(1, kRelaxed);
     return std::move(r).error();
   }
+  return allocate_reserved(bytes, stream, std::move(*r));
+}
+
+Result<DeviceBlock> DevicePool::allocate_reserved(std::size_t bytes, devices::Stream& stream,
+                                                  Reservation r) {
   auto p = device_.allocate_async(bytes, stream);
   if (!p) {
     failed_.fetch_add(1, kRelaxed);
-    return std::move(p).error();  // the reservation goes back with `r`
+    return std::move(p).error();  // the bytes go back with `r`
   }
   DeviceBlock b;
   b.pool_ = this;
   b.ptr_ = *p;
   b.bytes_ = bytes;
   b.stream_ = &stream;
-  b.reservation_ = std::move(*r);
+  b.reservation_ = std::move(r);
   allocations_.fetch_add(1, kRelaxed);
   blocks_in_use_.fetch_add(1, kRelaxed);
   const auto now = bytes_in_use_.fetch_add(bytes, kRelaxed) + bytes;

@@ -21,7 +21,8 @@
 //   when the free is enqueued; the driver may still hold the memory until
 //   the stream reaches the free, so the device may briefly use a little
 //   more than the budget says. Set the budget below the device's memory.
-// - Failure: allocate never waits: out_of_device_memory when the budget or
+// - Failure: allocate never waits (async_allocate waits for the budget): out_of_device_memory when
+// the budget or
 //   the device cannot provide the bytes (naming the numbers),
 //   invalid_argument for 0 bytes. Nothing stays charged on any error path.
 // - Lifetime: the pool, the device, the budget and the allocating stream
@@ -30,6 +31,12 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -119,10 +126,57 @@ class DevicePool {
   // `stream` must belong to this pool's device.
   Result<DeviceBlock> allocate(std::size_t bytes, devices::Stream& stream);
 
+  // Waits in the device budget's FIFO instead of failing while the memory
+  // is merely in use; completion signature void(std::error_code,
+  // DeviceBlock), delivered like MemoryBudget::async_acquire (associated
+  // executor, cancellation slot). The stream-ordered allocation is enqueued
+  // on `stream` from the handler's executor once the budget grants it;
+  // `stream` must outlive the operation.
+  template <typename Token>
+  auto async_allocate(std::size_t bytes, devices::Stream& stream, Token&& token) {
+    return boost::asio::async_initiate<Token, void(std::error_code, DeviceBlock)>(
+        [this](auto handler, std::size_t n, devices::Stream* s) {
+          start_async_allocate(std::move(handler), n, *s);
+        },
+        token, bytes, &stream);
+  }
+
   DevicePoolStats stats() const noexcept;
 
  private:
   friend class DeviceBlock;
+
+  template <typename Handler>
+  void start_async_allocate(Handler&& handler, std::size_t bytes, devices::Stream& stream) {
+    auto ex = boost::asio::get_associated_executor(handler);
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
+    if (bytes == 0) {
+      failed_.fetch_add(1, std::memory_order_relaxed);
+      boost::asio::post(ex, [h = std::move(handler)]() mutable {
+        std::move(h)(make_error_code(Errc::invalid_argument), DeviceBlock{});
+      });
+      return;
+    }
+    budget_.async_acquire(bytes, boost::asio::bind_executor(
+                                     ex, boost::asio::bind_cancellation_slot(
+                                             slot, [this, &stream, bytes, h = std::move(handler)](
+                                                       std::error_code ec, Reservation r) mutable {
+                                               if (ec) {
+                                                 failed_.fetch_add(1, std::memory_order_relaxed);
+                                                 std::move(h)(ec, DeviceBlock{});
+                                                 return;
+                                               }
+                                               auto block =
+                                                   allocate_reserved(bytes, stream, std::move(r));
+                                               if (!block) {
+                                                 std::move(h)(block.error().code, DeviceBlock{});
+                                                 return;
+                                               }
+                                               std::move(h)(std::error_code{}, std::move(*block));
+                                             })));
+  }
+
+  Result<DeviceBlock> allocate_reserved(std::size_t bytes, devices::Stream& stream, Reservation r);
   std::error_code free(DeviceBlock& block, devices::Stream& stream) noexcept;
 
   devices::Device& device_;

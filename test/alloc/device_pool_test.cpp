@@ -4,7 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "alloc/pinned_pool.hpp"
@@ -92,6 +98,50 @@ TEST(DevicePool, ReleaseOnAnotherStreamAfterAnEvent) {
   EXPECT_EQ(budget.in_use(), 0u);
   EXPECT_EQ(pool.stats().allocations, 50u);
   EXPECT_EQ(pool.stats().high_water, MiB);
+}
+
+TEST(DevicePool, AsyncAllocateWaitsForTheDeviceBudgetAndCanBeCancelled) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  namespace asio = boost::asio;
+  auto set = test::devices_for_test();
+  auto& dev = set[0];
+  MemoryBudget budget(8 * MiB, "gpu0", Errc::out_of_device_memory);
+  DevicePool pool(dev, budget);
+  auto stream = std::move(*dev.create_stream());
+  auto held = std::move(*pool.allocate(6 * MiB, stream));
+  asio::io_context io;
+  std::optional<std::error_code> waited, cancelled;
+  DeviceBlock got;
+  asio::cancellation_signal signal;
+  pool.async_allocate(4 * MiB, stream,
+                      asio::bind_executor(io, [&](std::error_code ec, DeviceBlock b) {
+                        waited = ec;
+                        got = std::move(b);
+                      }));
+  pool.async_allocate(
+      4 * MiB, stream,
+      asio::bind_cancellation_slot(signal.slot(),
+                                   asio::bind_executor(io, [&](std::error_code ec, DeviceBlock b) {
+                                     cancelled = ec;
+                                     EXPECT_FALSE(b);
+                                   })));
+  io.poll();
+  EXPECT_FALSE(waited) << "6 of 8 MiB are held: the request waits";
+  asio::post(io, [&] { signal.emit(asio::cancellation_type::terminal); });
+  io.poll();
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(*cancelled, std::errc::operation_canceled);
+  held.reset();
+  io.run();
+  ASSERT_TRUE(waited);
+  EXPECT_FALSE(*waited);
+  EXPECT_EQ(got.size(), 4 * MiB);
+  EXPECT_EQ(budget.in_use(), 4 * MiB);
+  got.reset();
+  ASSERT_FALSE(stream.synchronize());
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(pool.stats().blocks_in_use, 0u);
+  EXPECT_EQ(pool.stats().failed_requests, 1u);
 }
 
 }  // namespace
