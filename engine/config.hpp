@@ -5,7 +5,7 @@
 //   STOKER_BACKEND=auto|cuda|host   STOKER_DEVICES=0,1   STOKER_HOST_DEVICES=2
 //   STOKER_HOST_SLOWDOWN=1,3        STOKER_PIPELINE_DEPTH=2
 //   STOKER_HOST_BUDGET_MIB=...      STOKER_DEVICE_BUDGET_MIB=...
-//   STOKER_CHUNK_MIB=8              STOKER_WORKERS=...
+//   STOKER_CHUNK_MIB=8              STOKER_WORKERS=...   STOKER_STAGING_THREADS=4
 #pragma once
 
 #include <cstddef>
@@ -29,6 +29,9 @@ struct Config {
   std::size_t device_budget_bytes = 0;
   // Staging chunk for pageable inputs; two per device.
   std::size_t staging_chunk_bytes = std::size_t{8} << 20;
+  // Threads per device that copy a pageable chunk into staging together: one
+  // memcpy thread cannot keep up with a 55 GB/s link.
+  int staging_threads = 4;
   // CPU threads that run producers. 0: hardware threads.
   int worker_threads = 0;
   // Link rates for the model bound (DESIGN.md), GB/s. 0: measured defaults

@@ -93,8 +93,9 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
 
   for (std::size_t d = 0; d < core->set_.size(); ++d) {
     auto& dev = core->set_[d];
-    auto runner = DeviceRunner::create(dev, cfg.pipeline_depth, cfg.copy_priority,
-                                       cfg.compute_priority, cfg.staging_chunk_bytes);
+    auto runner =
+        DeviceRunner::create(dev, cfg.pipeline_depth, cfg.copy_priority, cfg.compute_priority,
+                             cfg.staging_chunk_bytes, cfg.staging_threads);
     if (!runner) return std::move(runner).error();
     core->runners_.push_back(std::move(*runner));
     DevState s;
@@ -109,7 +110,11 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
     dev.set_pool_release_threshold(s.budget);
     core->dev_.push_back(s);
   }
-  core->max_prepared_ = core->set_.size() * static_cast<std::size_t>(cfg.pipeline_depth) * 2;
+  // Enough partitions in preparation to keep every slot and every producer
+  // thread busy; the host budget bounds the memory this takes.
+  core->max_prepared_ =
+      std::max(core->set_.size() * static_cast<std::size_t>(cfg.pipeline_depth) * 2,
+               static_cast<std::size_t>(cfg.worker_threads));
   core->workers_ =
       std::make_unique<asio::thread_pool>(static_cast<std::size_t>(cfg.worker_threads));
   core->thread_ = std::thread([io = &core->io_] { io->run(); });
@@ -337,17 +342,21 @@ void EngineCore::prepare(const Key& k) {
   for (const auto& out : p.outputs)
     if (!out.pinned) ps.bounce.push_back({carve(out.bytes), out.bytes});
   if (total == 0) return produced(k, {}, {});
-  pool_->async_allocate(
-      total, asio::bind_cancellation_slot(
-                 ps.cancel->slot(),
-                 asio::bind_executor(io_, [this, k](std::error_code ec, alloc::PinnedBlock block) {
-                   if (ec)
-                     return produced(k, ec,
-                                     "pinned host memory for partition " + std::to_string(k.part) +
-                                         ": " + ec.message());
-                   find(k.seq)->parts[k.part].host = std::move(block);
-                   run_producer(k);
-                 })));
+  // Initiated from a worker: growing the pool calls cudaHostAlloc (0.5 s/GiB),
+  // which must never stall this scheduling thread.
+  asio::post(*workers_, [this, k, total, slot = ps.cancel->slot()] {
+    pool_->async_allocate(
+        total,
+        asio::bind_cancellation_slot(
+            slot, asio::bind_executor(io_, [this, k](std::error_code ec, alloc::PinnedBlock block) {
+              if (ec)
+                return produced(k, ec,
+                                "pinned host memory for partition " + std::to_string(k.part) +
+                                    ": " + ec.message());
+              find(k.seq)->parts[k.part].host = std::move(block);
+              run_producer(k);
+            })));
+  });
 }
 
 void EngineCore::run_producer(const Key& k) {

@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 #include <cstring>
+#include <latch>
 
 namespace stoker::engine::detail {
 namespace {
@@ -22,7 +23,8 @@ DeviceRunner::DeviceRunner(devices::Device& device)
 Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& device, int depth,
                                                            devices::StreamPriority copy_priority,
                                                            devices::StreamPriority compute_priority,
-                                                           std::size_t chunk_bytes) {
+                                                           std::size_t chunk_bytes,
+                                                           int staging_threads) {
   std::unique_ptr<DeviceRunner> r(new DeviceRunner(device));
   const std::string where =
       "device " + std::to_string(device.index()) + " (" + device.info().name + "): ";
@@ -51,6 +53,10 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
       if (auto err = event(K::timing, *e)) return err;
   }
   r->chunk_bytes_ = chunk_bytes;
+  r->staging_threads_ = std::max(1, staging_threads);
+  if (r->staging_threads_ > 1)
+    r->copiers_ = std::make_unique<boost::asio::thread_pool>(
+        static_cast<std::size_t>(r->staging_threads_ - 1));
   for (auto& st : r->staging_) {
     auto b = devices::allocate_pinned(device.backend(), chunk_bytes);
     if (!b) return Error{b.error().code, where + "staging buffer: " + b.error().what()};
@@ -73,6 +79,7 @@ DeviceRunner::~DeviceRunner() {
   if (feeder_.joinable()) feeder_.join();
   waiter_work_.reset();
   if (waiter_.joinable()) waiter_.join();
+  if (copiers_) copiers_->join();
   // Streams drain in their destructors; staging outlives them (declared first).
   h2d_.synchronize();
   compute_.synchronize();
@@ -105,12 +112,32 @@ std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* sr
     auto& st = staging_[next_staging_++ % 2];
     if (auto ec = st.copied.synchronize()) return ec;
     const auto t0 = Clock::now();
-    std::memcpy(st.buffer.data(), src + off, n);
+    copy_parallel(static_cast<std::byte*>(st.buffer.data()), src + off, n);
     staging_ms += ms_between(t0, Clock::now());
     if (auto ec = h2d_.copy(dst + off, st.buffer.data(), n)) return ec;
     if (auto ec = h2d_.record(st.copied)) return ec;
   }
   return {};
+}
+
+// Splits one host copy across the staging threads and waits for all parts.
+void DeviceRunner::copy_parallel(std::byte* dst, const std::byte* src, std::size_t bytes) {
+  const std::size_t parts = copiers_ ? static_cast<std::size_t>(staging_threads_) : 1;
+  const std::size_t piece = (bytes / parts + 63) / 64 * 64;
+  if (parts == 1 || piece == 0 || bytes < (std::size_t{1} << 20)) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  std::latch done(static_cast<std::ptrdiff_t>(parts - 1));
+  for (std::size_t i = 1; i < parts; ++i) {
+    const std::size_t off = std::min(bytes, i * piece), n = std::min(piece, bytes - off);
+    boost::asio::post(*copiers_, [&done, d = dst + off, s = src + off, n] {
+      std::memcpy(d, s, n);
+      done.count_down();
+    });
+  }
+  std::memcpy(dst, src, std::min(piece, bytes));
+  done.wait();
 }
 
 // Runs on the feeder thread. Enqueues the whole partition; on an enqueue

@@ -7,6 +7,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -46,7 +47,7 @@ class DeviceRunner {
   static Result<std::unique_ptr<DeviceRunner>> create(devices::Device& device, int depth,
                                                       devices::StreamPriority copy_priority,
                                                       devices::StreamPriority compute_priority,
-                                                      std::size_t chunk_bytes);
+                                                      std::size_t chunk_bytes, int staging_threads);
   ~DeviceRunner();
 
   devices::Device& device() const noexcept { return device_; }
@@ -84,6 +85,10 @@ class DeviceRunner {
   devices::Event epoch_;
   Clock::time_point epoch_host_;
 
+  void copy_parallel(std::byte* dst, const std::byte* src, std::size_t bytes);
+
+  std::unique_ptr<boost::asio::thread_pool> copiers_;  // staging memcpy helpers
+  int staging_threads_ = 1;
   boost::asio::io_context feeder_io_, waiter_io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> feeder_work_,
       waiter_work_;

@@ -6,13 +6,23 @@
 
 namespace stoker::engine::workloads {
 
+// Word i is one half of splitmix64(key ^ i / 2): random access for the
+// verifier, two words per hash for the producers.
 std::uint32_t synthetic_input_word(std::uint64_t seed, std::size_t partition, std::size_t index) {
-  return static_cast<std::uint32_t>(
-      detail::splitmix64(seed * 0x100000001b3ull ^ (std::uint64_t{partition} << 40) ^ index));
+  const std::uint64_t v =
+      detail::splitmix64(seed * 0x100000001b3ull ^ (std::uint64_t{partition} << 40) ^ (index / 2));
+  return static_cast<std::uint32_t>(index % 2 ? v >> 32 : v);
 }
 
 void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::uint32_t> out) {
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = synthetic_input_word(seed, partition, i);
+  const std::uint64_t key = seed * 0x100000001b3ull ^ (std::uint64_t{partition} << 40);
+  std::size_t i = 0;
+  for (; i + 1 < out.size(); i += 2) {
+    const std::uint64_t v = detail::splitmix64(key ^ (i / 2));
+    out[i] = static_cast<std::uint32_t>(v);
+    out[i + 1] = static_cast<std::uint32_t>(v >> 32);
+  }
+  if (i < out.size()) out[i] = synthetic_input_word(seed, partition, i);
 }
 
 void synthetic_cpu(const std::uint32_t* in, std::uint32_t* out, std::size_t out_words, int rounds) {
