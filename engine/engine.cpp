@@ -661,3 +661,24 @@ void Engine::shutdown_erased(boost::asio::any_completion_handler<ShutdownSignatu
 }
 
 }  // namespace stoker::engine
+
+namespace stoker::engine {
+
+std::size_t Engine::lookahead() const noexcept {
+  return core_->lookahead();
+}
+
+std::error_code Engine::reserve_pinned(std::size_t bytes_per_partition, std::size_t count) {
+  return core_->reserve_pinned(bytes_per_partition, count);
+}
+
+std::size_t Engine::pinned_bytes(const Partition& p) {
+  std::size_t total = 0;
+  for (const auto& in : p.inputs)
+    if (in.kind == InputKind::produced) total += (in.bytes + 255) / 256 * 256;
+  for (const auto& out : p.outputs)
+    if (!out.pinned) total += (out.bytes + 255) / 256 * 256;
+  return total;
+}
+
+}  // namespace stoker::engine

@@ -79,6 +79,15 @@ class Engine {
   const devices::DeviceSet& devices() const noexcept;
   const Config& config() const noexcept;
   EngineStats stats() const;
+  // Pins `count` host blocks big enough for partitions needing
+  // `bytes_per_partition` of produced inputs and output landing areas, before
+  // any job runs. A cold pool grows with cudaHostAlloc, which costs about
+  // 0.5 s/GiB and blocks other CUDA calls of the process while it runs.
+  std::error_code reserve_pinned(std::size_t bytes_per_partition, std::size_t count);
+  // Pinned bytes a partition of `job` takes from the pool (0 when none).
+  static std::size_t pinned_bytes(const Partition& partition);
+  // How many partitions the engine prepares ahead (each holding its block).
+  std::size_t lookahead() const noexcept;
 
   template <typename CompletionToken>
   auto async_submit(Job job, CompletionToken&& token) {

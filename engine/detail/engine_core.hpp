@@ -32,6 +32,10 @@ class EngineCore {
   const devices::DeviceSet& devices() const noexcept { return set_; }
   const Config& config() const noexcept { return config_; }
   EngineStats stats();
+  std::size_t lookahead() const noexcept { return max_prepared_; }
+  std::error_code reserve_pinned(std::size_t bytes, std::size_t count) {
+    return bytes == 0 || count == 0 ? std::error_code{} : pool_->reserve(bytes, count);
+  }
 
   void submit(Job job, SubmitHandler handler, boost::asio::any_io_executor handler_executor);
   void shutdown(ShutdownHandler handler, boost::asio::any_io_executor handler_executor);
