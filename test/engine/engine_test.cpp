@@ -16,6 +16,8 @@
 #include <chrono>
 #include <thread>
 
+#include "alloc/pinned_vec.hpp"
+#include "devices/pinned_buffer.hpp"
 #include "engine/workloads/synthetic.hpp"
 
 namespace asio = boost::asio;
@@ -161,6 +163,39 @@ TEST(Engine, PageableInputsGoThroughStagingInChunks) {
   expect_outputs_correct(*run);
   for (const auto& p : report.parts) EXPECT_GT(p.staging.ms, 0.0);
   expect_idle(engine);
+}
+
+TEST(Engine, PinnedVecAndRegisteredInputsAreCopiedDirectlyAndBlocksComeBack) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());
+  alloc::MemoryBudget budget(64 << 20, "producers");
+  alloc::PinnedPool pool(devices::Backend::host, budget);
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = synthetic(run, 3, 256 << 10);
+  // Partition 0: a producer's PinnedVec, moved into the engine.
+  alloc::PinnedVec<std::uint32_t> vec(pool, (256 << 10) / 4);
+  workloads::synthetic_fill(run->options.seed, 0, vec.span());
+  job.partitions[0].inputs[0] = Input::pinned(std::move(vec));
+  job.partitions[0].producer = nullptr;
+  EXPECT_EQ(pool.stats().blocks_in_use, 1u);
+  // Partition 1: caller memory registered for DMA.
+  std::vector<std::uint32_t> mine((256 << 10) / 4);
+  workloads::synthetic_fill(run->options.seed, 1, mine);
+  auto reg = devices::register_host(devices::Backend::host, mine.data(), mine.size() * 4);
+  ASSERT_TRUE(reg);
+  job.partitions[1].inputs[0] = Input::registered(std::as_bytes(std::span(mine)));
+  job.partitions[1].producer = nullptr;
+  std::error_code result;
+  std::string message;
+  engine.async_submit(std::move(job), [&](std::error_code ec, JobReport r) {
+    result = ec;
+    message = r.error;
+  });
+  io.run();
+  ASSERT_FALSE(result) << message;
+  expect_outputs_correct(*run);
+  EXPECT_EQ(pool.stats().blocks_in_use, 0u) << "the PinnedVec's block went back to its pool";
+  EXPECT_EQ(budget.in_use(), 0u);
 }
 
 TEST(Engine, FasterDeviceTakesMorePartitions) {
