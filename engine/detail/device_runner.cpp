@@ -94,12 +94,10 @@ double DeviceRunner::device_time_ms(const devices::Event& e, Clock::time_point j
 
 void DeviceRunner::launch(LaunchRequest request, std::function<void(LaunchResult)> done) {
   boost::asio::post(feeder_io_, [this, r = std::move(request), done = std::move(done)]() mutable {
-    std::byte* device_memory = nullptr;
-    LaunchResult enq = enqueue(r, device_memory);
-    boost::asio::post(waiter_io_, [this, r = std::move(r), enq = std::move(enq), device_memory,
-                                   done = std::move(done)]() mutable {
-      finish(r, std::move(enq), device_memory, done);
-    });
+    LaunchResult enq = enqueue(r);
+    boost::asio::post(waiter_io_,
+                      [this, r = std::move(r), enq = std::move(enq),
+                       done = std::move(done)]() mutable { finish(r, std::move(enq), done); });
   });
 }
 
@@ -142,8 +140,9 @@ void DeviceRunner::copy_parallel(std::byte* dst, const std::byte* src, std::size
 
 // Runs on the feeder thread. Enqueues the whole partition; on an enqueue
 // error it still records the slot's events so the waiter and the slot move on.
-LaunchResult DeviceRunner::enqueue(const LaunchRequest& r, std::byte*& device_memory) {
+LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
   LaunchResult res;
+  std::byte* device_memory = nullptr;
   auto& slot = slots_[static_cast<std::size_t>(r.slot)];
   const Partition& p = *r.partition;
   auto fail = [&](std::error_code ec, std::string what) {
@@ -246,7 +245,7 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r, std::byte*& device_me
 
 // Runs on the waiter thread: blocks until the slot's last event completes
 // (returns an error instead after a sticky fault), then reads the timings.
-void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res, std::byte* device_memory,
+void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res,
                           const std::function<void(LaunchResult)>& done) {
   auto& slot = slots_[static_cast<std::size_t>(r.slot)];
   const auto ec = slot.out_done.synchronize();
@@ -267,7 +266,6 @@ void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res, std::byte* d
     res.kernels = {k0, k1 - k0};
     res.d2h = {d0, d1 - d0};
   }
-  (void)device_memory;
   done(std::move(res));
 }
 

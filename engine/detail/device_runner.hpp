@@ -68,11 +68,11 @@ class DeviceRunner {
   };
 
   explicit DeviceRunner(devices::Device& device);
-  LaunchResult enqueue(const LaunchRequest& r, std::byte*& device_memory);
+  LaunchResult enqueue(const LaunchRequest& r);
   std::error_code stage_pageable(std::byte* dst, const std::byte* src, std::size_t bytes,
                                  double& staging_ms);
   double device_time_ms(const devices::Event& e, Clock::time_point job_start) const;
-  void finish(const LaunchRequest& r, LaunchResult result, std::byte* device_memory,
+  void finish(const LaunchRequest& r, LaunchResult result,
               const std::function<void(LaunchResult)>& done);
 
   devices::Device& device_;
