@@ -1,0 +1,116 @@
+// The hpoly workload (issue 5): the GPU half of a Groth16 prover as engine
+// partitions. Each partition has three produced inputs a, b, c and one
+// output h, n = 2^log_n elements of 32 bytes each; the device work is
+// kernels::gpu::hpoly (kernels::cpu::hpoly on the host backend), which turns
+// the evaluations a, b, c into the n coefficients of h = (AB - C) / (x^n - 1).
+//
+// Producers play the synthesis threads: they write witness-like a and b
+// (pseudo-random field elements) and c = a * b pointwise straight into the
+// pinned produced buffers, so AB - C vanishes on the domain and h exists.
+//
+// Representation: every buffer (a, b, c and h) holds kernels::Fr as the
+// kernels use it, i.e. Montgomery form (value * 2^256 mod r), fully reduced.
+// The generator draws that internal representation directly (four random
+// limbs, top bit cleared, r subtracted once if needed), so filling costs no
+// conversion; the canonical value of an element is its representation times
+// 2^-256. Data are a pure function of (seed, partition, index): runs are
+// reproducible and the verifier regenerates a, b, c instead of keeping them
+// (the pinned blocks go back to the pool once the partition's copies are done).
+//
+// Verification (options.verify) runs on an engine worker after h landed: at a
+// point x drawn from (seed, partition), h(x) (x^n - 1) == A(x) B(x) - C(x),
+// with A(x) from the evaluations by the barycentric formula
+//   A(x) = (x^n - 1) / n * sum_i a_i w^i / (x - w^i),  w = omega_n,
+// and the top coefficient of h must be zero (deg h <= n - 2). The inverses
+// come from batch inversion in chunks, so it costs about ten multiplications
+// per element (about 2e8 at 2^24: ~0.2 s on 16 threads, a few seconds on
+// one), split over `verify_threads` threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "devices/device_set.hpp"
+#include "engine/job.hpp"
+#include "kernels/field.cuh"
+
+namespace stoker::engine::workloads {
+
+inline constexpr unsigned kHpolyMinLogN = 1;
+// A 2^28 partition is 8 GiB per vector, 32 GiB on the device with h.
+inline constexpr unsigned kHpolyMaxLogN = 28;
+
+struct HpolyOptions {
+  std::size_t partitions = 4;
+  unsigned log_n = 12;
+  std::uint64_t seed = 1;
+  bool verify = true;
+  unsigned verify_threads = 0;  // per partition being verified; 0: hardware threads
+  unsigned cpu_threads = 0;     // kernels::cpu::hpoly threads on the host backend; 0: hardware
+  int priority = 0;
+  std::string name = "hpoly";
+};
+
+// What verification found for one partition.
+struct HpolyCheck {
+  bool checked = false;  // verification ran (options.verify)
+  bool ok = false;
+  kernels::Fr x;          // the random point
+  kernels::Fr lhs, rhs;   // h(x) (x^n - 1) and A(x) B(x) - C(x)
+  bool top_zero = false;  // h[n-1] == 0
+};
+
+// The job's outputs; keep it alive until the job's handler ran (the job's
+// lambdas hold it too). h[p] holds partition p's n coefficients once the job
+// completed; checks[p] is filled by verify.
+struct HpolyRun {
+  HpolyOptions options;
+  std::size_t n = 0;
+  std::vector<std::unique_ptr<kernels::Fr[]>> h;
+  std::vector<HpolyCheck> checks;
+  std::span<const kernels::Fr> output(std::size_t p) const { return {h[p].get(), n}; }
+};
+
+// Builds the job; `run` receives the output buffers. Errors name a bad option.
+Result<Job> make_hpoly_job(const HpolyOptions& options, std::shared_ptr<HpolyRun>& run);
+
+// Builds the twiddle tables of log_n on every CUDA device of `set` (nothing on
+// the host backend), so that no partition pays for them on the hot path.
+// Without it the first partition of each (device, log_n) builds them inside
+// its kernel launch (it allocates and waits, a few ms).
+std::error_code hpoly_prepare(const devices::DeviceSet& set, unsigned log_n);
+
+// Elements [first, first + count) of partition `partition`'s a, b and c
+// (c = a * b), written to a, b, c (c may be null). `streaming` uses
+// non-temporal stores: for the producers, whose buffers the CPU does not read
+// again; requires 16-byte aligned buffers.
+void hpoly_fill(std::uint64_t seed, std::size_t partition, std::size_t first, std::size_t count,
+                kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool streaming = false);
+
+// The random point of partition `partition`; never on the domain of size 2^log_n.
+kernels::Fr hpoly_point(std::uint64_t seed, std::size_t partition, unsigned log_n);
+
+// Sum_i v_i w^i / (x - w^i) over the domain of size 2^log_n, for the
+// evaluations of partition `partition` (which: 0 = a, 1 = b, 2 = c), and
+// h(x); the building blocks of verification, exposed so tests can check them
+// against direct evaluation.
+struct HpolySums {
+  kernels::Fr a, b, c;  // barycentric sums (without the (x^n - 1) / n factor)
+  kernels::Fr hx;       // h(x), Horner over the coefficients
+};
+HpolySums hpoly_sums(std::uint64_t seed, std::size_t partition, unsigned log_n,
+                     std::span<const kernels::Fr> h, const kernels::Fr& x, unsigned threads = 0);
+
+// Verifies h for partition `partition` at hpoly_point(); fills `check` when
+// given. Errc::verification_failed when the identity does not hold,
+// Errc::invalid_argument when h does not have 2^log_n elements.
+std::error_code hpoly_verify(std::uint64_t seed, std::size_t partition, unsigned log_n,
+                             std::span<const kernels::Fr> h, unsigned threads = 0,
+                             HpolyCheck* check = nullptr);
+
+}  // namespace stoker::engine::workloads
