@@ -22,9 +22,10 @@
 // with A(x) from the evaluations by the barycentric formula
 //   A(x) = (x^n - 1) / n * sum_i a_i w^i / (x - w^i),  w = omega_n,
 // and the top coefficient of h must be zero (deg h <= n - 2). The inverses
-// come from batch inversion in chunks, so it costs about ten multiplications
-// per element (about 2e8 at 2^24: ~0.2 s on 16 threads, a few seconds on
-// one), split over `verify_threads` threads.
+// come from batch inversion in chunks, so it costs about eight
+// multiplications per element plus regenerating a and b, about seven times a
+// producer's work: ~1.4e8 multiplications at 2^24, a few seconds on one
+// thread, split over `verify_threads` threads.
 #pragma once
 
 #include <cstddef>
