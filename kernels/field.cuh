@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/detail/mont32.cuh"
+
 #if defined(__CUDACC__)
 #define STOKER_HD __host__ __device__ __forceinline__
 #else
@@ -255,8 +257,8 @@ struct alignas(32) Fr {
 #endif
 
 #if defined(__CUDACC__)
-  // Device: eight 32-bit limbs, PTX carry chains for add/sub, 32x32->64
-  // wide multiply-adds for the CIOS product.
+  // Device: eight 32-bit limbs, PTX carry chains for add, sub and the
+  // Montgomery product.
   __device__ __forceinline__ static void split(const Fr& a, std::uint32_t x[8]) {
     for (int i = 0; i < 4; ++i) {
       x[2 * i] = static_cast<std::uint32_t>(a.l[i]);
@@ -339,41 +341,14 @@ struct alignas(32) Fr {
           "r"(m & 0x09a1d805u), "r"(m & 0x3339d808u), "r"(m & 0x299d7d48u), "r"(m & 0x73eda753u));
     return join(d);
   }
+  // The even/odd carry-chain product of detail/mont32.cuh.
   __device__ __forceinline__ static Fr mul_device(const Fr& a, const Fr& b) {
-    constexpr std::uint32_t p[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
-                                    0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
-    std::uint32_t x[8], y[8];
+    std::uint32_t x[8], y[8], z[8];
     split(a, x);
     split(b, y);
-    // CIOS with 32-bit words: t has 8 words + 2 carry words.
-    std::uint32_t t[10];
-#pragma unroll
-    for (int j = 0; j < 10; ++j) t[j] = 0;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      std::uint64_t c = 0;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        c = static_cast<std::uint64_t>(x[j]) * y[i] + t[j] + (c >> 32);
-        t[j] = static_cast<std::uint32_t>(c);
-      }
-      c = static_cast<std::uint64_t>(t[8]) + (c >> 32);
-      t[8] = static_cast<std::uint32_t>(c);
-      t[9] = static_cast<std::uint32_t>(c >> 32);
-      // -r^-1 mod 2^32 is 0xffffffff, so m = -t0.
-      const std::uint32_t m = t[0] * fr_detail::kInv32;
-      c = static_cast<std::uint64_t>(m) * p[0] + t[0];
-#pragma unroll
-      for (int j = 1; j < 8; ++j) {
-        c = static_cast<std::uint64_t>(m) * p[j] + t[j] + (c >> 32);
-        t[j - 1] = static_cast<std::uint32_t>(c);
-      }
-      c = static_cast<std::uint64_t>(t[8]) + (c >> 32);
-      t[7] = static_cast<std::uint32_t>(c);
-      t[8] = t[9] + static_cast<std::uint32_t>(c >> 32);
-    }
-    reduce_once_device(t);
-    return join(t);
+    fr_detail::PtxCarry cc;
+    fr_detail::mont_mul_8x32(cc, z, x, y);
+    return join(z);
   }
 #endif
 };
