@@ -250,6 +250,18 @@ void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex
   }
   auto state = std::make_unique<JobState>(std::move(job), std::move(handler), tracked(ex));
   state->start = Clock::now();
+  // The cancellation slot is installed here, on the initiating thread, as
+  // Asio's own operations do: signals and slots are not thread-safe, and the
+  // caller emits from its side (the handler's executor). Installing it later
+  // on the engine thread raced with such an emit (found by TSan). The handler
+  // only posts, so it may run on any thread; a cancel that arrives after the
+  // job completed finds nothing and does nothing.
+  const auto seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
+  state->seq = seq;
+  auto slot = asio::get_associated_cancellation_slot(state->handler);
+  if (slot.is_connected())
+    slot.assign(
+        [this, seq](asio::cancellation_type) { asio::post(io_, [this, seq] { cancel(seq); }); });
   asio::post(io_, [this, state = std::move(state)]() mutable {
     if (shutting_down_) {
       JobReport r;
@@ -259,12 +271,7 @@ void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex
       return complete(std::move(state->handler), state->handler_executor,
                       make_error_code(Errc::shutting_down), std::move(r));
     }
-    const auto seq = next_seq_++;
-    state->seq = seq;
-    auto slot = asio::get_associated_cancellation_slot(state->handler);
-    if (slot.is_connected())
-      slot.assign(
-          [this, seq](asio::cancellation_type) { asio::post(io_, [this, seq] { cancel(seq); }); });
+    const auto seq = state->seq;
     jobs_.emplace(seq, std::move(state));
     start(seq);
   });

@@ -8,6 +8,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <set>
@@ -114,7 +115,7 @@ class EngineCore {
   std::set<Key> to_prepare_, ready_;
   std::size_t prepared_ = 0;  // preparing or ready: bounded lookahead
   std::size_t max_prepared_ = 0;
-  std::uint64_t next_seq_ = 1;
+  std::atomic<std::uint64_t> next_seq_{1};  // taken by submit() on callers' threads
   bool shutting_down_ = false;
   std::vector<std::pair<ShutdownHandler, boost::asio::any_io_executor>> shutdown_waiters_;
 
