@@ -1,5 +1,6 @@
 #include "engine/job_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 
@@ -110,6 +111,27 @@ std::string summarize(const JobReport& r) {
     std::snprintf(buf, sizeof buf, "  device %zu (%s): compute busy %.0f %%\n", d,
                   d < r.device_names.size() ? r.device_names[d].c_str() : "?",
                   r.device_busy[d] * 100);
+    s += buf;
+  }
+  // Where a partition's time goes: the stage medians show which one bounds
+  // the pipeline (producers, staging, copies or kernels).
+  if (!r.parts.empty()) {
+    const auto median = [&](auto stage) {
+      std::vector<double> v;
+      for (const auto& p : r.parts) v.push_back(stage(p));
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      return v[v.size() / 2];
+    };
+    std::snprintf(buf, sizeof buf,
+                  "  per partition (median ms): queue %.2f, producer %.2f, staging %.2f, h2d %.2f "
+                  "(%.1f GB/s), kernels %.2f, d2h %.2f\n",
+                  median([](const PartitionReport& p) { return p.queue_wait_ms; }),
+                  median([](const PartitionReport& p) { return p.producer.ms; }),
+                  median([](const PartitionReport& p) { return p.staging.ms; }),
+                  median([](const PartitionReport& p) { return p.h2d.ms; }),
+                  median([](const PartitionReport& p) { return p.h2d_gbps(); }),
+                  median([](const PartitionReport& p) { return p.kernels.ms; }),
+                  median([](const PartitionReport& p) { return p.d2h.ms; }));
     s += buf;
   }
   if (!r.error.empty()) s += "  error: " + r.error + "\n";
