@@ -64,6 +64,19 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     }
     return {};
   }
+  if (name == "copy-priority" || name == "compute-priority") {
+    devices::StreamPriority p;
+    if (value == "low")
+      p = devices::StreamPriority::low;
+    else if (value == "normal")
+      p = devices::StreamPriority::normal;
+    else if (value == "high")
+      p = devices::StreamPriority::high;
+    else
+      return {Errc::invalid_argument, what + ": '" + value + "' is not low, normal or high"};
+    (name == "copy-priority" ? c.copy_priority : c.compute_priority) = p;
+    return {};
+  }
   auto v = parse_int(what, value);
   if (!v) return v.error();
   if (*v < 0) return {Errc::invalid_argument, what + " must not be negative, not " + value};
@@ -80,14 +93,17 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     c.staging_chunk_bytes = u << 20;
   else if (name == "workers")
     c.worker_threads = static_cast<int>(*v);
+  else if (name == "staging-threads")
+    c.staging_threads = static_cast<int>(*v);
   else
     return {Errc::invalid_argument, "unknown setting " + what};
   return {};
 }
 
-const char* const kNames[] = {"backend",           "devices",   "slowdown",
-                              "host-devices",      "depth",     "host-budget-mib",
-                              "device-budget-mib", "chunk-mib", "workers"};
+const char* const kNames[] = {"backend",          "devices",          "slowdown",
+                              "host-devices",     "depth",            "host-budget-mib",
+                              "device-budget-mib", "chunk-mib",       "workers",
+                              "staging-threads",  "copy-priority",    "compute-priority"};
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 //   STOKER_HOST_SLOWDOWN=1,3        STOKER_PIPELINE_DEPTH=2
 //   STOKER_HOST_BUDGET_MIB=...      STOKER_DEVICE_BUDGET_MIB=...
 //   STOKER_CHUNK_MIB=8              STOKER_WORKERS=...   STOKER_STAGING_THREADS=4
+//   STOKER_COPY_PRIORITY=high       STOKER_COMPUTE_PRIORITY=normal  (low|normal|high)
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,8 @@ namespace stoker::engine {
 struct Config {
   devices::DiscoverOptions devices;  // backend, CUDA ordinals, host-backend shape
   int pipeline_depth = 2;            // slots per device, >= 2 so copies overlap kernels
+  // Copies first: a partition's H2D that waits behind another's kernels
+  // starves the pipeline, while kernels queued behind a copy lose nothing.
   devices::StreamPriority copy_priority = devices::StreamPriority::high;
   devices::StreamPriority compute_priority = devices::StreamPriority::normal;
   // Host memory the engine may hold in pinned pools (producers' inputs,
@@ -41,7 +44,8 @@ struct Config {
   // Reads STOKER_* variables over the defaults.
   static Result<Config> from_env();
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,
-  // --host-budget-mib, --device-budget-mib, --chunk-mib, --workers; consumed
+  // --host-budget-mib, --device-budget-mib, --chunk-mib, --workers,
+  // --staging-threads, --copy-priority, --compute-priority; consumed
   // arguments are removed from `args`, unknown ones left for the caller.
   Result<Config> apply_args(std::vector<std::string>& args) const;
   // Checks ranges; names the offending field and value.

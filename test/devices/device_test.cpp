@@ -7,6 +7,10 @@
 #include <numeric>
 #include <vector>
 
+#ifndef STOKER_TEST_BACKEND_HOST
+#include <cuda_runtime_api.h>
+#endif
+
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "test/devices/delay.hpp"
@@ -218,6 +222,28 @@ TEST_F(DeviceTest, RegisteredHostMemoryCopies) {
   EXPECT_EQ(host, back);
   EXPECT_FALSE(register_host(kBackend, nullptr, 16));
 }
+
+#ifndef STOKER_TEST_BACKEND_HOST
+// The engine's copy streams ask for high priority so copies are not queued
+// behind kernels; the request must reach the driver.
+TEST_F(DeviceTest, StreamPrioritiesMapToTheDeviceRange) {
+  REQUIRE_BACKEND();
+  int least = 0, greatest = 0;
+  ASSERT_EQ(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
+  ASSERT_NE(least, greatest) << "this device has a single stream priority";
+  const auto priority_of = [&](StreamPriority p) {
+    auto s = dev().create_stream(p);
+    EXPECT_TRUE(s) << s.error().what();
+    int value = 0;
+    EXPECT_EQ(cudaStreamGetPriority(static_cast<cudaStream_t>(s->native()), &value), cudaSuccess);
+    return value;
+  };
+  EXPECT_EQ(priority_of(StreamPriority::high), greatest);
+  EXPECT_EQ(priority_of(StreamPriority::low), least);
+  const int normal = priority_of(StreamPriority::normal);
+  EXPECT_TRUE(normal <= least && normal >= greatest) << normal;
+}
+#endif
 
 TEST_F(DeviceTest, EmptyHandlesReportErrorsInsteadOfCrashing) {
   Stream empty;

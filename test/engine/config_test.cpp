@@ -38,6 +38,27 @@ TEST(Config, BadValuesNameTheSettingAndValue) {
   EXPECT_FALSE(Config{}.apply_args(a4));
 }
 
+TEST(Config, StreamPrioritiesAndStagingThreadsAreSettings) {
+  std::vector<std::string> args = {"--copy-priority", "low", "--compute-priority=high",
+                                   "--staging-threads", "6"};
+  auto c = Config{}.apply_args(args);
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->copy_priority, devices::StreamPriority::low);
+  EXPECT_EQ(c->compute_priority, devices::StreamPriority::high);
+  EXPECT_EQ(c->staging_threads, 6);
+  EXPECT_TRUE(args.empty());
+  std::vector<std::string> bad = {"--compute-priority", "urgent"};
+  auto b = Config{}.apply_args(bad);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().what().find("--compute-priority: 'urgent'"), std::string::npos)
+      << b.error().what();
+  setenv("STOKER_COPY_PRIORITY", "normal", 1);
+  auto e = Config::from_env();
+  unsetenv("STOKER_COPY_PRIORITY");
+  ASSERT_TRUE(e) << e.error().what();
+  EXPECT_EQ(e->copy_priority, devices::StreamPriority::normal);
+}
+
 TEST(Config, EnvironmentIsRead) {
   setenv("STOKER_PIPELINE_DEPTH", "3", 1);
   setenv("STOKER_BACKEND", "host", 1);
