@@ -1,10 +1,13 @@
-// stoker run: the engine's main job. Until the hpoly workload is wired in,
-// the synthetic workload: producers write pseudo-random data straight into
-// pinned memory, kernels do integer work per byte, outputs are verified.
+// stoker run: the engine's main job. By default the hpoly workload (issue 5):
+// producers write a, b and c = a * b straight into pinned memory, the GPUs
+// compute the Groth16 H polynomial of each partition, --verify checks every
+// h on the CPU at a random point. --workload synthetic keeps the integer
+// workload of the engine's own tests (copy-bound to compute-bound by --rounds).
 #include "tools/run_command.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdio>
@@ -13,26 +16,58 @@
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "engine/workloads/hpoly.hpp"
 #include "engine/workloads/synthetic.hpp"
 
 namespace stoker::tools {
 namespace {
 
 const char* kHelp = R"(usage: stoker run [options]
-  --partitions N      partitions in the job (default: 16 per GPU; 8 on the host backend)
-  --size-mib M        input MiB per partition (default: 256 on GPUs, 4 on the host backend)
-  --rounds R          integer mixing rounds per output word: 0 copy-bound .. 1000 compute-bound (default 16)
-  --pageable          inputs from caller-owned std::vector through pinned staging (default: pinned producers)
+  --workload W        hpoly (default) or synthetic
+  --partitions N      partitions in the job (default: hpoly 8 per GPU, 8 on the host backend;
+                      synthetic 16 per GPU, 8 on the host backend)
   --seed S            data seed (default 1)
   --trace FILE        write the timeline as Chrome trace JSON (Perfetto, chrome://tracing)
   --json              machine-readable summary
   --no-progress       no progress bar
+hpoly (Groth16 H polynomial over a, b, c of 2^K BLS12-381 scalars per partition):
+  --log-n K           partition size 2^K, 1..28 (default: 24 on GPUs, 14 on the host backend)
+  --verify            check every h on the CPU: h(x)(x^n - 1) == A(x)B(x) - C(x) at a random x
+                      (default on the host backend; on GPUs it costs CPU time beside the producers)
+  --no-verify         do not check
+synthetic (implied by --size-mib, --rounds or --pageable):
+  --size-mib M        input MiB per partition (default: 256 on GPUs, 4 on the host backend)
+  --rounds R          integer mixing rounds per output word: 0 copy-bound .. 1000 compute-bound (default 16)
+  --pageable          inputs from caller-owned std::vector through pinned staging (default: pinned producers)
 engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2
   --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M --workers N
 )";
 
-std::string json_report(const engine::JobReport& r, const engine::Engine& e) {
-  char buf[256];
+struct StageMedians {
+  double producer = 0, h2d = 0, kernels = 0, d2h = 0;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+StageMedians stage_medians(const engine::JobReport& r) {
+  std::vector<double> prod, h2d, k, d2h;
+  for (const auto& p : r.parts) {
+    if (p.device < 0) continue;  // never ran
+    prod.push_back(p.producer.ms);
+    h2d.push_back(p.h2d.ms);
+    k.push_back(p.kernels.ms);
+    d2h.push_back(p.d2h.ms);
+  }
+  return {median(prod), median(h2d), median(k), median(d2h)};
+}
+
+std::string json_report(const engine::JobReport& r, const engine::Engine& e,
+                        const std::string& extra) {
+  char buf[320];
   std::string s = "{";
   std::snprintf(buf, sizeof buf,
                 "\"job\":\"%s\",\"backend\":\"%s\",\"devices\":%zu,\"partitions\":%zu,\"partitions_"
@@ -47,6 +82,13 @@ std::string json_report(const engine::JobReport& r, const engine::Engine& e) {
       r.bytes_in(), r.bytes_out(), r.wall_ms > 0 ? r.bytes_in() / r.wall_ms / 1e6 : 0.0,
       r.wall_ms > 0 ? r.bytes_out() / r.wall_ms / 1e6 : 0.0, r.bound_ms);
   s += buf;
+  const auto m = stage_medians(r);
+  std::snprintf(buf, sizeof buf,
+                "\"producer_ms_median\":%.3f,\"h2d_ms_median\":%.3f,\"kernels_ms_median\":%.3f,"
+                "\"d2h_ms_median\":%.3f,",
+                m.producer, m.h2d, m.kernels, m.d2h);
+  s += buf;
+  s += extra;
   s += "\"device_busy\":[";
   for (std::size_t d = 0; d < r.device_busy.size(); ++d) {
     std::snprintf(buf, sizeof buf, "%s%.4f", d ? "," : "", r.device_busy[d]);
@@ -56,6 +98,10 @@ std::string json_report(const engine::JobReport& r, const engine::Engine& e) {
   for (char c : r.error) s += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
   s += "\"}";
   return s;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -77,8 +123,14 @@ int run_command(int argc, char** argv) {
     std::fprintf(stderr, "stoker run: %s\n", config.error().what().c_str());
     return 2;
   }
-  engine::workloads::SyntheticOptions o;
-  long partitions = -1, size_mib = -1;
+  engine::workloads::SyntheticOptions so;
+  engine::workloads::HpolyOptions ho;
+  std::string workload;          // empty: chosen from the options given
+  std::string synthetic_option;  // the first synthetic-only option seen
+  std::string hpoly_option;      // the first hpoly-only option seen
+  long partitions = -1, size_mib = -1, log_n = -1;
+  int verify = -1;  // -1: the backend's default
+  std::uint64_t seed = 1;
   bool json = false, progress = isatty(STDOUT_FILENO);
   std::string trace;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -99,26 +151,72 @@ int run_command(int argc, char** argv) {
       }
       return n;
     };
-    if (a == "--partitions")
+    auto synthetic_only = [&] {
+      if (synthetic_option.empty()) synthetic_option = a;
+    };
+    auto hpoly_only = [&] {
+      if (hpoly_option.empty()) hpoly_option = a;
+    };
+    if (a == "--workload") {
+      workload = value();
+      if (workload != "hpoly" && workload != "synthetic") {
+        std::fprintf(stderr, "stoker run: --workload must be hpoly or synthetic, not '%s'\n",
+                     workload.c_str());
+        return 2;
+      }
+    } else if (a == "--partitions") {
       partitions = number(value());
-    else if (a == "--size-mib")
+    } else if (a == "--log-n") {
+      hpoly_only();
+      log_n = number(value());
+    } else if (a == "--verify") {
+      verify = 1;
+    } else if (a == "--no-verify") {
+      verify = 0;
+    } else if (a == "--size-mib") {
+      synthetic_only();
       size_mib = number(value());
-    else if (a == "--rounds")
-      o.rounds = static_cast<int>(number(value()));
-    else if (a == "--seed")
-      o.seed = static_cast<std::uint64_t>(number(value()));
-    else if (a == "--pageable")
-      o.pageable = true;
-    else if (a == "--trace")
+    } else if (a == "--rounds") {
+      synthetic_only();
+      so.rounds = static_cast<int>(number(value()));
+    } else if (a == "--seed") {
+      seed = static_cast<std::uint64_t>(number(value()));
+    } else if (a == "--pageable") {
+      synthetic_only();
+      so.pageable = true;
+    } else if (a == "--trace") {
       trace = value();
-    else if (a == "--json")
+    } else if (a == "--json") {
       json = true;
-    else if (a == "--no-progress")
+    } else if (a == "--no-progress") {
       progress = false;
-    else {
+    } else {
       std::fprintf(stderr, "stoker run: unknown option '%s' (see --help)\n", a.c_str());
       return 2;
     }
+  }
+  if (workload.empty()) workload = synthetic_option.empty() ? "hpoly" : "synthetic";
+  if (workload == "hpoly" && !synthetic_option.empty()) {
+    std::fprintf(stderr, "stoker run: %s applies to --workload synthetic, not hpoly\n",
+                 synthetic_option.c_str());
+    return 2;
+  }
+  if (workload == "synthetic" && !hpoly_option.empty()) {
+    std::fprintf(stderr, "stoker run: %s applies to --workload hpoly, not synthetic\n",
+                 hpoly_option.c_str());
+    return 2;
+  }
+  if (partitions == 0) {
+    std::fprintf(stderr, "stoker run: --partitions must be at least 1\n");
+    return 2;
+  }
+  const bool hpoly = workload == "hpoly";
+  if (hpoly && log_n >= 0 &&
+      (log_n < static_cast<long>(engine::workloads::kHpolyMinLogN) ||
+       log_n > static_cast<long>(engine::workloads::kHpolyMaxLogN))) {
+    std::fprintf(stderr, "stoker run: --log-n must be %u..%u, not %ld\n",
+                 engine::workloads::kHpolyMinLogN, engine::workloads::kHpolyMaxLogN, log_n);
+    return 2;
   }
 
   boost::asio::io_context io;
@@ -129,38 +227,78 @@ int run_command(int argc, char** argv) {
   }
   auto& e = **engine;
   const bool gpu = e.devices().backend() == devices::Backend::cuda;
-  o.partitions =
-      partitions >= 0 ? static_cast<std::size_t>(partitions) : (gpu ? 16 * e.devices().size() : 8);
-  o.input_bytes = static_cast<std::size_t>(size_mib >= 0 ? size_mib : (gpu ? 256 : 4)) << 20;
-  o.name = o.pageable ? "synthetic-pageable" : "synthetic-pinned";
+  const std::size_t devices = e.devices().size();
+  const bool verifying = verify >= 0 ? verify == 1 : !gpu;
 
-  std::shared_ptr<engine::workloads::SyntheticRun> run;
-  auto job = engine::workloads::make_synthetic_job(o, run);
+  std::shared_ptr<engine::workloads::SyntheticRun> synthetic_run;
+  std::shared_ptr<engine::workloads::HpolyRun> hpoly_run;
+  Result<engine::Job> job = Error{Errc::invalid_argument, "no workload"};
+  if (hpoly) {
+    ho.partitions =
+        partitions >= 0 ? static_cast<std::size_t>(partitions) : (gpu ? 8 * devices : 8);
+    ho.log_n = static_cast<unsigned>(log_n >= 0 ? log_n : (gpu ? 24 : 14));
+    ho.seed = seed;
+    ho.verify = verifying;
+    ho.name = "hpoly-2^" + std::to_string(ho.log_n);
+    job = engine::workloads::make_hpoly_job(ho, hpoly_run);
+  } else {
+    so.partitions =
+        partitions >= 0 ? static_cast<std::size_t>(partitions) : (gpu ? 16 * devices : 8);
+    so.input_bytes = static_cast<std::size_t>(size_mib >= 0 ? size_mib : (gpu ? 256 : 4)) << 20;
+    so.seed = seed;
+    so.name = so.pageable ? "synthetic-pageable" : "synthetic-pinned";
+    job = engine::workloads::make_synthetic_job(so, synthetic_run);
+    if (job && !verifying) job->verify = nullptr;
+  }
   if (!job) {
     std::fprintf(stderr, "stoker run: %s\n", job.error().what().c_str());
     return 2;
   }
+  const std::size_t n_partitions = job->partitions.size();
   if (!json) {
-    std::printf(
-        "stoker run: %zu partitions x %zu MiB (%s inputs, %d rounds) on %zu %s device(s), depth "
-        "%d\n",
-        o.partitions, o.input_bytes >> 20, o.pageable ? "pageable" : "pinned-producer", o.rounds,
-        e.devices().size(), devices::to_string(e.devices().backend()), e.config().pipeline_depth);
-    for (std::size_t d = 0; d < e.devices().size(); ++d)
+    if (hpoly) {
+      const std::size_t vec_bytes = (std::size_t{1} << ho.log_n) * sizeof(kernels::Fr);
+      std::printf(
+          "stoker run: hpoly, %zu partitions of 2^%u (a, b, c: %.1f MiB in, h: %.1f MiB out "
+          "each; pinned producers; %s) on %zu %s device(s), depth %d\n",
+          ho.partitions, ho.log_n, 3.0 * vec_bytes / (1 << 20), 1.0 * vec_bytes / (1 << 20),
+          verifying ? "verified on the CPU" : "not verified", devices,
+          devices::to_string(e.devices().backend()), e.config().pipeline_depth);
+    } else {
+      std::printf(
+          "stoker run: synthetic, %zu partitions x %zu MiB (%s inputs, %d rounds) on %zu %s "
+          "device(s), depth %d\n",
+          so.partitions, so.input_bytes >> 20, so.pageable ? "pageable" : "pinned-producer",
+          so.rounds, devices, devices::to_string(e.devices().backend()), e.config().pipeline_depth);
+    }
+    for (std::size_t d = 0; d < devices; ++d)
       std::printf("  device %zu: %s\n", d, e.devices()[d].info().name.c_str());
+  }
+  // Twiddle tables on every GPU before timing: otherwise each GPU's first
+  // partition builds them inside its launch.
+  double prepare_s = 0;
+  if (hpoly && gpu) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto ec = engine::workloads::hpoly_prepare(e.devices(), ho.log_n)) {
+      std::fprintf(stderr, "stoker run: building the NTT tables of 2^%u: %s\n", ho.log_n,
+                   ec.message().c_str());
+      return 1;
+    }
+    prepare_s = seconds_since(t0);
+    if (!json)
+      std::printf("  NTT tables of 2^%u built on every GPU in %.2f s\n", ho.log_n, prepare_s);
   }
   // Warm the pinned pool first so the timed job measures the steady state,
   // not cudaHostAlloc (which also blocks the process's other CUDA calls).
   {
     const auto t0 = std::chrono::steady_clock::now();
-    const auto count = std::min(o.partitions, e.lookahead());
+    const auto count = std::min(n_partitions, e.lookahead());
     if (auto ec = e.reserve_pinned(engine::Engine::pinned_bytes(job->partitions[0]), count))
       std::fprintf(stderr,
                    "stoker run: could not pin the pool ahead (%s); it will grow during the job\n",
                    ec.message().c_str());
     else if (!json)
-      std::printf("  pinned pool: %zu blocks reserved in %.2f s\n", count,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      std::printf("  pinned pool: %zu blocks reserved in %.2f s\n", count, seconds_since(t0));
   }
   if (progress && !json)
     job->progress = [](std::size_t done, std::size_t total) {
@@ -184,11 +322,31 @@ int run_command(int argc, char** argv) {
     engine::write_chrome_trace(f, {report});
     if (!f) std::fprintf(stderr, "stoker run: could not write trace to %s\n", trace.c_str());
   }
+  const auto m = stage_medians(report);
+  const int workers = e.config().worker_threads;  // resolved by the engine
   if (json) {
-    std::printf("%s\n", json_report(report, e).c_str());
+    char extra[256];
+    std::snprintf(extra, sizeof extra,
+                  "\"workload\":\"%s\",\"log_n\":%u,\"verified\":%s,\"prepare_ms\":%.3f,",
+                  hpoly ? "hpoly" : "synthetic", hpoly ? ho.log_n : 0u,
+                  verifying && !result ? "true" : "false", prepare_s * 1e3);
+    std::printf("%s\n", json_report(report, e, extra).c_str());
   } else {
     std::printf("%s", engine::summarize(report).c_str());
-    if (!result) std::printf("  verified: every partition matches the CPU version\n");
+    // What the producers alone allow: `workers` of them at once, each taking
+    // the median producer time. Below the partitions/s above, they are the bound.
+    if (m.producer > 0)
+      std::printf("  producers: %d workers at the median %.1f ms allow %.1f partitions/s\n",
+                  workers, m.producer, workers * 1e3 / m.producer);
+    if (!result) {
+      if (!verifying)
+        std::printf("  not verified (--verify checks every partition on the CPU)\n");
+      else if (hpoly)
+        std::printf(
+            "  verified: every h satisfies h(x)(x^n - 1) == A(x)B(x) - C(x) at a random x\n");
+      else
+        std::printf("  verified: every partition matches the CPU version\n");
+    }
   }
   if (result) {
     std::fprintf(stderr, "stoker run: job failed: %s\n", report.error.c_str());
