@@ -1,0 +1,123 @@
+// The stress driver (tools/stress_driver.hpp) on the host backend: a short,
+// fixed-seed run must keep every invariant and actually inject what it
+// claims to (each fault kind, cancellations, budget pressure, every token).
+#include <gtest/gtest.h>
+
+#include "tools/stress_driver.hpp"
+#include "tools/stress_jobs.hpp"
+
+namespace stoker::tools::stress {
+namespace {
+
+StressOptions host_options(std::uint64_t seed, std::size_t jobs) {
+  StressOptions o;
+  auto& c = o.config;
+  c.devices.backend = devices::BackendChoice::host;
+  c.devices.host.device_count = 3;
+  c.devices.host.slowdown = {1.0, 2.0, 3.0};
+  c.devices.host.memory_bytes = std::size_t{256} << 20;
+  c.staging_chunk_bytes = std::size_t{64} << 10;  // larger pageable inputs take two chunks
+  c.staging_threads = 2;
+  c.worker_threads = 2;
+  o.seed = seed;
+  o.jobs = jobs;
+  o.round_jobs = jobs / 3;
+  o.submitters = 3;
+  o.max_partitions = 4;
+  o.max_partition_bytes = 128 << 10;
+  o.fault_rate = 0.3;
+  o.cancel_rate = 0.25;
+  o.max_cancel_delay_ms = 4;
+  o.stall_s = 100;
+  return o;
+}
+
+TEST(Stress, HostBackendMixKeepsEveryInvariant) {
+  const auto o = host_options(20240607, 240);
+  auto result = run(o);
+  ASSERT_TRUE(result) << result.error().what();
+  const auto& r = *result;
+  ASSERT_TRUE(r.ok) << summarize(r);
+  EXPECT_EQ(r.rounds, 3u);
+  EXPECT_EQ(r.jobs_submitted, 240u);
+  EXPECT_EQ(r.jobs_completed, 240u) << "every handler ran exactly once";
+  EXPECT_GT(r.jobs_succeeded, 240u / 3) << summarize(r);
+  for (int f = 1; f < kFaultKinds; ++f) {
+    const auto i = static_cast<std::size_t>(f);
+    EXPECT_GE(r.faults_survived[i], 1u) << fault_name(static_cast<Fault>(f)) << "\n"
+                                        << summarize(r);
+    EXPECT_LE(r.faults_survived[i], r.faults_injected[i]);
+  }
+  // One kernel fault per engine lifetime, and on the host backend it breaks
+  // the emulated device it ran on, as a faulting kernel breaks a GPU.
+  EXPECT_EQ(r.faults_injected[static_cast<std::size_t>(Fault::kernel_error)], r.rounds);
+  EXPECT_EQ(r.devices_broken, r.rounds);
+  EXPECT_GE(r.cancels_requested, 1u);
+  EXPECT_GE(r.cancels_aborted, 1u) << summarize(r);
+  for (auto n : r.by_token) EXPECT_GE(n, 1u) << "every completion token used";
+  for (auto n : r.inputs_by_kind) EXPECT_GE(n, 1u) << "every input kind used";
+  // Backpressure: more was wanted than the budget holds, and the budget held.
+  EXPECT_GT(r.pressure_samples, 0u) << summarize(r);
+  EXPECT_GT(r.peak_demand, r.host_budget_limit);
+  EXPECT_GT(r.peak_host_budget_in_use, 0u);
+  EXPECT_LE(r.peak_host_budget_in_use, r.host_budget_limit);
+  EXPECT_GT(r.peak_device_in_use, 0u);
+  EXPECT_GT(r.partitions_done, r.jobs_succeeded);
+  EXPECT_GT(r.latency_p99_ms, 0.0);
+  EXPECT_GE(r.latency_p99_ms, r.latency_p50_ms);
+  EXPECT_EQ(r.threads_after, r.threads_baseline) << "no thread left behind";
+  const auto json = to_json(r);
+  EXPECT_NE(json.find("\"ok\":true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"kernel_error\":{\"injected\":3"), std::string::npos) << json;
+}
+
+TEST(Stress, SeedNamesTheJobMix) {
+  MixLimits limits;
+  limits.devices = 3;
+  limits.host_budget = 8 << 20;
+  limits.device_memory = 256 << 20;
+  auto mix = [&](std::uint64_t seed) {
+    Rng rng(mix_seed(seed, 0, 1));
+    std::string all;
+    for (std::size_t i = 0; i < 50; ++i)
+      all += make_spec(rng, limits, 0, 0, i, i == 7).describe() + "\n";
+    return all;
+  };
+  EXPECT_EQ(mix(5), mix(5));
+  EXPECT_NE(mix(5), mix(6));
+  EXPECT_NE(mix(5).find("fault kernel_error"), std::string::npos);
+}
+
+TEST(Stress, VerificationCatchesAWrongOutput) {
+  MixLimits limits;
+  limits.devices = 1;
+  limits.fault_rate = 0;
+  limits.cancel_rate = 0;
+  Rng rng(3);
+  alloc::MemoryBudget budget(64 << 20, "test");
+  alloc::PinnedPool pool(devices::Backend::host, budget);
+  for (int i = 0; i < 8; ++i) {
+    const auto spec = make_spec(rng, limits, 0, 0, static_cast<std::size_t>(i), false);
+    JobBuffers buffers;
+    auto job = build_job(spec, devices::Backend::host, pool, buffers);
+    ASSERT_TRUE(job) << job.error().what();
+    // Nothing ran: the outputs hold zeros, which the check must reject.
+    EXPECT_NE(verify_outputs(spec, buffers), "") << spec.describe();
+    EXPECT_FALSE(expected(spec).code) << spec.describe();
+  }
+}
+
+TEST(Stress, BadOptionsAreRefusedWithANamedError) {
+  auto o = host_options(1, 0);
+  auto r = run(o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what().find("bound"), std::string::npos) << r.error().what();
+  o.jobs = 10;
+  o.submitters = 0;
+  r = run(o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what().find("submitters"), std::string::npos) << r.error().what();
+}
+
+}  // namespace
+}  // namespace stoker::tools::stress
