@@ -24,7 +24,7 @@ namespace {
 
 const char* kHelp = R"(usage: stoker run [options]
   --workload W        hpoly (default) or synthetic
-  --partitions N      partitions in the job (default: hpoly 8 per GPU, 8 on the host backend;
+  --partitions N      partitions in the job (default: hpoly 4 per GPU, 8 on the host backend;
                       synthetic 16 per GPU, 8 on the host backend)
   --seed S            data seed (default 1)
   --trace FILE        write the timeline as Chrome trace JSON (Perfetto, chrome://tracing)
@@ -235,7 +235,7 @@ int run_command(int argc, char** argv) {
   Result<engine::Job> job = Error{Errc::invalid_argument, "no workload"};
   if (hpoly) {
     ho.partitions =
-        partitions >= 0 ? static_cast<std::size_t>(partitions) : (gpu ? 8 * devices : 8);
+        partitions >= 0 ? static_cast<std::size_t>(partitions) : (gpu ? 4 * devices : 8);
     ho.log_n = static_cast<unsigned>(log_n >= 0 ? log_n : (gpu ? 24 : 14));
     ho.seed = seed;
     ho.verify = verifying;
