@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
@@ -123,8 +124,8 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
   core->max_prepared_ =
       std::max(core->set_.size() * static_cast<std::size_t>(cfg.pipeline_depth) * 2,
                static_cast<std::size_t>(cfg.worker_threads));
-  core->workers_ =
-      std::make_unique<asio::thread_pool>(static_cast<std::size_t>(cfg.worker_threads));
+  core->worker_count_ = static_cast<std::size_t>(cfg.worker_threads);
+  core->workers_ = std::make_unique<asio::thread_pool>(core->worker_count_);
   core->thread_ = std::thread([io = &core->io_] { io->run(); });
   return core;
 }
@@ -206,10 +207,16 @@ Error EngineCore::validate(const Job& job) const {
       else if (in.data == nullptr)
         return {Errc::invalid_argument, where + ": input " + std::to_string(k) + " has no data"};
     }
-    if (any_produced && !p.producer)
+    const bool has_producer = p.producer || p.split_producer;
+    if (p.producer && p.split_producer)
+      return {Errc::invalid_argument, where + " has both a producer and a split producer"};
+    if (any_produced && !has_producer)
       return {Errc::invalid_argument, where + " has produced inputs but no producer"};
-    if (!any_produced && p.producer)
+    if (!any_produced && has_producer)
       return {Errc::invalid_argument, where + " has a producer but no produced input"};
+    if (p.producer_tasks > 4096)
+      return {Errc::invalid_argument,
+              where + " asks for " + std::to_string(p.producer_tasks) + " producer tasks (at most 4096)"};
     std::size_t host_bytes = 0;
     for (const auto& in : p.inputs)
       if (in.kind == InputKind::produced) host_bytes += in.bytes;
@@ -371,6 +378,16 @@ void EngineCore::prepare(const Key& k) {
               find(k.seq)->parts[k.part].host = std::move(block);
               run_producer(k);
             })));
+    // The pool installed its cancellation handler in `slot` on this worker;
+    // only from now on may the engine thread emit on it (Asio signals are
+    // not thread-safe: TSan saw drop_queued's emit race the installation).
+    asio::post(io_, [this, k] {
+      auto* job = find(k.seq);
+      if (!job) return;
+      auto& ps = job->parts[k.part];
+      ps.cancel_armed = true;
+      if (ps.cancel && ps.cancel_wanted) ps.cancel->emit(asio::cancellation_type::all);
+    });
   });
 }
 
@@ -379,19 +396,49 @@ void EngineCore::run_producer(const Key& k) {
   auto& ps = job->parts[k.part];
   const auto& p = job->job.partitions[k.part];
   if (job->cancelled || job->failure) return produced(k, make_error_code(Errc::cancelled), {});
-  if (!p.producer) return produced(k, {}, {});
+  if (!p.producer && !p.split_producer) return produced(k, {}, {});
   std::vector<std::span<std::byte>> spans;
-  for (const auto& r : ps.produced) spans.emplace_back(ps.host.data() + r.offset, r.bytes);
+  std::size_t bytes = 0;
+  for (const auto& r : ps.produced) {
+    spans.emplace_back(ps.host.data() + r.offset, r.bytes);
+    bytes += r.bytes;
+  }
   const auto t0 = Clock::now();
   ps.report.producer.start_ms = ms_since(job->start, t0);
-  asio::post(*workers_, [this, k, spans = std::move(spans), fn = p.producer, t0] {
-    const auto ec = fn(spans);
+  const auto finish = [this, k, t0](std::error_code ec) {
     const double ms = ms_since(t0);
     asio::post(io_, [this, k, ec, ms] {
       if (auto* j = find(k.seq)) j->parts[k.part].report.producer.ms = ms;
       produced(k, ec, ec ? "producer failed: " + ec.message() : std::string{});
     });
-  });
+  };
+  if (p.producer) {
+    asio::post(*workers_, [spans = std::move(spans), fn = p.producer, finish] { finish(fn(spans)); });
+    return;
+  }
+  // Split producer: shares go to the worker queue back to back, so the
+  // partitions ahead finish first; the last share to end reports for all.
+  // No lock: the first failing share publishes its code before its
+  // decrement, and the last decrement (acq_rel) sees it.
+  struct Shares {
+    std::vector<std::span<std::byte>> spans;
+    std::atomic<std::size_t> remaining;
+    std::atomic<bool> failed{false};
+    std::error_code first_error;
+  };
+  const std::size_t tasks =
+      p.producer_tasks ? p.producer_tasks
+                       : std::clamp<std::size_t>(bytes / kBytesPerProducerTask, 1, worker_count_);
+  auto shares = std::make_shared<Shares>();
+  shares->spans = std::move(spans);
+  shares->remaining.store(tasks, std::memory_order_relaxed);
+  for (std::size_t t = 0; t < tasks; ++t)
+    asio::post(*workers_, [shares, fn = p.split_producer, finish, task = ProducerTask{t, tasks}] {
+      if (auto ec = fn(shares->spans, task); ec && !shares->failed.exchange(true))
+        shares->first_error = ec;
+      if (shares->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
+        finish(shares->first_error);
+    });
 }
 
 void EngineCore::produced(const Key& k, std::error_code ec, std::string message) {
@@ -536,7 +583,12 @@ void EngineCore::drop_queued(JobState& job) {
   }
   // Pool waits still pending complete with operation_aborted.
   for (auto& ps : job.parts)
-    if (ps.cancel) ps.cancel->emit(asio::cancellation_type::all);
+    if (ps.cancel) {
+      if (ps.cancel_armed)
+        ps.cancel->emit(asio::cancellation_type::all);
+      else
+        ps.cancel_wanted = true;  // emitted once the pool's handler is installed
+    }
 }
 
 void EngineCore::fail(JobState& job, Error error) {

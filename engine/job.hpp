@@ -12,6 +12,7 @@
 // destinations must stay alive until then.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -20,6 +21,7 @@
 #include <string>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "devices/device.hpp"
@@ -100,9 +102,33 @@ struct DeviceWork {
 // are pinned memory in the order of the partition's produced inputs.
 using Producer = std::function<std::error_code(std::span<const std::span<std::byte>> produced)>;
 
+// One share of a split producer's work: share `index` of `count`.
+struct ProducerTask {
+  std::size_t index = 0;
+  std::size_t count = 1;
+  // This share of [0, n): contiguous, in order, sizes differing by at most
+  // `align`, every boundary a multiple of `align`.
+  std::pair<std::size_t, std::size_t> range(std::size_t n, std::size_t align = 1) const {
+    const std::size_t units = (n + align - 1) / align;
+    const auto at = [&](std::size_t i) { return std::min(n, units * i / count * align); };
+    return {at(index), at(index + 1)};
+  }
+};
+
+// A producer that fills its partition in shares, called once per share on
+// different workers at the same time: synthesis of one large partition is
+// itself parallel work, and one thread per partition cannot keep GPUs fed
+// when the host budget allows only a few partitions in flight. Each share
+// must write only its own part of the spans (ProducerTask::range helps).
+using SplitProducer = std::function<std::error_code(
+    std::span<const std::span<std::byte>> produced, ProducerTask task)>;
+
 struct Partition {
   std::vector<Input> inputs;
-  Producer producer;  // required when any input is InputKind::produced
+  // Required when any input is InputKind::produced: one of the two.
+  Producer producer;
+  SplitProducer split_producer;
+  std::size_t producer_tasks = 0;  // shares of split_producer; 0: the engine picks
   DeviceWork work;
   std::vector<Output> outputs;
   std::size_t scratch_bytes = 0;  // device scratch for the kernels

@@ -52,6 +52,8 @@ class EngineCore {
     std::vector<Range> produced;  // where in `host` each produced input lives
     std::vector<Range> bounce;    // where each pageable output lands first
     std::unique_ptr<boost::asio::cancellation_signal> cancel;  // pending pool waits
+    bool cancel_armed = false;   // the pool's handler is installed: emit may run
+    bool cancel_wanted = false;  // dropped before that: emit when armed
     Clock::time_point ready_at{};
     std::size_t device_bytes = 0;
     PartitionReport report;
@@ -122,6 +124,10 @@ class EngineCore {
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> io_work_;
   std::unique_ptr<boost::asio::thread_pool> workers_;
+  std::size_t worker_count_ = 1;
+  // A split producer gets one share per this many bytes, up to one per worker:
+  // large enough that posting a share costs nothing beside filling it.
+  static constexpr std::size_t kBytesPerProducerTask = std::size_t{8} << 20;
   std::thread thread_;
 };
 

@@ -14,15 +14,17 @@ std::uint32_t synthetic_input_word(std::uint64_t seed, std::size_t partition, st
   return static_cast<std::uint32_t>(index % 2 ? v >> 32 : v);
 }
 
-void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::uint32_t> out) {
+void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::uint32_t> out,
+                    std::size_t first) {
   const std::uint64_t key = seed * 0x100000001b3ull ^ (std::uint64_t{partition} << 40);
   std::size_t i = 0;
+  if (first % 2 && !out.empty()) out[i++] = synthetic_input_word(seed, partition, first);
   for (; i + 1 < out.size(); i += 2) {
-    const std::uint64_t v = detail::splitmix64(key ^ (i / 2));
+    const std::uint64_t v = detail::splitmix64(key ^ ((first + i) / 2));
     out[i] = static_cast<std::uint32_t>(v);
     out[i + 1] = static_cast<std::uint32_t>(v >> 32);
   }
-  if (i < out.size()) out[i] = synthetic_input_word(seed, partition, i);
+  if (i < out.size()) out[i] = synthetic_input_word(seed, partition, first + i);
 }
 
 void synthetic_cpu(const std::uint32_t* in, std::uint32_t* out, std::size_t out_words, int rounds) {
@@ -64,10 +66,13 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
     } else {
       // The synthesis stand-in: generate straight into the pinned block.
       part.inputs.push_back(Input::produced(o.input_bytes));
-      part.producer = [seed = o.seed, p](std::span<const std::span<std::byte>> produced) {
+      // Split: each share generates its own range of words in parallel.
+      part.split_producer = [seed = o.seed, p](std::span<const std::span<std::byte>> produced,
+                                               ProducerTask task) {
         auto words =
             std::span(reinterpret_cast<std::uint32_t*>(produced[0].data()), produced[0].size() / 4);
-        synthetic_fill(seed, p, words);
+        const auto [begin, end] = task.range(words.size(), 2);
+        synthetic_fill(seed, p, words.subspan(begin, end - begin), begin);
         return std::error_code{};
       };
     }

@@ -41,7 +41,9 @@ Result<Job> make_synthetic_job(const SyntheticOptions& options, std::shared_ptr<
 
 // The arithmetic, shared by GPU and CPU so they agree bit for bit.
 std::uint32_t synthetic_input_word(std::uint64_t seed, std::size_t partition, std::size_t index);
-void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::uint32_t> out);
+// Words first .. first + out.size() of a partition's input.
+void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::uint32_t> out,
+                    std::size_t first = 0);
 void synthetic_cpu(const std::uint32_t* in, std::uint32_t* out, std::size_t out_words, int rounds);
 std::error_code synthetic_gpu(const std::uint32_t* in, std::uint32_t* out, std::size_t out_words,
                               int rounds, void* cuda_stream);

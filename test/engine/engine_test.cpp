@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "alloc/pinned_vec.hpp"
@@ -176,7 +177,7 @@ TEST(Engine, PinnedVecAndRegisteredInputsAreCopiedDirectlyAndBlocksComeBack) {
   alloc::PinnedVec<std::uint32_t> vec(pool, (256 << 10) / 4);
   workloads::synthetic_fill(run->options.seed, 0, vec.span());
   job.partitions[0].inputs[0] = Input::pinned(std::move(vec));
-  job.partitions[0].producer = nullptr;
+  job.partitions[0].split_producer = nullptr;
   EXPECT_EQ(pool.stats().blocks_in_use, 1u);
   // Partition 1: caller memory registered for DMA.
   std::vector<std::uint32_t> mine((256 << 10) / 4);
@@ -184,7 +185,7 @@ TEST(Engine, PinnedVecAndRegisteredInputsAreCopiedDirectlyAndBlocksComeBack) {
   auto reg = devices::register_host(devices::Backend::host, mine.data(), mine.size() * 4);
   ASSERT_TRUE(reg);
   job.partitions[1].inputs[0] = Input::registered(std::as_bytes(std::span(mine)));
-  job.partitions[1].producer = nullptr;
+  job.partitions[1].split_producer = nullptr;
   std::error_code result;
   std::string message;
   engine.async_submit(std::move(job), [&](std::error_code ec, JobReport r) {
@@ -196,6 +197,81 @@ TEST(Engine, PinnedVecAndRegisteredInputsAreCopiedDirectlyAndBlocksComeBack) {
   expect_outputs_correct(*run);
   EXPECT_EQ(pool.stats().blocks_in_use, 0u) << "the PinnedVec's block went back to its pool";
   EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST(ProducerTask, SharesCoverTheRangeInOrderOnAlignedBoundaries) {
+  for (std::size_t n : {0u, 1u, 7u, 64u, 1000u, 4099u})
+    for (std::size_t count : {1u, 3u, 8u, 33u}) {
+      std::size_t next = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto [b, e] = ProducerTask{i, count}.range(n, 4);
+        EXPECT_EQ(b, next) << n << " " << count << " " << i;
+        EXPECT_LE(b, e);
+        if (e != n) EXPECT_EQ(e % 4, 0u);
+        next = e;
+      }
+      EXPECT_EQ(next, n) << n << " " << count;
+    }
+}
+
+// One partition's production spread over the workers: each share runs once,
+// writes only its range, and the kernel sees the whole input.
+TEST(Engine, SplitProducerSharesRunOnceEachAndFillTheWholeInput) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());
+  constexpr std::size_t kWords = 100003, kTasks = 7;
+  std::vector<std::atomic<int>> calls(kTasks);
+  std::atomic<int> bad_count{0};
+  std::vector<std::uint32_t> out(kWords);
+  Job job;
+  job.name = "split";
+  Partition p;
+  p.inputs.push_back(Input::produced(kWords * 4));
+  p.producer_tasks = kTasks;
+  p.split_producer = [&](std::span<const std::span<std::byte>> spans, ProducerTask t) {
+    if (t.count != kTasks) ++bad_count;
+    calls[t.index]++;
+    auto* w = reinterpret_cast<std::uint32_t*>(spans[0].data());
+    const auto [b, e] = t.range(kWords);
+    for (std::size_t i = b; i < e; ++i) w[i] = static_cast<std::uint32_t>(i * 2654435761u);
+    return std::error_code{};
+  };
+  p.work.cpu = [](const KernelContext& c) {
+    std::memcpy(c.outputs[0], c.inputs[0], c.input_bytes[0]);
+    return std::error_code{};
+  };
+  p.outputs.push_back(Output::to(std::as_writable_bytes(std::span(out))));
+  job.partitions.push_back(std::move(p));
+  std::error_code result = make_error_code(Errc::cancelled);
+  engine.async_submit(std::move(job), [&](std::error_code ec, JobReport) { result = ec; });
+  io.run();
+  EXPECT_FALSE(result) << result.message();
+  EXPECT_EQ(bad_count, 0);
+  for (std::size_t t = 0; t < kTasks; ++t) EXPECT_EQ(calls[t], 1) << "share " << t;
+  for (std::size_t i = 0; i < kWords; ++i)
+    ASSERT_EQ(out[i], static_cast<std::uint32_t>(i * 2654435761u)) << "word " << i;
+  expect_idle(engine);
+}
+
+TEST(Engine, FailingProducerShareFailsTheJobAndReturnsEverything) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = synthetic(run, 4, 1 << 20);
+  job.partitions[2].producer_tasks = 5;
+  job.partitions[2].split_producer = [](std::span<const std::span<std::byte>>, ProducerTask t) {
+    return t.index == 3 ? make_error_code(Errc::io_error) : std::error_code{};
+  };
+  std::error_code result;
+  std::string message;
+  engine.async_submit(std::move(job), [&](std::error_code ec, JobReport r) {
+    result = ec;
+    message = r.error;
+  });
+  io.run();
+  EXPECT_EQ(result, make_error_code(Errc::io_error)) << result.message();
+  EXPECT_NE(message.find("partition 2: producer failed"), std::string::npos) << message;
+  expect_idle(engine);
 }
 
 TEST(Engine, FasterDeviceTakesMorePartitions) {
@@ -280,8 +356,15 @@ TEST(Engine, BadInputIsRejectedBeforeAnyWorkWithANamedError) {
        "partition 1: input 0 is empty"},
       {"zero output", [](Job& j) { j.partitions[2].outputs[0].bytes = 0; },
        "partition 2: output 0 is empty"},
-      {"no producer", [](Job& j) { j.partitions[0].producer = nullptr; },
+      {"no producer", [](Job& j) { j.partitions[0].split_producer = nullptr; },
        "produced inputs but no producer"},
+      {"two producers",
+       [](Job& j) {
+         j.partitions[1].producer = [](std::span<const std::span<std::byte>>) {
+           return std::error_code{};
+         };
+       },
+       "partition 1 has both a producer and a split producer"},
       {"no cpu kernel", [](Job& j) { j.partitions[3].work.cpu = nullptr; }, "no CPU version"},
       {"bad device",
        [](Job& j) {
