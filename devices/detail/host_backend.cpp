@@ -39,7 +39,10 @@ class HostEvent final : public EventImpl {
   EventKind kind() const noexcept override { return kind_; }
 
   Result<bool> query() const override {
-    if (auto ec = s_->device->health()) return Error{ec, "device faulted"};
+    if (auto ec = s_->device->health()) {
+      s_->device->quiesce();
+      return Error{ec, "device faulted"};
+    }
     std::lock_guard lock(s_->m);
     return s_->completed >= s_->recorded;
   }
@@ -50,7 +53,9 @@ class HostEvent final : public EventImpl {
       std::lock_guard lock(s_->m);
       target = s_->recorded;
     }
-    return wait_for(s_, target);
+    const auto ec = wait_for(s_, target);
+    if (ec) s_->device->quiesce();  // a host thread: see HostDeviceState::quiesce
+    return ec;
   }
 
   Result<float> elapsed_since(const EventImpl& start_impl) const override {
@@ -158,11 +163,11 @@ class HostStream final : public StreamImpl {
   std::error_code synchronize() override {
     std::unique_lock lock(m_);
     const auto target = submitted_;
-    while (finished_ < target) {
-      if (auto ec = state_->health()) return ec;
-      done_cv_.wait_for(lock, kFaultPoll);
-    }
-    return state_->health();
+    while (finished_ < target && !state_->health()) done_cv_.wait_for(lock, kFaultPoll);
+    lock.unlock();
+    const auto ec = state_->health();
+    if (ec) state_->quiesce();
+    return ec;
   }
 
  private:
@@ -189,10 +194,17 @@ class HostStream final : public StreamImpl {
         queue_.pop_front();
       }
       auto& task = entry.task;
+      // Counted before the health check: once a fault is set, every task
+      // that saw a healthy device stays counted until it ends (quiesce()).
+      state_->running.fetch_add(1, std::memory_order_acq_rel);
       // A faulted device runs nothing more but frees: its events never
-      // complete, just as CUDA's never do after a sticky error.
+      // complete, just as CUDA's never do after a sticky error. A free waits
+      // for tasks still running on other streams, which may use the memory.
       if (entry.cleanup && state_->health()) {
+        state_->running.fetch_sub(1, std::memory_order_acq_rel);
+        state_->quiesce();
         task();
+        state_->running.fetch_add(1, std::memory_order_acq_rel);
       } else if (!state_->health()) {
         const auto t0 = Clock::now();
         const auto ec = task();
@@ -204,6 +216,7 @@ class HostStream final : public StreamImpl {
               std::chrono::duration_cast<Clock::duration>(spent * (state_->slowdown - 1.0)));
         }
       }
+      state_->running.fetch_sub(1, std::memory_order_acq_rel);
       {
         std::lock_guard lock(m_);
         ++finished_;

@@ -12,8 +12,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "devices/device.hpp"
 #include "devices/device_set.hpp"
@@ -38,6 +40,19 @@ struct HostDeviceState {
   }
   std::error_code health() const {
     return faulted.load(std::memory_order_acquire) ? fault : std::error_code{};
+  }
+
+  // Stream tasks running now; counted before their health check.
+  std::atomic<int> running{0};
+  // Returns once no task that started before the fault is still running.
+  // Host threads that observe a fault call it first: on a GPU nothing runs
+  // after a sticky error, and callers then release the memory of the failed
+  // work. Without it a copy on another stream could still be reading a
+  // pinned block (or writing device memory) that was already given back
+  // (found by TSan under `stoker stress`).
+  void quiesce() const {
+    while (running.load(std::memory_order_acquire) != 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 };
 
