@@ -387,7 +387,7 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
     case Fault::too_big_for_host:
       // Checked before allocation: the engine must refuse it, not try it.
       fp.inputs.push_back(Input::produced(std::size_t{1} << 50));
-      if (!fp.producer)
+      if (!fp.producer && !fp.split_producer)
         fp.producer = [](std::span<const std::span<std::byte>>) { return std::error_code{}; };
       break;
     case Fault::kernel_error: {
@@ -399,10 +399,12 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
       break;
     }
     case Fault::producer_error:
-      if (s.workload == Workload::synthetic)
+      if (s.workload == Workload::synthetic) {
+        fp.split_producer = nullptr;  // the synthetic workload's own, replaced
         fp.producer = [](std::span<const std::span<std::byte>>) {
           return make_error_code(Errc::io_error);
         };
+      }
       break;
     case Fault::verify_error: {
       auto inner = job.verify;

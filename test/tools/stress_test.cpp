@@ -33,15 +33,15 @@ StressOptions host_options(std::uint64_t seed, std::size_t jobs) {
 }
 
 TEST(Stress, HostBackendMixKeepsEveryInvariant) {
-  const auto o = host_options(20240607, 240);
+  const auto o = host_options(20240607, 450);
   auto result = run(o);
   ASSERT_TRUE(result) << result.error().what();
   const auto& r = *result;
   ASSERT_TRUE(r.ok) << summarize(r);
   EXPECT_EQ(r.rounds, 3u);
-  EXPECT_EQ(r.jobs_submitted, 240u);
-  EXPECT_EQ(r.jobs_completed, 240u) << "every handler ran exactly once";
-  EXPECT_GT(r.jobs_succeeded, 240u / 3) << summarize(r);
+  EXPECT_EQ(r.jobs_submitted, 450u);
+  EXPECT_EQ(r.jobs_completed, 450u) << "every handler ran exactly once";
+  EXPECT_GT(r.jobs_succeeded, 450u / 3) << summarize(r);
   for (int f = 1; f < kFaultKinds; ++f) {
     const auto i = static_cast<std::size_t>(f);
     EXPECT_GE(r.faults_survived[i], 1u) << fault_name(static_cast<Fault>(f)) << "\n"
