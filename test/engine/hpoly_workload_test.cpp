@@ -249,9 +249,10 @@ TEST(HpolyWorkload, EditedPartitionShapeIsRejectedBeforeAnyWork) {
   job->partitions[1].inputs[1].bytes /= 2;
   bool produced = false;
   for (auto& p : job->partitions)
-    p.producer = [&produced, inner = p.producer](std::span<const std::span<std::byte>> s) {
+    p.split_producer = [&produced, inner = p.split_producer](
+                           std::span<const std::span<std::byte>> s, ProducerTask t) {
       produced = true;
-      return inner(s);
+      return inner(s, t);
     };
   std::error_code ec;
   const auto report = run_job(engine, io, std::move(*job), ec);
