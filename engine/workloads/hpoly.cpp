@@ -1,7 +1,6 @@
 #include "engine/workloads/hpoly.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <thread>
 
 #include "kernels/hpoly.hpp"
@@ -75,8 +74,9 @@ unsigned resolve_threads(unsigned threads) {
   return hc ? hc : 1;
 }
 
-// f(begin, end) over disjoint ranges covering [0, n), one per thread, the
-// calling thread taking the first; ranges below `grain` are not worth a thread.
+// f(thread, begin, end) over disjoint ranges covering [0, n), one per
+// thread, the calling thread taking the first (thread 0); ranges below
+// `grain` elements are not worth a thread.
 template <typename F>
 void split_range(std::size_t n, unsigned threads, F&& f, std::size_t grain = 8192) {
   const std::size_t t =
