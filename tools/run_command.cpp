@@ -322,8 +322,6 @@ int run_command(int argc, char** argv) {
     engine::write_chrome_trace(f, {report});
     if (!f) std::fprintf(stderr, "stoker run: could not write trace to %s\n", trace.c_str());
   }
-  const auto m = stage_medians(report);
-  const int workers = e.config().worker_threads;  // resolved by the engine
   if (json) {
     char extra[256];
     std::snprintf(extra, sizeof extra,
@@ -333,11 +331,20 @@ int run_command(int argc, char** argv) {
     std::printf("%s\n", json_report(report, e, extra).c_str());
   } else {
     std::printf("%s", engine::summarize(report).c_str());
-    // What the producers alone allow: `workers` of them at once, each taking
-    // the median producer time. Below the partitions/s above, they are the bound.
-    if (m.producer > 0)
-      std::printf("  producers: %d workers at the median %.1f ms allow %.1f partitions/s\n",
-                  workers, m.producer, workers * 1e3 / m.producer);
+    // What the producers achieved together: bytes they wrote over the span
+    // from the first one's start to the last one's end (a lower bound on
+    // what they can do; it includes any time they waited for the GPUs).
+    double first = -1, last = 0, produced_bytes = 0;
+    for (const auto& p : report.parts)
+      if (p.producer.ms > 0) {
+        first = first < 0 ? p.producer.start_ms : std::min(first, p.producer.start_ms);
+        last = std::max(last, p.producer.start_ms + p.producer.ms);
+        produced_bytes += static_cast<double>(p.bytes_in);
+      }
+    if (first >= 0 && last > first)
+      std::printf(
+          "  producers: %.2f GiB in %.1f ms from the first start to the last end (%.2f GB/s)\n",
+          produced_bytes / (1 << 30), last - first, produced_bytes / (last - first) / 1e6);
     if (!result) {
       if (!verifying)
         std::printf("  not verified (--verify checks every partition on the CPU)\n");
