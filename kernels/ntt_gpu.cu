@@ -17,6 +17,9 @@ namespace {
 constexpr unsigned kLocalLog = 11;  // local twiddles are powers of w_{2^11}
 constexpr unsigned kThreads = 256;
 constexpr unsigned kBitrevQ = 4;  // bit reversal tiles: 2^4 x 2^4 elements
+// Direct cross-twiddle tables up to 2^20 entries (32 MiB per direction):
+// small enough to stay mostly in the 50 MB L2 while a pass streams.
+constexpr unsigned kDirectMaxLog = 20;
 
 // ---- device helpers ---------------------------------------------------------
 
@@ -68,9 +71,17 @@ struct PassArgs {
   std::uint32_t log_n, s0, k, c;
   const Fr* local_tw;  // w_{2^11}^(+-i)
   GeoTable tw;         // w_n^(+-j) for the cross-pass twiddles
+  const Fr* tw_direct;  // this pass's w_n^(+-(j << shift)) by j, or null
   LoadSpec load;
   StoreSpec store;
 };
+
+// The cross-pass twiddle w_n^(j << shift): one load from this pass's direct
+// table where it has one (small enough to live in L2), else lo * hi.
+__device__ __forceinline__ Fr cross_twiddle_at(const PassArgs& a, std::uint32_t j,
+                                               std::uint32_t shift) {
+  return a.tw_direct ? load_ro(a.tw_direct + j) : geo_at(a.tw, j << shift);
+}
 
 // One pass: k butterfly levels (local stages sigma = 0..k-1 correspond to
 // global stages s0 + sigma) on tiles of 2^k x 2^c elements.
@@ -112,8 +123,7 @@ __global__ void __launch_bounds__(kThreads) pass_kernel(PassArgs a) {
     }
     if (!kDif && cross_twiddle) {
       const std::uint32_t l = (lblk << c) + lc;
-      const std::uint32_t ex = (l * brev(t, k)) << tw_shift;
-      if (ex) x = x * geo_at(a.tw, ex);
+      if (const std::uint32_t j = l * brev(t, k)) x = x * cross_twiddle_at(a, j, tw_shift);
     }
     sm.put(e, x);
   }
@@ -153,8 +163,7 @@ __global__ void __launch_bounds__(kThreads) pass_kernel(PassArgs a) {
       Fr x = sm.get(e);
       if (kDif && cross_twiddle) {
         const std::uint32_t l = (lblk << c) + lc;
-        const std::uint32_t ex = (l * brev(t, k)) << tw_shift;
-        if (ex) x = x * geo_at(a.tw, ex);
+        if (const std::uint32_t j = l * brev(t, k)) x = x * cross_twiddle_at(a, j, tw_shift);
       }
       store(out + pos, x);
     }
@@ -267,6 +276,8 @@ PassArgs base_args(const NttTables& t, bool inverse, unsigned s0, unsigned k, un
   a.c = c;
   a.local_tw = inverse ? t.local_inv : t.local_fwd;
   a.tw = inverse ? t.tw_inv : t.tw_fwd;
+  if (s0 != 0 && t.direct_fwd && t.log_n - s0 - k == t.direct_shift)
+    a.tw_direct = inverse ? t.direct_inv : t.direct_fwd;
   return a;
 }
 
@@ -324,7 +335,23 @@ std::error_code build_tables(unsigned log_n, const DeviceInfo& info, NttTables& 
   const std::size_t lo = std::size_t{1} << lo_bits, hi = std::size_t{1} << hi_bits;
   // local fwd/inv, tw_fwd lo/hi, tw_inv lo/hi, coset_fwd lo/hi, coset_fwd_over_n lo,
   // coset_inv_over_n lo/hi.
-  const std::size_t total = 2 * local + 5 * lo + 4 * hi;
+  // A direct cross-twiddle table for the strided pass with the fewest
+  // distinct twiddles, when that pass has at most 2^kDirectMaxLog.
+  unsigned direct_shift = 0, direct_log = 0;
+  {
+    const Plan plan = make_plan(log_n, info.tile_log);
+    unsigned s0 = 0;
+    for (unsigned i = 0; i < plan.passes; ++i) {
+      const unsigned k = plan.k[i];
+      if (s0 != 0 && s0 + k <= kDirectMaxLog && (direct_log == 0 || s0 + k < direct_log)) {
+        direct_log = s0 + k;
+        direct_shift = log_n - s0 - k;
+      }
+      s0 += k;
+    }
+  }
+  const std::size_t direct = direct_log ? std::size_t{1} << direct_log : 0;
+  const std::size_t total = 2 * local + 5 * lo + 4 * hi + 2 * direct;
   Fr* mem = nullptr;
   if (cudaError_t e = cudaMalloc(&mem, total * sizeof(Fr))) {
     cudaGetLastError();
@@ -363,6 +390,11 @@ std::error_code build_tables(unsigned log_n, const DeviceInfo& info, NttTables& 
   t.coset_fwd_over_n = {gen(lo, n_inv, g), t.coset_fwd.hi, lo_bits};
   t.coset_inv_over_n = {gen(lo, n_inv, gi), gen(hi, one, step(gi)), lo_bits};
   t.n_inv = n_inv;
+  if (direct) {
+    t.direct_shift = direct_shift;
+    t.direct_fwd = gen(direct, one, w.pow(std::uint64_t{1} << direct_shift));
+    t.direct_inv = gen(direct, one, wi.pow(std::uint64_t{1} << direct_shift));
+  }
   if (cudaError_t e = cudaStreamSynchronize(s); e && !ec) ec = make_cuda_error(e);
   cudaStreamDestroy(s);
   return ec;

@@ -41,6 +41,11 @@ struct NttTables {
   GeoTable coset_fwd_over_n;      // g^j / n
   GeoTable coset_inv_over_n;      // g^-j / n
   Fr n_inv{};
+  // One strided pass's cross-pass twiddles w_n^(+-(j << direct_shift)) as a
+  // plain table indexed by j (null when no pass has few enough).
+  const Fr* direct_fwd = nullptr;
+  const Fr* direct_inv = nullptr;
+  unsigned direct_shift = 0;
 };
 
 // Tables of (current device, log_n); built on first use (allocates, waits).
