@@ -196,7 +196,7 @@ void PinnedPool::give_back(detail::Slab* slab, std::byte* ptr, std::size_t reque
   st.blocks_in_use.fetch_sub(1, kRelaxed);
 }
 
-Result<detail::Slab*> PinnedPool::grow(unsigned cls) {
+Result<detail::Slab*> PinnedPool::grow(unsigned cls, bool trim_to_fit) {
   const auto cap = detail::class_bytes(cls);
   const auto n = blocks_per_slab(cap);
   const auto bytes = cap * n;
@@ -209,8 +209,8 @@ Result<detail::Slab*> PinnedPool::grow(unsigned cls) {
     return true;
   };
   if (!admit()) {
-    trim_idle(bytes);
-    if (!admit()) {
+    if (trim_to_fit) trim_idle(bytes);
+    if (!trim_to_fit || !admit()) {
       return Error{Errc::out_of_host_memory,
                    "pinned pool '" + options_.name + "': a slab of " + std::to_string(bytes) +
                        " bytes would exceed the pinned limit of " + std::to_string(max_pinned_) +
@@ -278,7 +278,7 @@ std::error_code PinnedPool::reserve(std::size_t block_bytes, std::size_t count) 
       std::lock_guard lock(c.m);
       if (c.free.size() >= count) return {};
     }
-    auto slab = grow(cls);
+    auto slab = grow(cls, /*trim_to_fit=*/false);
     if (!slab) return slab.error().code;
     detail::Slab* s = *slab;
     auto* base = static_cast<std::byte*>(s->buffer.data());

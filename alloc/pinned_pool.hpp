@@ -180,7 +180,8 @@ class PinnedPool {
   }
 
   // Pins ahead of time so that `count` blocks for requests of `block_bytes`
-  // (default: one block of `bytes`) are idle in the pool.
+  // (default: one block of `bytes`) are idle in the pool. More than the
+  // pinned limit holds: out_of_host_memory, with the blocks that fit kept.
   std::error_code reserve(std::size_t block_bytes, std::size_t count = 1);
   // Gives every idle slab back (cudaFreeHost, which may synchronise: not on
   // a hot path). Returns the bytes unpinned.
@@ -227,7 +228,10 @@ class PinnedPool {
   // Hands out a block for `bytes` paid for by `r` (its capacity's worth).
   Result<PinnedBlock> take(std::size_t bytes, Reservation r);
   void give_back(detail::Slab* slab, std::byte* ptr, std::size_t requested) noexcept;
-  Result<detail::Slab*> grow(unsigned cls);
+  // Pins a new slab of class `cls`. At the pinned limit it first trims idle
+  // slabs of any class, unless `trim_to_fit` is false (reserve(): trimming
+  // would give back the very blocks it is reserving, and loop forever).
+  Result<detail::Slab*> grow(unsigned cls, bool trim_to_fit = true);
   std::size_t trim_idle(std::size_t target);
   std::size_t blocks_per_slab(std::size_t capacity) const noexcept;
 

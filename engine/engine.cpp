@@ -172,6 +172,8 @@ EngineStats EngineCore::stats() {
     const auto ps = pool_->stats();
     s.pinned_bytes_in_use = ps.bytes_in_use;
     s.pinned_bytes_pooled = ps.bytes_pinned;
+    s.pinned_slab_allocations = ps.pinned_allocations;
+    s.pinned_slabs_trimmed = ps.trimmed_slabs;
     p.set_value(std::move(s));
   });
   return p.get_future().get();

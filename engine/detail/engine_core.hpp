@@ -34,8 +34,11 @@ class EngineCore {
   const Config& config() const noexcept { return config_; }
   EngineStats stats();
   std::size_t lookahead() const noexcept { return max_prepared_; }
+  // No more blocks than the host budget could ever hand out at once.
   std::error_code reserve_pinned(std::size_t bytes, std::size_t count) {
-    return bytes == 0 || count == 0 ? std::error_code{} : pool_->reserve(bytes, count);
+    if (bytes == 0 || count == 0) return {};
+    count = std::min(count, host_budget_->limit() / alloc::PinnedPool::block_capacity(bytes));
+    return count == 0 ? std::error_code{} : pool_->reserve(bytes, count);
   }
 
   void submit(Job job, SubmitHandler handler, boost::asio::any_io_executor handler_executor);

@@ -253,6 +253,22 @@ TEST(PinnedPool, ReserveKeepsPinningOffTheHotPath) {
   EXPECT_EQ(pool.stats().reuses, 4u);
 }
 
+// Asking for more than the pinned limit holds ends with an error, the blocks
+// that fit stay reserved, and nothing is pinned beyond the limit. (It once
+// trimmed its own reserved blocks to make room and looped forever.)
+TEST(PinnedPool, ReserveBeyondTheLimitStopsAtTheLimit) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(60 * MiB, "host");
+  PinnedPool pool(kBackend, budget, PinnedPoolOptions{.max_blocks_per_slab = 1});
+  const auto cap = PinnedPool::block_capacity(10 * MiB);
+  EXPECT_EQ(pool.reserve(10 * MiB, 8), make_error_code(Errc::out_of_host_memory));
+  const auto s = pool.stats();
+  EXPECT_LE(s.bytes_pinned, 60 * MiB);
+  EXPECT_EQ(s.bytes_pinned, 60 * MiB / cap * cap) << "the blocks that fit stay";
+  EXPECT_EQ(s.trimmed_slabs, 0u);
+  EXPECT_FALSE(pool.reserve(10 * MiB, 60 * MiB / cap)) << "a reserve that fits succeeds";
+}
+
 TEST(PinnedPool, TrimGivesIdleSlabsBack) {
   STOKER_ALLOC_REQUIRE_BACKEND();
   MemoryBudget budget(256 * MiB, "host");
