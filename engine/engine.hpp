@@ -90,7 +90,8 @@ class Engine {
   std::error_code reserve_pinned(std::size_t bytes_per_partition, std::size_t count);
   // Pinned bytes a partition of `job` takes from the pool (0 when none).
   static std::size_t pinned_bytes(const Partition& partition);
-  // How many partitions the engine prepares ahead (each holding its block).
+  // How many partitions the engine holds at once, from preparation to
+  // completion (each holding its pinned block): what reserve_pinned needs.
   std::size_t lookahead() const noexcept;
 
   template <typename CompletionToken>

@@ -118,7 +118,7 @@ class EngineCore {
 
   std::map<std::uint64_t, std::unique_ptr<JobState>> jobs_;
   std::set<Key> to_prepare_, ready_;
-  std::size_t prepared_ = 0;  // preparing or ready: bounded lookahead
+  std::size_t prepared_ = 0;  // preparing, ready, running or finishing: bounded lookahead
   std::size_t max_prepared_ = 0;
   std::atomic<std::uint64_t> next_seq_{1};  // taken by submit() on callers' threads
   bool shutting_down_ = false;

@@ -274,6 +274,25 @@ TEST(Engine, FailingProducerShareFailsTheJobAndReturnsEverything) {
   expect_idle(engine);
 }
 
+// reserve_pinned(lookahead) is enough for any job: the pool never pins on
+// the hot path (cudaHostAlloc costs 0.5 s/GiB and stalls the process's CUDA).
+TEST(Engine, PoolDoesNotGrowMidJobAfterReservingTheLookahead) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2));
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = synthetic(run, 3 * engine.lookahead() + 1, 64 << 10);
+  ASSERT_FALSE(engine.reserve_pinned(Engine::pinned_bytes(job.partitions[0]), engine.lookahead()));
+  const auto warm = engine.stats();
+  std::error_code result = make_error_code(Errc::cancelled);
+  engine.async_submit(std::move(job), [&](std::error_code ec, JobReport) { result = ec; });
+  io.run();
+  EXPECT_FALSE(result) << result.message();
+  EXPECT_EQ(engine.stats().pinned_slab_allocations, warm.pinned_slab_allocations)
+      << "the pool grew during the job";
+  expect_outputs_correct(*run);
+  expect_idle(engine);
+}
+
 TEST(Engine, FasterDeviceTakesMorePartitions) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(2, {1.0, 8.0}));
