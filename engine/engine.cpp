@@ -133,7 +133,16 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
   return core;
 }
 
+void CancelRelay::cancel(std::uint64_t seq) {
+  inside_.fetch_add(1);
+  if (EngineCore* core = core_.load())
+    asio::post(core->io_, [core, seq] { core->cancel(seq); });
+  inside_.fetch_sub(1);
+}
+
 EngineCore::~EngineCore() {
+  // Cancellation handlers left in callers' slots stop reaching us first.
+  relay_->detach();
   // Cancel what is queued, let started partitions drain, then stop threads
   // in dependency order: runners (they post here), workers, then our own.
   std::promise<void> drained;
@@ -280,8 +289,7 @@ void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex
   state->seq = seq;
   auto slot = asio::get_associated_cancellation_slot(state->handler);
   if (slot.is_connected())
-    slot.assign(
-        [this, seq](asio::cancellation_type) { asio::post(io_, [this, seq] { cancel(seq); }); });
+    slot.assign([relay = relay_, seq](asio::cancellation_type) { relay->cancel(seq); });
   asio::post(io_, [this, state = std::move(state)]() mutable {
     if (shutting_down_) {
       JobReport r;

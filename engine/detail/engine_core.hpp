@@ -25,7 +25,33 @@ namespace stoker::engine::detail {
 using SubmitHandler = boost::asio::any_completion_handler<Engine::SubmitSignature>;
 using ShutdownHandler = boost::asio::any_completion_handler<Engine::ShutdownSignature>;
 
+class EngineCore;
+
+// What a job's cancellation handler holds instead of the engine: the handler
+// lives in the caller's slot and may be invoked after the engine is gone
+// (destroyed with the job's completion still queued on the caller's
+// executor). detach() in the engine's destructor waits out any handler
+// already inside, and later ones find no engine. Dekker-style, no lock: the
+// handler announces itself before reading the pointer, detach() clears the
+// pointer before reading the count, both sequentially consistent, so one of
+// them always sees the other.
+class CancelRelay {
+ public:
+  explicit CancelRelay(EngineCore* core) : core_(core) {}
+  void cancel(std::uint64_t seq);
+  void detach() {
+    core_.store(nullptr);
+    while (inside_.load() != 0) std::this_thread::yield();
+  }
+
+ private:
+  std::atomic<EngineCore*> core_;
+  std::atomic<int> inside_{0};
+};
+
 class EngineCore {
+  friend class CancelRelay;
+
  public:
   static Result<std::unique_ptr<EngineCore>> create(Config config);
   ~EngineCore();
@@ -121,6 +147,7 @@ class EngineCore {
   std::size_t prepared_ = 0;  // preparing, ready, running or finishing: bounded lookahead
   std::size_t max_prepared_ = 0;
   std::atomic<std::uint64_t> next_seq_{1};  // taken by submit() on callers' threads
+  std::shared_ptr<CancelRelay> relay_ = std::make_shared<CancelRelay>(this);
   bool shutting_down_ = false;
   std::vector<std::pair<ShutdownHandler, boost::asio::any_io_executor>> shutdown_waiters_;
 

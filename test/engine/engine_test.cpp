@@ -567,5 +567,32 @@ TEST(Engine, DestroyingWithJobsInFlightCancelsAndReturns) {
   EXPECT_EQ(result, operation_aborted());
 }
 
+// A cancellation emitted after the engine is gone (its handler not run yet)
+// must not reach into the destroyed engine.
+TEST(Engine, CancelAfterTheEngineIsGoneIsHarmless) {
+  asio::io_context io;
+  std::shared_ptr<workloads::SyntheticRun> run;
+  asio::cancellation_signal signal;
+  std::error_code result;
+  int calls = 0;
+  {
+    Engine engine(io.get_executor(), host_config(1));
+    workloads::SyntheticOptions o;
+    o.partitions = 50;
+    o.input_bytes = 256 << 10;
+    o.rounds = 100;
+    auto job = workloads::make_synthetic_job(o, run);
+    engine.async_submit(std::move(*job),
+                        asio::bind_cancellation_slot(signal.slot(), [&](std::error_code ec, JobReport) {
+                          ++calls;
+                          result = ec;
+                        }));
+  }
+  signal.emit(asio::cancellation_type::all);  // the engine is destroyed; its handler is queued
+  io.run();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(result, operation_aborted());
+}
+
 }  // namespace
 }  // namespace stoker::engine
