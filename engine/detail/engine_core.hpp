@@ -155,9 +155,10 @@ class EngineCore {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> io_work_;
   std::unique_ptr<boost::asio::thread_pool> workers_;
   std::size_t worker_count_ = 1;
-  // A split producer gets one share per this many bytes, up to one per worker:
-  // large enough that posting a share costs nothing beside filling it.
-  static constexpr std::size_t kBytesPerProducerTask = std::size_t{8} << 20;
+  // Split producers and output copies get one task per this many bytes, up
+  // to one per worker: large enough that posting a task costs nothing
+  // beside the work in it.
+  static constexpr std::size_t kBytesPerWorkerTask = std::size_t{8} << 20;
   std::thread thread_;
 };
 

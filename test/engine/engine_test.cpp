@@ -253,6 +253,44 @@ TEST(Engine, SplitProducerSharesRunOnceEachAndFillTheWholeInput) {
   expect_idle(engine);
 }
 
+// A large pageable output is copied from its bounce block in pieces on
+// several workers; the check sees all of it.
+TEST(Engine, LargePageableOutputArrivesWholeBeforeTheCheck) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(1));
+  constexpr std::size_t kWords = (40u << 20) / 4;
+  std::vector<std::uint32_t> out(kWords);
+  Job job;
+  job.name = "big-output";
+  Partition p;
+  p.inputs.push_back(Input::produced(kWords * 4));
+  p.split_producer = [](std::span<const std::span<std::byte>> spans, ProducerTask t) {
+    auto* w = reinterpret_cast<std::uint32_t*>(spans[0].data());
+    const auto [b, e] = t.range(kWords);
+    for (std::size_t i = b; i < e; ++i) w[i] = static_cast<std::uint32_t>(i ^ 0x5a5a5a5au);
+    return std::error_code{};
+  };
+  p.work.cpu = [](const KernelContext& c) {
+    std::memcpy(c.outputs[0], c.inputs[0], c.input_bytes[0]);
+    return std::error_code{};
+  };
+  p.outputs.push_back(Output::to(std::as_writable_bytes(std::span(out))));
+  job.partitions.push_back(std::move(p));
+  std::size_t mismatches_seen_by_check = kWords;
+  job.verify = [&](const Partition&, std::size_t) {
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < kWords; ++i) bad += out[i] != static_cast<std::uint32_t>(i ^ 0x5a5a5a5au);
+    mismatches_seen_by_check = bad;
+    return std::error_code{};
+  };
+  std::error_code result = make_error_code(Errc::cancelled);
+  engine.async_submit(std::move(job), [&](std::error_code ec, JobReport) { result = ec; });
+  io.run();
+  EXPECT_FALSE(result) << result.message();
+  EXPECT_EQ(mismatches_seen_by_check, 0u) << "the check ran before the output had landed";
+  expect_idle(engine);
+}
+
 TEST(Engine, FailingProducerShareFailsTheJobAndReturnsEverything) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config());
