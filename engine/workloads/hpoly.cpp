@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "kernels/detail/parallel.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
 
@@ -66,29 +67,6 @@ inline void store(Fr* dst, const Fr& x, bool streaming) {
   }
 #endif
   *dst = x;
-}
-
-unsigned resolve_threads(unsigned threads) {
-  if (threads) return threads;
-  const unsigned hc = std::thread::hardware_concurrency();
-  return hc ? hc : 1;
-}
-
-// f(thread, begin, end) over disjoint ranges covering [0, n), one per
-// thread, the calling thread taking the first (thread 0); ranges below
-// `grain` elements are not worth a thread.
-template <typename F>
-void split_range(std::size_t n, unsigned threads, F&& f, std::size_t grain = 8192) {
-  const std::size_t t =
-      std::min<std::size_t>(resolve_threads(threads), std::max<std::size_t>(1, n / grain));
-  const std::size_t chunk = (n + t - 1) / t;
-  std::vector<std::thread> pool;
-  for (std::size_t i = 1; i < t; ++i) {
-    const std::size_t b = std::min(n, i * chunk), e = std::min(n, b + chunk);
-    pool.emplace_back([&f, i, b, e] { f(i, b, e); });
-  }
-  f(std::size_t{0}, std::size_t{0}, std::min(n, chunk));
-  for (auto& th : pool) th.join();
 }
 
 // Barycentric sums and h(x) over [lo, hi). With u_i = x w^-i,
@@ -160,10 +138,13 @@ HpolySums hpoly_sums(std::uint64_t seed, std::size_t partition, unsigned log_n,
                      std::span<const Fr> h, const Fr& x, unsigned threads) {
   const std::size_t n = std::size_t{1} << log_n;
   const Fr w_inv = Fr::root_of_unity(log_n).inverse();
-  std::vector<HpolySums> parts(std::max<std::size_t>(1, resolve_threads(threads)));
-  split_range(n, threads, [&](std::size_t t, std::size_t lo, std::size_t hi) {
-    parts[t] = sums_range(seed, partition, w_inv, x, h.data(), lo, hi);
-  });
+  std::vector<HpolySums> parts(std::max<std::size_t>(1, kernels::detail::resolve_threads(threads)));
+  kernels::detail::parallel_for(
+      n, threads,
+      [&](std::size_t t, std::size_t lo, std::size_t hi) {
+        parts[t] = sums_range(seed, partition, w_inv, x, h.data(), lo, hi);
+      },
+      /*grain=*/8192);
   HpolySums s{Fr::zero(), Fr::zero(), Fr::zero(), Fr::zero()};
   for (const auto& p : parts) {
     s.a += p.a;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace stoker::kernels::detail {
@@ -15,14 +16,21 @@ inline unsigned resolve_threads(unsigned threads) {
   return hc ? hc : 1;
 }
 
-// f(begin, end) for disjoint ranges covering [0, n). Ranges below `grain`
-// elements are not worth a thread.
+// f(begin, end), or f(thread, begin, end), for disjoint ranges covering
+// [0, n), one per thread, the calling thread taking the first (thread 0).
+// Ranges below `grain` elements are not worth a thread.
 template <typename F>
 void parallel_for(std::size_t n, unsigned threads, F&& f, std::size_t grain = 4096) {
+  const auto call = [&f](std::size_t thread, std::size_t b, std::size_t e) {
+    if constexpr (std::is_invocable_v<F&, std::size_t, std::size_t, std::size_t>)
+      f(thread, b, e);
+    else
+      f(b, e);
+  };
   const std::size_t t =
       std::min<std::size_t>(resolve_threads(threads), std::max<std::size_t>(1, n / grain));
   if (t <= 1) {
-    f(std::size_t{0}, n);
+    call(0, 0, n);
     return;
   }
   std::vector<std::thread> pool;
@@ -30,9 +38,9 @@ void parallel_for(std::size_t n, unsigned threads, F&& f, std::size_t grain = 40
   const std::size_t chunk = (n + t - 1) / t;
   for (std::size_t i = 1; i < t; ++i) {
     const std::size_t b = std::min(n, i * chunk), e = std::min(n, b + chunk);
-    pool.emplace_back([&f, b, e] { f(b, e); });
+    pool.emplace_back([&call, i, b, e] { call(i, b, e); });
   }
-  f(std::size_t{0}, std::min(n, chunk));
+  call(0, 0, std::min(n, chunk));
   for (auto& th : pool) th.join();
 }
 
