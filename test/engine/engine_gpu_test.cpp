@@ -6,6 +6,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
+#include "test/engine/engine_test_util.hpp"
 #include "test/engine/fault_kernel.hpp"
 #include "test/gpu_guard.hpp"
 
@@ -14,33 +15,10 @@ namespace asio = boost::asio;
 namespace stoker::engine {
 namespace {
 
-Config gpu_config() {
-  Config c;
-  c.devices.backend = devices::BackendChoice::cuda;
-  c.host_budget_bytes = std::size_t{8} << 30;
-  return c;
-}
+using test::expect_outputs_correct;
+using test::gpu_config;
+using test::run_job;
 
-void expect_correct(const workloads::SyntheticRun& run) {
-  const auto& o = run.options;
-  for (std::size_t p = 0; p < o.partitions; ++p) {
-    std::vector<std::uint32_t> in(o.input_bytes / 4), expect(o.input_bytes / 16);
-    workloads::synthetic_fill(o.seed, p, in);
-    workloads::synthetic_cpu(in.data(), expect.data(), expect.size(), o.rounds);
-    ASSERT_EQ(run.outputs[p], expect) << "partition " << p;
-  }
-}
-
-JobReport run_job(Engine& engine, asio::io_context& io, Job job, std::error_code& ec) {
-  JobReport report;
-  engine.async_submit(std::move(job), [&](std::error_code e, JobReport r) {
-    ec = e;
-    report = std::move(r);
-  });
-  io.run();
-  io.restart();
-  return report;
-}
 
 TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
   STOKER_REQUIRE_GPU();
@@ -58,7 +36,7 @@ TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
     std::error_code ec;
     auto r = run_job(engine, io, std::move(*job), ec);
     ASSERT_FALSE(ec) << r.error;
-    expect_correct(*run);
+    expect_outputs_correct(*run);
     std::vector<int> used(engine.devices().size(), 0);
     for (const auto& p : r.parts) {
       ++used[static_cast<std::size_t>(p.device)];

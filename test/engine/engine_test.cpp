@@ -20,23 +20,17 @@
 #include "alloc/pinned_vec.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/workloads/synthetic.hpp"
+#include "test/engine/engine_test_util.hpp"
 
 namespace asio = boost::asio;
 
 namespace stoker::engine {
 namespace {
 
-Config host_config(int devices = 2, std::vector<double> slowdown = {}) {
-  Config c;
-  c.devices.backend = devices::BackendChoice::host;
-  c.devices.host.device_count = devices;
-  c.devices.host.slowdown = std::move(slowdown);
-  c.devices.host.memory_bytes = std::size_t{256} << 20;
-  c.host_budget_bytes = std::size_t{256} << 20;
-  c.staging_chunk_bytes = std::size_t{64} << 10;
-  c.worker_threads = 4;
-  return c;
-}
+using test::expect_idle;
+using test::expect_outputs_correct;
+using test::host_config;
+
 
 Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partitions = 8,
               std::size_t bytes = 256 << 10, bool pageable = false, int priority = 0,
@@ -51,26 +45,6 @@ Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partiti
   auto job = workloads::make_synthetic_job(o, run);
   EXPECT_TRUE(job) << job.error().what();
   return std::move(*job);
-}
-
-void expect_idle(Engine& e) {
-  const auto s = e.stats();
-  EXPECT_EQ(s.jobs_in_flight, 0u);
-  EXPECT_EQ(s.busy_slots, 0u);
-  EXPECT_EQ(s.host_budget_in_use, 0u) << "budget still held";
-  EXPECT_EQ(s.pinned_bytes_in_use, 0u);
-  for (auto b : s.device_budget_in_use) EXPECT_EQ(b, 0u);
-}
-
-// Every output word checked against the CPU version.
-void expect_outputs_correct(const workloads::SyntheticRun& run) {
-  const auto& o = run.options;
-  for (std::size_t p = 0; p < o.partitions; ++p) {
-    std::vector<std::uint32_t> in(o.input_bytes / 4), expect(o.input_bytes / 16);
-    workloads::synthetic_fill(o.seed, p, in);
-    workloads::synthetic_cpu(in.data(), expect.data(), expect.size(), o.rounds);
-    ASSERT_EQ(run.outputs[p], expect) << "partition " << p;
-  }
 }
 
 TEST(Engine, CallbackHandlerRunsOnItsExecutorWithCorrectOutputs) {

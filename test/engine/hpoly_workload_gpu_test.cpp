@@ -9,6 +9,7 @@
 #include "engine/engine.hpp"
 #include "engine/workloads/hpoly.hpp"
 #include "kernels/hpoly.hpp"
+#include "test/engine/engine_test_util.hpp"
 #include "test/gpu_guard.hpp"
 
 namespace asio = boost::asio;
@@ -17,13 +18,7 @@ namespace stoker::engine {
 namespace {
 
 using kernels::Fr;
-
-Config gpu_config() {
-  Config c;
-  c.devices.backend = devices::BackendChoice::cuda;
-  c.host_budget_bytes = std::size_t{8} << 30;
-  return c;
-}
+using test::gpu_config;
 
 void run_and_compare(Engine& engine, asio::io_context& io, unsigned log_n, std::size_t per_gpu,
                      bool prepare) {

@@ -11,6 +11,7 @@
 #include "engine/workloads/hpoly.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
+#include "test/engine/engine_test_util.hpp"
 
 namespace asio = boost::asio;
 
@@ -18,16 +19,8 @@ namespace stoker::engine {
 namespace {
 
 using kernels::Fr;
-
-Config host_config(int devices = 2) {
-  Config c;
-  c.devices.backend = devices::BackendChoice::host;
-  c.devices.host.device_count = devices;
-  c.devices.host.memory_bytes = std::size_t{256} << 20;
-  c.host_budget_bytes = std::size_t{256} << 20;
-  c.worker_threads = 4;
-  return c;
-}
+using test::host_config;
+using test::run_job;
 
 struct Inputs {
   std::vector<Fr> a, b, c;
@@ -51,17 +44,6 @@ Fr horner(const std::vector<Fr>& coefficients, const Fr& x) {
   Fr acc = Fr::zero();
   for (std::size_t i = coefficients.size(); i-- > 0;) acc = acc * x + coefficients[i];
   return acc;
-}
-
-JobReport run_job(Engine& engine, asio::io_context& io, Job job, std::error_code& ec) {
-  JobReport report;
-  engine.async_submit(std::move(job), [&](std::error_code e, JobReport r) {
-    ec = e;
-    report = std::move(r);
-  });
-  io.run();
-  io.restart();
-  return report;
 }
 
 TEST(HpolyWorkload, JobOnTwoHostDevicesMatchesCpuReferenceAndVerifies) {

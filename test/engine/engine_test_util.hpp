@@ -1,0 +1,82 @@
+// What the engine suites share: configs for each backend, running one job to
+// completion, and the checks every suite makes (outputs equal the CPU
+// version, nothing left held).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <memory>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "engine/workloads/synthetic.hpp"
+
+namespace stoker::test {
+
+using engine::Config;
+using engine::Engine;
+using engine::Job;
+using engine::JobReport;
+namespace workloads = engine::workloads;
+
+// Emulated devices with 256 MiB each, a 256 MiB host budget, four workers.
+inline Config host_config(int devices = 2, std::vector<double> slowdown = {}) {
+  Config c;
+  c.devices.backend = devices::BackendChoice::host;
+  c.devices.host.device_count = devices;
+  c.devices.host.slowdown = std::move(slowdown);
+  c.devices.host.memory_bytes = std::size_t{256} << 20;
+  c.host_budget_bytes = std::size_t{256} << 20;
+  c.staging_chunk_bytes = std::size_t{64} << 10;
+  c.worker_threads = 4;
+  return c;
+}
+
+// Every GPU, an 8 GiB host budget (the default, a quarter of memory, is
+// whatever the machine reports at start).
+inline Config gpu_config() {
+  Config c;
+  c.devices.backend = devices::BackendChoice::cuda;
+  c.host_budget_bytes = std::size_t{8} << 30;
+  return c;
+}
+
+// Submits `job`, runs `io` until its handler ran, and readies `io` for more.
+inline JobReport run_job(Engine& engine, boost::asio::io_context& io, Job job,
+                         std::error_code& ec) {
+  JobReport report;
+  engine.async_submit(std::move(job), [&](std::error_code e, JobReport r) {
+    ec = e;
+    report = std::move(r);
+  });
+  io.run();
+  io.restart();
+  return report;
+}
+
+// Nothing held: jobs, slots, budgets, pinned blocks.
+inline void expect_idle(Engine& e) {
+  const auto s = e.stats();
+  EXPECT_EQ(s.jobs_in_flight, 0u);
+  EXPECT_EQ(s.busy_slots, 0u);
+  EXPECT_EQ(s.host_budget_in_use, 0u) << "budget still held";
+  EXPECT_EQ(s.pinned_bytes_in_use, 0u);
+  for (auto b : s.device_budget_in_use) EXPECT_EQ(b, 0u);
+}
+
+// Every output word of a synthetic run against the CPU version.
+inline void expect_outputs_correct(const workloads::SyntheticRun& run) {
+  const auto& o = run.options;
+  for (std::size_t p = 0; p < o.partitions; ++p) {
+    std::vector<std::uint32_t> in(o.input_bytes / 4), expect(o.input_bytes / 16);
+    workloads::synthetic_fill(o.seed, p, in);
+    workloads::synthetic_cpu(in.data(), expect.data(), expect.size(), o.rounds);
+    ASSERT_EQ(run.outputs[p], expect) << "partition " << p;
+  }
+}
+
+}  // namespace stoker::test
