@@ -18,6 +18,7 @@
 #include "engine/engine.hpp"
 #include "engine/workloads/hpoly.hpp"
 #include "engine/workloads/synthetic.hpp"
+#include "tools/command_line.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -108,21 +109,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int run_command(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  for (const auto& a : args)
-    if (a == "-h" || a == "--help") {
-      std::fputs(kHelp, stdout);
-      return 0;
-    }
-  auto base = engine::Config::from_env();
-  if (!base) {
-    std::fprintf(stderr, "stoker run: %s\n", base.error().what().c_str());
-    return 2;
-  }
-  auto config = base->apply_args(args);
-  if (!config) {
-    std::fprintf(stderr, "stoker run: %s\n", config.error().what().c_str());
-    return 2;
-  }
+  if (print_help_if_asked(args, kHelp)) return 0;
+  auto config = engine_config("run", args);
+  if (!config) return 2;
   engine::workloads::SyntheticOptions so;
   engine::workloads::HpolyOptions ho;
   std::string workload;          // empty: chosen from the options given

@@ -10,6 +10,7 @@
 
 #include "devices/device_set.hpp"
 #include "engine/config.hpp"
+#include "tools/command_line.hpp"
 #include "tools/stress_driver.hpp"
 
 namespace stoker::tools {
@@ -50,25 +51,13 @@ bool given(const std::vector<std::string>& args, const std::string& flag) {
 
 int stress_command(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  for (const auto& a : args)
-    if (a == "-h" || a == "--help") {
-      std::fputs(kHelp, stdout);
-      return 0;
-    }
-  auto base = engine::Config::from_env();
-  if (!base) {
-    std::fprintf(stderr, "stoker stress: %s\n", base.error().what().c_str());
-    return 2;
-  }
+  if (print_help_if_asked(args, kHelp)) return 0;
   const bool host_shape = given(args, "--host-devices") || std::getenv("STOKER_HOST_DEVICES");
   const bool slowdown = given(args, "--slowdown") || std::getenv("STOKER_HOST_SLOWDOWN");
   const bool chunk = given(args, "--chunk-mib") || std::getenv("STOKER_CHUNK_MIB");
   const std::vector<std::string> original = args;
-  auto config = base->apply_args(args);
-  if (!config) {
-    std::fprintf(stderr, "stoker stress: %s\n", config.error().what().c_str());
-    return 2;
-  }
+  auto config = engine_config("stress", args);
+  if (!config) return 2;
   const bool host = config->devices.backend == devices::BackendChoice::host ||
                     (config->devices.backend == devices::BackendChoice::automatic &&
                      devices::cuda_device_count() == 0);

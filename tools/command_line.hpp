@@ -1,0 +1,41 @@
+// What every stoker command does first: answer -h/--help, and build the
+// engine Config from STOKER_* variables and the engine options on its
+// command line (consumed from `args`), naming the command in any error.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config.hpp"
+
+namespace stoker::tools {
+
+// Prints `help` and returns true when the arguments ask for it.
+inline bool print_help_if_asked(const std::vector<std::string>& args, const char* help) {
+  for (const auto& a : args)
+    if (a == "-h" || a == "--help") {
+      std::fputs(help, stdout);
+      return true;
+    }
+  return false;
+}
+
+// nullopt after printing "stoker <command>: <what is wrong>" to stderr.
+inline std::optional<engine::Config> engine_config(const char* command,
+                                                   std::vector<std::string>& args) {
+  auto base = engine::Config::from_env();
+  if (!base) {
+    std::fprintf(stderr, "stoker %s: %s\n", command, base.error().what().c_str());
+    return std::nullopt;
+  }
+  auto config = base->apply_args(args);
+  if (!config) {
+    std::fprintf(stderr, "stoker %s: %s\n", command, config.error().what().c_str());
+    return std::nullopt;
+  }
+  return std::move(*config);
+}
+
+}  // namespace stoker::tools
