@@ -42,6 +42,7 @@ synthetic (implied by --size-mib, --rounds or --pageable):
   --pageable          inputs from caller-owned std::vector through pinned staging (default: pinned producers)
 engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2
   --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M --workers N
+  --staging-threads N --copy-priority low|normal|high --compute-priority low|normal|high
 )";
 
 struct StageMedians {

@@ -37,6 +37,7 @@ engine's invariants while it runs and after each engine lifetime.
   --quiet             no per-round progress lines
 engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2
   --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M --workers N
+  --staging-threads N --copy-priority low|normal|high --compute-priority low|normal|high
   (on the host backend the defaults are 3 devices with slowdowns 1,2,4 and 64 KiB staging
   chunks; the host budget defaults to about four of the largest partitions)
 )";

@@ -1,6 +1,11 @@
 #include "engine/workloads/synthetic.hpp"
 
 #include <algorithm>
+#include <cstdint>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "engine/workloads/synthetic_mix.hpp"
 
@@ -19,6 +24,19 @@ void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::ui
   const std::uint64_t key = seed * 0x100000001b3ull ^ (std::uint64_t{partition} << 40);
   std::size_t i = 0;
   if (first % 2 && !out.empty()) out[i++] = synthetic_input_word(seed, partition, first);
+#if defined(__SSE2__)
+  // Non-temporal stores where the words are 8-byte aligned: a producer
+  // writes far more than any cache holds, and plain stores would first read
+  // every line they fill (read-for-ownership), doubling the host memory
+  // traffic that producers and the DMA engines share.
+  if (reinterpret_cast<std::uintptr_t>(out.data() + i) % 8 == 0) {
+    for (; i + 1 < out.size(); i += 2) {
+      const std::uint64_t v = detail::splitmix64(key ^ ((first + i) / 2));
+      _mm_stream_si64(reinterpret_cast<long long*>(out.data() + i), static_cast<long long>(v));
+    }
+    _mm_sfence();  // weakly ordered: visible before the partition is handed on
+  }
+#endif
   for (; i + 1 < out.size(); i += 2) {
     const std::uint64_t v = detail::splitmix64(key ^ ((first + i) / 2));
     out[i] = static_cast<std::uint32_t>(v);
