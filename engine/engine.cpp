@@ -553,10 +553,10 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
   for (const auto& out : p.outputs) {
     if (out.pinned) continue;
     const std::byte* src = ps.host.data() + ps.bounce[b++].offset;
-    const ProducerTask whole{0, std::clamp<std::size_t>(out.bytes / kBytesPerWorkerTask, 1,
-                                                        worker_count_)};
-    for (std::size_t i = 0; i < whole.count; ++i) {
-      const auto [lo, hi] = ProducerTask{i, whole.count}.range(out.bytes, 64);
+    const std::size_t count =
+        std::clamp<std::size_t>(out.bytes / kBytesPerWorkerTask, 1, worker_count_);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto [lo, hi] = ProducerTask{i, count}.range(out.bytes, 64);  // same split rule
       fin->pieces.push_back({out.destination + lo, src + lo, hi - lo});
     }
   }
