@@ -431,27 +431,15 @@ void EngineCore::run_producer(const Key& k) {
   }
   // Split producer: shares go to the worker queue back to back, so the
   // partitions ahead finish first; the last share to end reports for all.
-  // No lock: the first failing share publishes its code before its
-  // decrement, and the last decrement (acq_rel) sees it.
-  struct Shares {
-    std::vector<std::span<std::byte>> spans;
-    std::atomic<std::size_t> remaining;
-    std::atomic<bool> failed{false};
-    std::error_code first_error;
-  };
   const std::size_t tasks =
       p.producer_tasks ? p.producer_tasks
                        : std::clamp<std::size_t>(bytes / kBytesPerWorkerTask, 1, worker_count_);
-  auto shares = std::make_shared<Shares>();
-  shares->spans = std::move(spans);
-  shares->remaining.store(tasks, std::memory_order_relaxed);
-  for (std::size_t t = 0; t < tasks; ++t)
-    asio::post(*workers_, [shares, fn = p.split_producer, finish, task = ProducerTask{t, tasks}] {
-      if (auto ec = fn(shares->spans, task); ec && !shares->failed.exchange(true))
-        shares->first_error = ec;
-      if (shares->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
-        finish(shares->first_error);
-    });
+  fan_out(
+      tasks,
+      [spans = std::move(spans), fn = p.split_producer, tasks](std::size_t t) {
+        return fn(spans, ProducerTask{t, tasks});
+      },
+      finish);
 }
 
 void EngineCore::produced(const Key& k, std::error_code ec, std::string message) {
@@ -544,11 +532,7 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
     const std::byte* src;
     std::size_t bytes;
   };
-  struct Finish {
-    std::vector<Piece> pieces;
-    std::atomic<std::size_t> remaining;
-  };
-  auto fin = std::make_shared<Finish>();
+  std::vector<Piece> pieces;
   std::size_t b = 0;
   for (const auto& out : p.outputs) {
     if (out.pinned) continue;
@@ -557,29 +541,24 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
         std::clamp<std::size_t>(out.bytes / kBytesPerWorkerTask, 1, worker_count_);
     for (std::size_t i = 0; i < count; ++i) {
       const auto [lo, hi] = ProducerTask{i, count}.range(out.bytes, 64);  // same split rule
-      fin->pieces.push_back({out.destination + lo, src + lo, hi - lo});
+      pieces.push_back({out.destination + lo, src + lo, hi - lo});
     }
   }
-  const auto check = [this, k, &p, verify = job.job.verify] {
-    Error e;
-    if (verify)
-      if (auto ec = verify(p, k.part))
-        e = Error{ec,
-                  "partition " + std::to_string(k.part) + " failed verification: " + ec.message()};
-    asio::post(io_, [this, k, e = std::move(e)]() mutable { finished(k, std::move(e)); });
-  };
-  if (fin->pieces.empty()) {
-    asio::post(*workers_, check);
-    return pump();
-  }
-  fin->remaining.store(fin->pieces.size(), std::memory_order_relaxed);
-  for (std::size_t i = 0; i < fin->pieces.size(); ++i)
-    asio::post(*workers_, [fin, i, check] {
-      const Piece& piece = fin->pieces[i];
-      std::memcpy(piece.dst, piece.src, piece.bytes);
-      // acq_rel: the last piece sees every other piece's copy before the check.
-      if (fin->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) check();
-    });
+  const std::size_t count = pieces.size();
+  fan_out(
+      count,
+      [pieces = std::move(pieces)](std::size_t i) {
+        std::memcpy(pieces[i].dst, pieces[i].src, pieces[i].bytes);
+        return std::error_code{};
+      },
+      [this, k, &p, verify = job.job.verify](std::error_code) {
+        Error e;
+        if (verify)
+          if (auto ec = verify(p, k.part))
+            e = Error{ec, "partition " + std::to_string(k.part) +
+                              " failed verification: " + ec.message()};
+        asio::post(io_, [this, k, e = std::move(e)]() mutable { finished(k, std::move(e)); });
+      });
   pump();
 }
 

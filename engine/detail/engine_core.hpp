@@ -7,6 +7,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <atomic>
 #include <map>
@@ -123,6 +124,32 @@ class EngineCore {
   void pump();
   void prepare(const Key& k);
   void run_producer(const Key& k);
+  // Runs task(i) -> std::error_code for i < count on the workers, back to
+  // back in their queue; the last to finish calls last(first error), also
+  // when count is 0. No lock: a failing task publishes its code before its
+  // decrement, and the last decrement (acq_rel) sees it and every other
+  // task's writes.
+  template <typename Task, typename Last>
+  void fan_out(std::size_t count, Task task, Last last) {
+    struct State {
+      State(std::size_t n, Task t, Last l) : remaining(n), task(std::move(t)), last(std::move(l)) {}
+      std::atomic<std::size_t> remaining;
+      std::atomic<bool> failed{false};
+      std::error_code first_error;
+      Task task;
+      Last last;
+    };
+    auto st = std::make_shared<State>(count, std::move(task), std::move(last));
+    if (count == 0) {
+      boost::asio::post(*workers_, [st] { st->last(std::error_code{}); });
+      return;
+    }
+    for (std::size_t i = 0; i < count; ++i)
+      boost::asio::post(*workers_, [st, i] {
+        if (auto ec = st->task(i); ec && !st->failed.exchange(true)) st->first_error = ec;
+        if (st->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) st->last(st->first_error);
+      });
+  }
   void produced(const Key& k, std::error_code ec, std::string message);
   void dispatch(std::size_t device, const Key& k);
   void launched(std::size_t device, int slot, const Key& k, LaunchResult result);
