@@ -26,6 +26,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
+#include "tools/command_line.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -149,8 +150,7 @@ Result<EngineFigure> run_engine(engine::Engine& e, wl::SyntheticOptions o, int r
 }
 
 Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder, boost::asio::io_context& io,
-                                    std::vector<int> ordinals) {
-  engine::Config c;
+                                    engine::Config c, std::vector<int> ordinals) {
   c.devices.backend = devices::BackendChoice::cuda;
   c.devices.cuda_ordinals = std::move(ordinals);
   auto e = engine::Engine::create(io.get_executor(), c);
@@ -161,16 +161,28 @@ Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder, boo
 
 }  // namespace
 
+constexpr const char* kHelp =
+    "usage: stoker bench pipeline [--partitions N] [--size-mib M] [--rounds R] [--writers W] [--reps N] [--json]\n"
+    "                             [engine options: --host-budget-mib, --staging-threads, --chunk-mib, ...]\n"
+    "Runs (a) the naive baseline, (b) the engine with pinned producers, (c) the engine with pageable\n"
+    "inputs through its staging, and (b) on GPU 0 alone, while writer threads load host memory.\n"
+    "Engine options and STOKER_* variables apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n";
+
 int bench_pipeline_command(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (print_help_if_asked(args, kHelp)) return 0;
+  const auto config = engine_config("bench pipeline", args);
+  if (!config) return 2;
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
+  const int count = static_cast<int>(args.size());
+  for (int i = 0; i < count; ++i) {
+    const std::string& a = args[static_cast<std::size_t>(i)];
     auto next = [&]() -> long {
-      if (i + 1 >= argc) {
+      if (i + 1 >= count) {
         std::fprintf(stderr, "stoker bench pipeline: %s needs a value\n", a.c_str());
         std::exit(2);
       }
-      return std::strtol(argv[++i], nullptr, 10);
+      return std::strtol(args[static_cast<std::size_t>(++i)].c_str(), nullptr, 10);
     };
     if (a == "--partitions") opt.partitions = static_cast<std::size_t>(next());
     else if (a == "--size-mib") opt.size_mib = static_cast<std::size_t>(next());
@@ -178,11 +190,7 @@ int bench_pipeline_command(int argc, char** argv) {
     else if (a == "--writers") opt.writers = static_cast<int>(next());
     else if (a == "--reps") opt.reps = std::max(1, static_cast<int>(next()));
     else if (a == "--json") opt.json = true;
-    else if (a == "-h" || a == "--help") {
-      std::printf("usage: stoker bench pipeline [--partitions N] [--size-mib M] [--rounds R] [--writers W] "
-                  "[--reps N] [--json]\n");
-      return 0;
-    } else {
+    else {
       std::fprintf(stderr, "stoker bench pipeline: unknown option '%s'\n", a.c_str());
       return 2;
     }
@@ -204,8 +212,8 @@ int bench_pipeline_command(int argc, char** argv) {
   std::unique_ptr<engine::Engine> all_holder, one_holder;
   std::vector<int> all;
   for (int g = 0; g < gpus; ++g) all.push_back(g);
-  auto all_engine = make_engine(all_holder, io, all);
-  auto one_engine = make_engine(one_holder, io, {0});
+  auto all_engine = make_engine(all_holder, io, *config, all);
+  auto one_engine = make_engine(one_holder, io, *config, {0});
   if (!all_engine || !one_engine) {
     std::fprintf(stderr, "stoker bench pipeline: %s\n",
                  (!all_engine ? all_engine.error() : one_engine.error()).what().c_str());
