@@ -180,79 +180,95 @@ struct alignas(32) Fr {
   }
 
 #if !defined(__CUDA_ARCH__)
-  // Host: 64-bit limbs. r < 2^255, so a + b < 2^256 never carries out.
+  // Host: 64-bit limbs, written out limb by limb (no loops, no arrays) so
+  // that -O2, which does not unroll, still keeps every word in a register.
+  // r < 2^255, so a + b < 2^256 never carries out.
+  using u128_host = unsigned __int128;
+
+  // x + y + c; the carry out replaces c (0 or 1).
+  static inline std::uint64_t adc_host(std::uint64_t x, std::uint64_t y, std::uint64_t& c) {
+    const u128_host s = static_cast<u128_host>(x) + y + c;
+    c = static_cast<std::uint64_t>(s >> 64);
+    return static_cast<std::uint64_t>(s);
+  }
+  // x - y - b; the borrow out replaces b (0 or 1).
+  static inline std::uint64_t sbb_host(std::uint64_t x, std::uint64_t y, std::uint64_t& b) {
+    const u128_host d = static_cast<u128_host>(x) - y - b;
+    b = static_cast<std::uint64_t>(d >> 64) & 1;
+    return static_cast<std::uint64_t>(d);
+  }
+  // x * y + z + c; the high word replaces c. At most 2^128 - 1: never overflows.
+  static inline std::uint64_t mac_host(std::uint64_t x, std::uint64_t y, std::uint64_t z,
+                                       std::uint64_t& c) {
+    const u128_host s = static_cast<u128_host>(x) * y + z + c;
+    c = static_cast<std::uint64_t>(s >> 64);
+    return static_cast<std::uint64_t>(s);
+  }
+
   static inline Fr add_host(const Fr& a, const Fr& b) {
-    using u128 = unsigned __int128;
+    std::uint64_t c = 0;
     Fr s;
-    u128 c = 0;
-    for (int i = 0; i < 4; ++i) {
-      c += static_cast<u128>(a.l[i]) + b.l[i];
-      s.l[i] = static_cast<std::uint64_t>(c);
-      c >>= 64;
-    }
+    s.l[0] = adc_host(a.l[0], b.l[0], c);
+    s.l[1] = adc_host(a.l[1], b.l[1], c);
+    s.l[2] = adc_host(a.l[2], b.l[2], c);
+    s.l[3] = adc_host(a.l[3], b.l[3], c);
     return reduce_once_host(s);
   }
   static inline Fr sub_host(const Fr& a, const Fr& b) {
-    using u128 = unsigned __int128;
-    const std::uint64_t p[4] = {fr_detail::kP0, fr_detail::kP1, fr_detail::kP2, fr_detail::kP3};
-    Fr d;
     std::uint64_t borrow = 0;
-    for (int i = 0; i < 4; ++i) {
-      u128 t = static_cast<u128>(a.l[i]) - b.l[i] - borrow;
-      d.l[i] = static_cast<std::uint64_t>(t);
-      borrow = static_cast<std::uint64_t>(t >> 64) & 1;
-    }
+    Fr d;
+    d.l[0] = sbb_host(a.l[0], b.l[0], borrow);
+    d.l[1] = sbb_host(a.l[1], b.l[1], borrow);
+    d.l[2] = sbb_host(a.l[2], b.l[2], borrow);
+    d.l[3] = sbb_host(a.l[3], b.l[3], borrow);
+    // Went below zero: add r back (the final carry out is the borrow, dropped).
     const std::uint64_t mask = 0 - borrow;
-    u128 c = 0;
-    for (int i = 0; i < 4; ++i) {
-      c += static_cast<u128>(d.l[i]) + (p[i] & mask);
-      d.l[i] = static_cast<std::uint64_t>(c);
-      c >>= 64;
-    }
+    std::uint64_t c = 0;
+    d.l[0] = adc_host(d.l[0], fr_detail::kP0 & mask, c);
+    d.l[1] = adc_host(d.l[1], fr_detail::kP1 & mask, c);
+    d.l[2] = adc_host(d.l[2], fr_detail::kP2 & mask, c);
+    d.l[3] = adc_host(d.l[3], fr_detail::kP3 & mask, c);
     return d;
   }
-  // s < 2r: subtract r once if s >= r.
+  // s < 2r: subtract r once if s >= r. Branch-free: for random operands the
+  // outcome is a coin toss the predictor cannot learn.
   static inline Fr reduce_once_host(const Fr& s) {
-    using u128 = unsigned __int128;
-    const std::uint64_t p[4] = {fr_detail::kP0, fr_detail::kP1, fr_detail::kP2, fr_detail::kP3};
-    Fr d;
     std::uint64_t borrow = 0;
-    for (int i = 0; i < 4; ++i) {
-      u128 t = static_cast<u128>(s.l[i]) - p[i] - borrow;
-      d.l[i] = static_cast<std::uint64_t>(t);
-      borrow = static_cast<std::uint64_t>(t >> 64) & 1;
-    }
-    return borrow ? s : d;
+    const std::uint64_t d0 = sbb_host(s.l[0], fr_detail::kP0, borrow);
+    const std::uint64_t d1 = sbb_host(s.l[1], fr_detail::kP1, borrow);
+    const std::uint64_t d2 = sbb_host(s.l[2], fr_detail::kP2, borrow);
+    const std::uint64_t d3 = sbb_host(s.l[3], fr_detail::kP3, borrow);
+    const std::uint64_t keep = 0 - borrow;  // s < r
+    return Fr{{(s.l[0] & keep) | (d0 & ~keep), (s.l[1] & keep) | (d1 & ~keep),
+               (s.l[2] & keep) | (d2 & ~keep), (s.l[3] & keep) | (d3 & ~keep)}};
   }
-  // CIOS Montgomery multiplication; t stays below 2r < 2^256, plus one
-  // carry word for safety.
+  // One round of CIOS Montgomery multiplication: t = (t + a * bi + m * r) / 2^64
+  // with m chosen so the division is exact. Two shortcuts that r allows:
+  // - its top word is below 2^63 - 1, so t stays below 2r and fits four words
+  //   (the textbook carry words are always zero: the "no-carry" CIOS);
+  // - its low word is 2^64 - 2^32 + 1, so hi(m * r0 + s0), with the low
+  //   word known to be zero, is m - (m >> 32) + carry(m + s0): no multiply.
+  static inline void mul_round_host(std::uint64_t& t0, std::uint64_t& t1, std::uint64_t& t2,
+                                    std::uint64_t& t3, const Fr& a, std::uint64_t bi) {
+    std::uint64_t ca = 0;
+    const std::uint64_t s0 = mac_host(a.l[0], bi, t0, ca);
+    const std::uint64_t m = s0 * fr_detail::kInv64;
+    std::uint64_t cm = m - (m >> 32) + static_cast<std::uint64_t>(s0 + m < s0);
+    const std::uint64_t s1 = mac_host(a.l[1], bi, t1, ca);
+    t0 = mac_host(m, fr_detail::kP1, s1, cm);
+    const std::uint64_t s2 = mac_host(a.l[2], bi, t2, ca);
+    t1 = mac_host(m, fr_detail::kP2, s2, cm);
+    const std::uint64_t s3 = mac_host(a.l[3], bi, t3, ca);
+    t2 = mac_host(m, fr_detail::kP3, s3, cm);
+    t3 = ca + cm;
+  }
   static inline Fr mul_host(const Fr& a, const Fr& b) {
-    using u128 = unsigned __int128;
-    const std::uint64_t p[4] = {fr_detail::kP0, fr_detail::kP1, fr_detail::kP2, fr_detail::kP3};
-    std::uint64_t t[6] = {0, 0, 0, 0, 0, 0};
-    for (int i = 0; i < 4; ++i) {
-      u128 c = 0;
-      for (int j = 0; j < 4; ++j) {
-        c += static_cast<u128>(a.l[j]) * b.l[i] + t[j];
-        t[j] = static_cast<std::uint64_t>(c);
-        c >>= 64;
-      }
-      c += t[4];
-      t[4] = static_cast<std::uint64_t>(c);
-      t[5] = static_cast<std::uint64_t>(c >> 64);
-      const std::uint64_t m = t[0] * fr_detail::kInv64;
-      c = static_cast<u128>(m) * p[0] + t[0];
-      c >>= 64;
-      for (int j = 1; j < 4; ++j) {
-        c += static_cast<u128>(m) * p[j] + t[j];
-        t[j - 1] = static_cast<std::uint64_t>(c);
-        c >>= 64;
-      }
-      c += t[4];
-      t[3] = static_cast<std::uint64_t>(c);
-      t[4] = t[5] + static_cast<std::uint64_t>(c >> 64);
-    }
-    return reduce_once_host(Fr{{t[0], t[1], t[2], t[3]}});
+    std::uint64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+    mul_round_host(t0, t1, t2, t3, a, b.l[0]);
+    mul_round_host(t0, t1, t2, t3, a, b.l[1]);
+    mul_round_host(t0, t1, t2, t3, a, b.l[2]);
+    mul_round_host(t0, t1, t2, t3, a, b.l[3]);
+    return reduce_once_host(Fr{{t0, t1, t2, t3}});
   }
 #endif
 
