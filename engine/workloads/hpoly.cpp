@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <thread>
 
+#include "engine/workloads/detail/hpoly_fill.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+// The adx fill needs GCC or Clang: inline assembly, target attributes, <cpuid.h>.
+#if defined(__GNUC__) || defined(__clang__)
+#define STOKER_HPOLY_ADX 1
+#include <cpuid.h>
+#endif
 #endif
 
 namespace stoker::engine::workloads {
@@ -33,41 +39,258 @@ inline std::uint64_t stream_key(std::uint64_t seed, std::size_t partition, unsig
               (std::uint64_t{stream} << 56));
 }
 
-// Element `index` of a stream: four counter-mode words, the top bit cleared
-// (< 2^255 < 2r), then r subtracted once when the value is >= r.
-inline Fr draw(std::uint64_t key, std::uint64_t index) {
-  const std::uint64_t base = key + 4 * index * kGolden;
-  std::uint64_t v[4] = {fmix(base), fmix(base + kGolden), fmix(base + 2 * kGolden),
-                        fmix(base + 3 * kGolden) & 0x7fffffffffffffffull};
+// The words of a stream: wyrand's output function on the counter state
+// key + counter * kWyStep, i.e. one 64x64->128 multiplication per word with
+// its halves folded (splitmix64 needs two).
+constexpr std::uint64_t kWyStep = 0xa0761d6478bd642full, kWyMix = 0xe7037ed1a0b428dbull;
+
+inline std::uint64_t wy(std::uint64_t state) {
   using u128 = unsigned __int128;
-  const std::uint64_t p[4] = {kernels::fr_detail::kP0, kernels::fr_detail::kP1,
-                              kernels::fr_detail::kP2, kernels::fr_detail::kP3};
-  std::uint64_t d[4], borrow = 0;
-  for (int i = 0; i < 4; ++i) {
-    const u128 t = static_cast<u128>(v[i]) - p[i] - borrow;
-    d[i] = static_cast<std::uint64_t>(t);
-    borrow = static_cast<std::uint64_t>(t >> 64) & 1;
-  }
-  // borrow: v < r, keep v. Branch-free: about one draw in ten subtracts.
-  const std::uint64_t keep = 0 - borrow;
-  Fr x;
-  for (int i = 0; i < 4; ++i) x.l[i] = (v[i] & keep) | (d[i] & ~keep);
-  return x;
+  const u128 p = static_cast<u128>(state) * (state ^ kWyMix);
+  return static_cast<std::uint64_t>(p) ^ static_cast<std::uint64_t>(p >> 64);
+}
+
+// Element `index` of a stream: words 4 index .. 4 index + 3, the top one
+// shifted right once (< 2^255 < 2r), then r subtracted once when the value
+// is >= r (about one draw in ten).
+inline Fr draw(std::uint64_t key, std::uint64_t index) {
+  const std::uint64_t s = key + 4 * index * kWyStep;
+  return Fr::reduce_once_host(
+      Fr{{wy(s), wy(s + kWyStep), wy(s + 2 * kWyStep), wy(s + 3 * kWyStep) >> 1}});
 }
 
 inline void store(Fr* dst, const Fr& x, bool streaming) {
-#if defined(__SSE2__)
+#if defined(__x86_64__)
   if (streaming) {
-    auto* q = reinterpret_cast<__m128i*>(dst);
-    _mm_stream_si128(
-        q, _mm_set_epi64x(static_cast<long long>(x.l[1]), static_cast<long long>(x.l[0])));
-    _mm_stream_si128(
-        q + 1, _mm_set_epi64x(static_cast<long long>(x.l[3]), static_cast<long long>(x.l[2])));
+    // MOVNTI straight from the limbs' registers: no trip through a vector register.
+    auto* q = reinterpret_cast<long long*>(dst);
+    _mm_stream_si64(q, static_cast<long long>(x.l[0]));
+    _mm_stream_si64(q + 1, static_cast<long long>(x.l[1]));
+    _mm_stream_si64(q + 2, static_cast<long long>(x.l[2]));
+    _mm_stream_si64(q + 3, static_cast<long long>(x.l[3]));
     return;
   }
 #endif
-  *dst = x;
+  // Limb by limb: copying the struct makes GCC go through the stack to move
+  // the four registers as two 16-byte vectors.
+  dst->l[0] = x.l[0];
+  dst->l[1] = x.l[1];
+  dst->l[2] = x.l[2];
+  dst->l[3] = x.l[3];
 }
+
+inline void fill_portable(std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count,
+                          Fr* a, Fr* b, Fr* c, bool streaming) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const Fr x = draw(ka, first + k), y = draw(kb, first + k);
+    store(a + k, x, streaming);
+    store(b + k, y, streaming);
+    if (c) store(c + k, x * y, streaming);
+  }
+#if defined(__x86_64__)
+  // Non-temporal stores are weakly ordered: make them visible before the
+  // engine hands the buffers to the DMA engine.
+  if (streaming) _mm_sfence();
+#endif
+}
+
+#if defined(STOKER_HPOLY_ADX)
+
+// r's limbs and -r^-1 mod 2^64, as memory operands for the assembly.
+alignas(64) constexpr std::uint64_t kAsm[5] = {kernels::fr_detail::kP0, kernels::fr_detail::kP1,
+                                               kernels::fr_detail::kP2, kernels::fr_detail::kP3,
+                                               kernels::fr_detail::kInv64};
+
+// Fr::reduce_once_host in 12 instructions: SUB/SBB and CMOV (GCC makes about
+// 60 of the portable version's borrows through unsigned __int128).
+__attribute__((always_inline)) inline void reduce_once_asm(Fr& v) {
+  std::uint64_t d0, d1, d2, d3;
+  asm("movq %[v0], %[d0]\n\t"
+      "subq %[p0], %[d0]\n\t"
+      "movq %[v1], %[d1]\n\t"
+      "sbbq %[p1], %[d1]\n\t"
+      "movq %[v2], %[d2]\n\t"
+      "sbbq %[p2], %[d2]\n\t"
+      "movq %[v3], %[d3]\n\t"
+      "sbbq %[p3], %[d3]\n\t"
+      "cmovaeq %[d0], %[v0]\n\t"
+      "cmovaeq %[d1], %[v1]\n\t"
+      "cmovaeq %[d2], %[v2]\n\t"
+      "cmovaeq %[d3], %[v3]"
+      : [v0] "+r"(v.l[0]), [v1] "+r"(v.l[1]), [v2] "+r"(v.l[2]), [v3] "+r"(v.l[3]), [d0] "=&r"(d0),
+        [d1] "=&r"(d1), [d2] "=&r"(d2), [d3] "=&r"(d3)
+      : [p0] "m"(kAsm[0]), [p1] "m"(kAsm[1]), [p2] "m"(kAsm[2]), [p3] "m"(kAsm[3])
+      : "cc");
+}
+
+__attribute__((always_inline)) inline Fr draw_asm(std::uint64_t key, std::uint64_t index) {
+  const std::uint64_t s = key + 4 * index * kWyStep;
+  Fr v{{wy(s), wy(s + kWyStep), wy(s + 2 * kWyStep), wy(s + 3 * kWyStep) >> 1}};
+  reduce_once_asm(v);
+  return v;
+}
+
+// Montgomery multiplication, CIOS, the running value in five registers that
+// rotate names from round to round instead of moving. Each round adds a * b_i
+// (ROW) and then m * r with m = t0 * -r^-1 (REDUCE), dropping the zero low
+// word. MULX leaves the flags alone, so the low halves of the products add up
+// on the OF chain (ADOX) while the high halves add up on the CF chain (ADCX).
+// r's top word is below 2^63 - 1, so t < 2r fits four words between rounds
+// and the fifth never carries out (the "no-carry" CIOS); one conditional
+// subtraction at the end makes the result canonical, as Fr keeps it.
+// clang-format off
+#define STOKER_OP(x) "%[" #x "]"
+#define STOKER_ROW(BI, T0, T1, T2, T3, T4)            \
+  "movq " STOKER_OP(BI) ", %%rdx\n\t"                 \
+  "xorl %k[" #T4 "], %k[" #T4 "]\n\t"                 \
+  "mulxq %[a0], %[lo], %[hi]\n\t"                     \
+  "adoxq %[lo], " STOKER_OP(T0) "\n\t"                \
+  "mulxq %[a1], %[lo], %[h1]\n\t"                     \
+  "adcxq %[hi], " STOKER_OP(T1) "\n\t"                \
+  "adoxq %[lo], " STOKER_OP(T1) "\n\t"                \
+  "mulxq %[a2], %[lo], %[hi]\n\t"                     \
+  "adcxq %[h1], " STOKER_OP(T2) "\n\t"                \
+  "adoxq %[lo], " STOKER_OP(T2) "\n\t"                \
+  "mulxq %[a3], %[lo], %[h1]\n\t"                     \
+  "adcxq %[hi], " STOKER_OP(T3) "\n\t"                \
+  "adoxq %[lo], " STOKER_OP(T3) "\n\t"                \
+  "adcxq %[h1], " STOKER_OP(T4) "\n\t"                \
+  "adoxq %[zero], " STOKER_OP(T4) "\n\t"
+#define STOKER_REDUCE(T0, T1, T2, T3, T4)             \
+  "movq " STOKER_OP(T0) ", %%rdx\n\t"                 \
+  "imulq %[inv], %%rdx\n\t"                           \
+  "xorl %k[lo], %k[lo]\n\t"                           \
+  "mulxq %[p0], %[lo], %[hi]\n\t"                     \
+  "adcxq " STOKER_OP(T0) ", %[lo]\n\t"                \
+  "mulxq %[p1], %[lo], %[h1]\n\t"                     \
+  "adcxq %[hi], " STOKER_OP(T1) "\n\t"                \
+  "adoxq %[lo], " STOKER_OP(T1) "\n\t"                \
+  "mulxq %[p2], %[lo], %[hi]\n\t"                     \
+  "adcxq %[h1], " STOKER_OP(T2) "\n\t"                \
+  "adoxq %[lo], " STOKER_OP(T2) "\n\t"                \
+  "mulxq %[p3], %[lo], %[h1]\n\t"                     \
+  "adcxq %[hi], " STOKER_OP(T3) "\n\t"                \
+  "adoxq %[lo], " STOKER_OP(T3) "\n\t"                \
+  "adcxq %[h1], " STOKER_OP(T4) "\n\t"                \
+  "adoxq %[zero], " STOKER_OP(T4) "\n\t"
+// clang-format on
+
+__attribute__((always_inline)) inline Fr mont_mul_asm(const Fr& a, const Fr& b) {
+  std::uint64_t t0, t1, t2, t3, t4, lo, hi, h1;
+  asm(  // Round 0: t = a * b0 (plain ADD/ADC: t starts at zero).
+      "movq %[b0], %%rdx\n\t"
+      "mulxq %[a0], %[t0], %[t1]\n\t"
+      "mulxq %[a1], %[lo], %[t2]\n\t"
+      "addq %[lo], %[t1]\n\t"
+      "mulxq %[a2], %[lo], %[t3]\n\t"
+      "adcq %[lo], %[t2]\n\t"
+      "mulxq %[a3], %[lo], %[t4]\n\t"
+      "adcq %[lo], %[t3]\n\t"
+      "adcq $0, %[t4]\n\t"                                                  //
+      STOKER_REDUCE(t0, t1, t2, t3, t4)                                     //
+      STOKER_ROW(b1, t1, t2, t3, t4, t0) STOKER_REDUCE(t1, t2, t3, t4, t0)  //
+      STOKER_ROW(b2, t2, t3, t4, t0, t1) STOKER_REDUCE(t2, t3, t4, t0, t1)  //
+      STOKER_ROW(b3, t3, t4, t0, t1, t2) STOKER_REDUCE(t3, t4, t0, t1, t2)  //
+      // (t4, t0, t1, t2) < 2r: minus r unless that borrows.
+      "movq %[t4], %[lo]\n\t"
+      "subq %[p0], %[lo]\n\t"
+      "movq %[t0], %[hi]\n\t"
+      "sbbq %[p1], %[hi]\n\t"
+      "movq %[t1], %[h1]\n\t"
+      "sbbq %[p2], %[h1]\n\t"
+      "movq %[t2], %[t3]\n\t"
+      "sbbq %[p3], %[t3]\n\t"
+      "cmovaeq %[lo], %[t4]\n\t"
+      "cmovaeq %[hi], %[t0]\n\t"
+      "cmovaeq %[h1], %[t1]\n\t"
+      "cmovaeq %[t3], %[t2]"
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
+        [lo] "=&r"(lo), [hi] "=&r"(hi), [h1] "=&r"(h1)
+      : [a0] "m"(a.l[0]), [a1] "m"(a.l[1]), [a2] "m"(a.l[2]), [a3] "m"(a.l[3]), [b0] "m"(b.l[0]),
+        [b1] "m"(b.l[1]), [b2] "m"(b.l[2]), [b3] "m"(b.l[3]), [p0] "m"(kAsm[0]), [p1] "m"(kAsm[1]),
+        [p2] "m"(kAsm[2]), [p3] "m"(kAsm[3]), [inv] "m"(kAsm[4]), [zero] "r"(std::uint64_t{0})
+      : "rdx", "cc");
+  return Fr{{t4, t0, t1, t2}};
+}
+#undef STOKER_REDUCE
+#undef STOKER_ROW
+#undef STOKER_OP
+
+// GCC's SLP vectorizer packs the limbs of the plain stores into 16-byte
+// vectors through the stack, and the reloads miss store forwarding: without
+// it, filling a and b alone takes half the time.
+#if defined(__clang__)
+#define STOKER_NO_SLP
+#else
+#define STOKER_NO_SLP optimize("no-tree-slp-vectorize")
+#endif
+
+// One instance per (streaming, with c), so the loop carries no tests.
+template <bool kStreaming, bool kWithC>
+__attribute__((target("bmi2,adx"), STOKER_NO_SLP)) void fill_adx(std::uint64_t ka, std::uint64_t kb,
+                                                                 std::size_t first,
+                                                                 std::size_t count, Fr* a, Fr* b,
+                                                                 Fr* c) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const Fr x = draw_asm(ka, first + k), y = draw_asm(kb, first + k);
+    store(a + k, x, kStreaming);
+    store(b + k, y, kStreaming);
+    if constexpr (kWithC) store(c + k, mont_mul_asm(x, y), kStreaming);
+  }
+  if constexpr (kStreaming) _mm_sfence();
+}
+#undef STOKER_NO_SLP
+
+// CPUID leaf 7: EBX bit 8 is BMI2 (MULX), bit 19 is ADX (ADCX, ADOX).
+bool cpu_has_adx() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (ebx >> 8 & 1) && (ebx >> 19 & 1);
+}
+
+#endif  // STOKER_HPOLY_ADX
+
+}  // namespace
+
+namespace detail {
+
+bool fill_adx_supported() {
+#if defined(STOKER_HPOLY_ADX)
+  static const bool supported = cpu_has_adx();
+  return supported;
+#else
+  return false;
+#endif
+}
+
+void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, std::size_t first,
+                     std::size_t count, Fr* a, Fr* b, Fr* c, bool streaming) {
+  const std::uint64_t ka = stream_key(seed, partition, 0), kb = stream_key(seed, partition, 1);
+#if defined(STOKER_HPOLY_ADX)
+  if (path == FillPath::adx) {
+    if (streaming)
+      c ? fill_adx<true, true>(ka, kb, first, count, a, b, c)
+        : fill_adx<true, false>(ka, kb, first, count, a, b, c);
+    else
+      c ? fill_adx<false, true>(ka, kb, first, count, a, b, c)
+        : fill_adx<false, false>(ka, kb, first, count, a, b, c);
+    return;
+  }
+#endif
+  fill_portable(ka, kb, first, count, a, b, c, streaming);
+}
+
+Fr mont_mul_adx(const Fr& a, const Fr& b) {
+#if defined(STOKER_HPOLY_ADX)
+  return mont_mul_asm(a, b);
+#else
+  return a * b;
+#endif
+}
+
+}  // namespace detail
+
+namespace {
 
 // Barycentric sums and h(x) over [lo, hi). With u_i = x w^-i,
 // w^i / (x - w^i) = 1 / (u_i - 1); the denominators of a chunk are inverted
@@ -111,18 +334,9 @@ HpolySums sums_range(std::uint64_t seed, std::size_t partition, const Fr& w_inv,
 
 void hpoly_fill(std::uint64_t seed, std::size_t partition, std::size_t first, std::size_t count,
                 Fr* a, Fr* b, Fr* c, bool streaming) {
-  const std::uint64_t ka = stream_key(seed, partition, 0), kb = stream_key(seed, partition, 1);
-  for (std::size_t k = 0; k < count; ++k) {
-    const Fr x = draw(ka, first + k), y = draw(kb, first + k);
-    store(a + k, x, streaming);
-    store(b + k, y, streaming);
-    if (c) store(c + k, x * y, streaming);
-  }
-#if defined(__SSE2__)
-  // Non-temporal stores are weakly ordered: make them visible before the
-  // engine hands the buffers to the DMA engine.
-  if (streaming) _mm_sfence();
-#endif
+  detail::hpoly_fill_path(
+      detail::fill_adx_supported() ? detail::FillPath::adx : detail::FillPath::portable, seed,
+      partition, first, count, a, b, c, streaming);
 }
 
 Fr hpoly_point(std::uint64_t seed, std::size_t partition, unsigned log_n) {

@@ -106,6 +106,32 @@ TEST(HpolyWorkload, PartitionsAreDistinctReproducibleAndCIsAB) {
   }
 }
 
+TEST(HpolyWorkload, DrawnBitsAreBalanced) {
+  // A draw is uniform below 2^255, minus r when >= r (so [0, 2^255 - r) is
+  // twice as likely as the rest of [0, r)): bits 0..249 are set in half of
+  // the elements, bits 250 and 251 in 46.9 %, bits 252..254 (which r has
+  // set) in 40.6 %. A generator word stuck or short shows as a bit far off,
+  // a poorly mixed counter (low bits with a short period) as a bit that
+  // agrees with the same bit of the next element far from half the time
+  // (2^14 draws: one sigma is 0.4 %).
+  const unsigned log_n = 13;
+  const auto in = inputs(9, 5, log_n);
+  const double draws = 2.0 * in.a.size(), pairs = 2.0 * (in.a.size() - 1);
+  for (int bit = 0; bit < 255; ++bit) {
+    std::size_t set = 0, agree = 0;
+    for (const auto* v : {&in.a, &in.b})
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        const auto value = [&](std::size_t k) { return ((*v)[k].l[bit / 64] >> (bit % 64)) & 1; };
+        set += value(i);
+        if (i + 1 < v->size()) agree += value(i) == value(i + 1);
+      }
+    const double p = bit < 250 ? 0.5 : bit < 252 ? 0.469 : 0.406;
+    EXPECT_NEAR(static_cast<double>(set) / draws, p, 0.03) << "bit " << bit;
+    EXPECT_NEAR(static_cast<double>(agree) / pairs, p * p + (1 - p) * (1 - p), 0.03)
+        << "bit " << bit;
+  }
+}
+
 TEST(HpolyWorkload, BarycentricSumsMatchDirectEvaluationOfTheCoefficients) {
   const unsigned log_n = 7;
   const std::size_t n = std::size_t{1} << log_n;

@@ -1,0 +1,32 @@
+// The two implementations behind workloads::hpoly_fill, exposed so that tests
+// can hold them against each other; callers use hpoly_fill, which picks one.
+//
+// portable: C++ only; a, b from the counter-based generator, c = a * b with
+// Fr's own product. adx: x86-64 CPUs with BMI2 and ADX (Intel since
+// Broadwell, AMD since Zen); the same generator, and the Montgomery product
+// as MULX with two carry chains (ADCX/ADOX), written for this modulus. Both
+// write the same bits: the fill is a pure function of (seed, partition, index)
+// whichever path a machine takes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/field.cuh"
+
+namespace stoker::engine::workloads::detail {
+
+enum class FillPath { portable, adx };
+
+// Whether this build and this CPU can take the adx path.
+bool fill_adx_supported();
+
+// hpoly_fill through the given path; `adx` requires fill_adx_supported().
+void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, std::size_t first,
+                     std::size_t count, kernels::Fr* a, kernels::Fr* b, kernels::Fr* c,
+                     bool streaming);
+
+// The adx path's Montgomery product on its own; requires fill_adx_supported().
+kernels::Fr mont_mul_adx(const kernels::Fr& a, const kernels::Fr& b);
+
+}  // namespace stoker::engine::workloads::detail

@@ -1,0 +1,99 @@
+// The two fill paths of the hpoly producer (engine/workloads/detail/hpoly_fill.hpp):
+// on a CPU with BMI2 and ADX the fast path writes the same bits as the
+// portable one, and its Montgomery product equals Fr's on edge values and
+// random pairs. Without BMI2 and ADX there is one path and the tests skip.
+#include "engine/workloads/detail/hpoly_fill.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "test/kernels/fr_test_util.hpp"
+
+namespace stoker::engine::workloads::detail {
+namespace {
+
+using kernels::Fr;
+namespace fr = kernels::fr_detail;
+
+struct Vectors {
+  std::vector<Fr> a, b, c;
+  explicit Vectors(std::size_t n) : a(n), b(n), c(n) {}
+};
+
+Vectors fill(FillPath path, std::size_t first, std::size_t count, bool with_c, bool streaming) {
+  Vectors v(count);
+  hpoly_fill_path(path, 42, 3, first, count, v.a.data(), v.b.data(), with_c ? v.c.data() : nullptr,
+                  streaming);
+  return v;
+}
+
+bool same(const std::vector<Fr>& x, const std::vector<Fr>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(Fr)) == 0;
+}
+
+TEST(HpolyFill, AdxPathWritesTheSameBitsAsThePortablePath) {
+  if (!fill_adx_supported()) GTEST_SKIP() << "this CPU lacks BMI2 or ADX";
+  struct Range {
+    std::size_t first, count;
+  };
+  for (const Range r : {Range{0, 4096}, Range{123457, 1000}, Range{(std::size_t{1} << 28) - 5, 5}})
+    for (const bool streaming : {false, true}) {
+      const auto portable = fill(FillPath::portable, r.first, r.count, true, streaming);
+      const auto adx = fill(FillPath::adx, r.first, r.count, true, streaming);
+      EXPECT_TRUE(same(adx.a, portable.a)) << "a from " << r.first << ", streaming " << streaming;
+      EXPECT_TRUE(same(adx.b, portable.b)) << "b from " << r.first << ", streaming " << streaming;
+      EXPECT_TRUE(same(adx.c, portable.c)) << "c from " << r.first << ", streaming " << streaming;
+      // The verifier's call, without c.
+      const auto no_c = fill(FillPath::adx, r.first, r.count, false, streaming);
+      EXPECT_TRUE(same(no_c.a, portable.a) && same(no_c.b, portable.b)) << "without c";
+      for (std::size_t i = 0; i < r.count; ++i)
+        ASSERT_EQ(portable.c[i], portable.a[i] * portable.b[i]) << "element " << r.first + i;
+    }
+}
+
+TEST(HpolyFill, AdxProductEqualsFrProductOnEdgeValues) {
+  if (!fill_adx_supported()) GTEST_SKIP() << "this CPU lacks BMI2 or ADX";
+  // Montgomery-form words (not field values) at the edges of [0, r).
+  std::vector<Fr> edges = {Fr::zero(),
+                           Fr::one(),
+                           -Fr::one(),
+                           Fr{{1, 0, 0, 0}},
+                           Fr{{fr::kP0 - 1, fr::kP1, fr::kP2, fr::kP3}},
+                           Fr{{fr::kP0 - 2, fr::kP1, fr::kP2, fr::kP3}},
+                           Fr{{0, fr::kP1, fr::kP2, fr::kP3}},
+                           Fr{{~0ull, fr::kP1 - 1, fr::kP2, fr::kP3}},
+                           Fr{{~0ull, ~0ull, ~0ull, fr::kP3 - 1}},
+                           Fr{{~0ull, ~0ull, ~0ull, 0}},
+                           Fr{{0xffffffffull, 0, 0xffffffff00000000ull, 0x7000000000000000ull}}};
+  for (int bit = 0; bit < 255; ++bit) {  // powers of two below r
+    Fr x = Fr::zero();
+    x.l[bit / 64] = std::uint64_t{1} << (bit % 64);
+    if (Fr::is_canonical(x.l)) edges.push_back(x);
+  }
+  for (const Fr& a : edges)
+    for (const Fr& b : edges)
+      ASSERT_EQ(mont_mul_adx(a, b), a * b)
+          << kernels::test::fr_to_hex(a) << " * " << kernels::test::fr_to_hex(b);
+}
+
+TEST(HpolyFill, AdxProductEqualsFrProductOnRandomPairs) {
+  if (!fill_adx_supported()) GTEST_SKIP() << "this CPU lacks BMI2 or ADX";
+  std::mt19937_64 rng(20261201);
+  for (int i = 0; i < 200000; ++i) {
+    const Fr a = kernels::test::random_fr(rng), b = kernels::test::random_fr(rng);
+    ASSERT_EQ(mont_mul_adx(a, b), a * b) << "pair " << i;
+  }
+  // Chains: each product is the next operand.
+  Fr x = kernels::test::random_fr(rng), y = x;
+  for (int i = 0; i < 20000; ++i) {
+    x = mont_mul_adx(x, x);
+    y = y * y;
+    ASSERT_EQ(x, y) << "step " << i;
+  }
+}
+
+}  // namespace
+}  // namespace stoker::engine::workloads::detail
