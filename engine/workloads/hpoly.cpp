@@ -10,8 +10,11 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-// The adx fill needs GCC or Clang: inline assembly, target attributes, <cpuid.h>.
-#if defined(__GNUC__) || defined(__clang__)
+// The adx fill needs GCC or Clang (inline assembly, target attributes,
+// <cpuid.h>) and an optimizing build: without optimization the compiler gives
+// each memory operand of the product its own address register, and the
+// product needs nine registers of its own, so -O0 builds take the portable path.
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
 #define STOKER_HPOLY_ADX 1
 #include <cpuid.h>
 #endif

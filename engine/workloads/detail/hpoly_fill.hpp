@@ -4,7 +4,8 @@
 // portable: C++ only; a, b from the counter-based generator, c = a * b with
 // Fr's own product. adx: x86-64 CPUs with BMI2 and ADX (Intel since
 // Broadwell, AMD since Zen); the same generator, and the Montgomery product
-// as MULX with two carry chains (ADCX/ADOX), written for this modulus. Both
+// as MULX with two carry chains (ADCX/ADOX), written for this modulus;
+// optimized builds only (-O0 cannot allocate the product's registers). Both
 // write the same bits: the fill is a pure function of (seed, partition, index)
 // whichever path a machine takes.
 #pragma once
