@@ -318,7 +318,25 @@ void EngineCore::start(std::uint64_t seq) {
     ps.report.bytes_out = job.job.partitions[i].output_bytes();
     to_prepare_.insert(Key{-job.job.priority, seq, i});
   }
+  warm_device_pools(job);
   pump();
+}
+
+// Before the first producer ends: each device this job may use grows its
+// memory pool to a full pipeline of the job's largest partition (the pool
+// keeps it: its release threshold is the device budget).
+void EngineCore::warm_device_pools(const JobState& job) {
+  std::size_t largest = 0;
+  for (const auto& ps : job.parts) largest = std::max(largest, ps.device_bytes);
+  for (std::size_t d = 0; d < dev_.size(); ++d) {
+    auto& ds = dev_[d];
+    if (!ds.healthy || !allowed(job, d)) continue;
+    const std::size_t want =
+        std::min(largest * static_cast<std::size_t>(runners_[d]->depth()), ds.budget);
+    if (want <= ds.pool_warmed) continue;
+    ds.pool_warmed = want;
+    runners_[d]->warm_device_pool(want);
+  }
 }
 
 void EngineCore::pump() {

@@ -101,6 +101,17 @@ void DeviceRunner::launch(LaunchRequest request, std::function<void(LaunchResult
   });
 }
 
+void DeviceRunner::warm_device_pool(std::size_t bytes) {
+  if (device_.backend() != devices::Backend::cuda) return;  // nothing to map there
+  boost::asio::post(feeder_io_, [this, bytes] {
+    // Best effort: a failure here only means the first launch pays instead
+    // (and reports any real shortage itself).
+    if (device_.make_current()) return;
+    auto mem = device_.allocate_async(bytes, h2d_);
+    if (mem) device_.free_async(*mem, h2d_);
+  });
+}
+
 std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* src,
                                              std::size_t bytes, double& staging_ms) {
   // Chunk k+1 is filled by the host while chunk k is in flight; a buffer is

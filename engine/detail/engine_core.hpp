@@ -116,11 +116,13 @@ class EngineCore {
     int free_slots = 0;
     bool healthy = true;
     std::size_t budget = 0, in_use = 0;
+    std::size_t pool_warmed = 0;  // bytes the device memory pool has grown to
   };
 
   EngineCore(Config config, devices::DeviceSet set);
   Error validate(const Job& job) const;
   void start(std::uint64_t seq);
+  void warm_device_pools(const JobState& job);
   void pump();
   void prepare(const Key& k);
   void run_producer(const Key& k);
