@@ -60,13 +60,13 @@ TEST(Config, StreamPrioritiesAndStagingThreadsAreSettings) {
 }
 
 TEST(Config, EnvironmentIsRead) {
-  setenv("STOKER_PIPELINE_DEPTH", "3", 1);
+  setenv("STOKER_PIPELINE_DEPTH", "5", 1);
   setenv("STOKER_BACKEND", "host", 1);
   auto c = Config::from_env();
   unsetenv("STOKER_PIPELINE_DEPTH");
   unsetenv("STOKER_BACKEND");
   ASSERT_TRUE(c) << c.error().what();
-  EXPECT_EQ(c->pipeline_depth, 3);
+  EXPECT_EQ(c->pipeline_depth, 5);
   EXPECT_EQ(c->devices.backend, devices::BackendChoice::host);
   setenv("STOKER_PIPELINE_DEPTH", "x", 1);
   auto bad = Config::from_env();
