@@ -23,7 +23,8 @@
 //  product   t[0..15] = a * b. Row i adds a * b_i. Before it, t < 2^(32(i+8)),
 //            so word i+8 is still zero and receives the even chain's carry;
 //            after it t < 2^(32(i+9)), so the odd chain cannot carry out.
-//  reduce    for i = 0..7: m = t_i * (-r^-1) mod 2^32 (= -t_i for this r),
+//  reduce    for i = 0..7: m = t_i * (-r^-1) mod 2^32 (= -t_i for this r;
+//            r_0 = 1 and r_1 = 2^32 - 1 make their products additions),
 //            t += m * r * 2^(32i),
 //            which clears word i. The chains' carries out of words i+8 and
 //            i+9 go into c[i] and c[i+1] instead of rippling up t. The sum
@@ -88,10 +89,6 @@ struct PtxCarry {
   // d += flag.
   __device__ __forceinline__ void addc_flag(std::uint32_t& d) {
     asm volatile("addc.u32 %0, %0, 0;" : "+r"(d));
-  }
-  // d = -a mod 2^32.
-  __device__ __forceinline__ void neg(std::uint32_t& d, std::uint32_t a) {
-    asm volatile("neg.s32 %0, %1;" : "=r"(d) : "r"(a));
   }
   // d -= a, sets the borrow.
   __device__ __forceinline__ void sub_cc(std::uint32_t& d, std::uint32_t a) {
@@ -165,9 +162,16 @@ STOKER_MONT_UNROLL
     // -r^-1 = 2^32 - 1 and r_0 = 1, so m = -t_i and m * r_0 = m: the first
     // pair of the even chain is two additions instead of two multiply-adds
     // (integer ALU instead of the multiplier, which is the bottleneck).
-    static_assert(kMontInv32 == 0xffffffffu && kR32_0 == 1u, "r's low words are built in");
-    std::uint32_t m;
-    cc.neg(m, t[i]);
+    // r_1 = 2^32 - 1 likewise: m * r_1 = (m - f) * 2^32 + (2^32 - m) with
+    // f = [t_i != 0], and 2^32 - m = t_i, so that pair of the odd chain is
+    // two additions of words we already have. The borrow of m = 0 - t_i is f.
+    static_assert(kMontInv32 == 0xffffffffu && kR32_0 == 1u && kR32_1 == 0xffffffffu,
+                  "r's low words are built in");
+    const std::uint32_t ti = t[i];
+    std::uint32_t m = 0;
+    cc.sub_cc(m, ti);  // m = -t_i, borrow f
+    std::uint32_t m_hi = m;
+    cc.subc_flag(m_hi);       // hi(m * r_1) = m - f
     cc.add_cc(t[i], m);       // becomes 0; carries unless t_i was 0
     cc.addc_cc(t[i + 1], 0);  // hi(m * r_0) = 0
 STOKER_MONT_UNROLL
@@ -176,8 +180,8 @@ STOKER_MONT_UNROLL
       cc.madc_hi_cc(t[i + j + 1], m, r[j]);
     }
     cc.addc_flag(c[i]);  // carry out of word i+7 into word i+8
-    cc.mad_lo_cc(t[i + 1], m, r[1]);
-    cc.madc_hi_cc(t[i + 2], m, r[1]);
+    cc.add_cc(t[i + 1], ti);     // lo(m * r_1)
+    cc.addc_cc(t[i + 2], m_hi);  // hi(m * r_1)
 STOKER_MONT_UNROLL
     for (int j = 3; j < 7; j += 2) {
       cc.madc_lo_cc(t[i + j], m, r[j]);

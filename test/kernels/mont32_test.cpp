@@ -52,7 +52,6 @@ struct EmulatedCarry {
   void madc_hi(std::uint32_t& d, std::uint32_t a, std::uint32_t b) {
     add_with(d, hi(a, b), flag, false);
   }
-  void neg(std::uint32_t& d, std::uint32_t a) { d = 0u - a; }
   void add_cc(std::uint32_t& d, std::uint32_t a) { add_with(d, a, false, true); }
   void addc_cc(std::uint32_t& d, std::uint32_t a) { add_with(d, a, flag, true); }
   void addc_flag(std::uint32_t& d) { add_with(d, 0, flag, false); }
