@@ -135,8 +135,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
 
 void CancelRelay::cancel(std::uint64_t seq) {
   inside_.fetch_add(1);
-  if (EngineCore* core = core_.load())
-    asio::post(core->io_, [core, seq] { core->cancel(seq); });
+  if (EngineCore* core = core_.load()) asio::post(core->io_, [core, seq] { core->cancel(seq); });
   inside_.fetch_sub(1);
 }
 
@@ -229,8 +228,8 @@ Error EngineCore::validate(const Job& job) const {
     if (!any_produced && has_producer)
       return {Errc::invalid_argument, where + " has a producer but no produced input"};
     if (p.producer_tasks > 4096)
-      return {Errc::invalid_argument,
-              where + " asks for " + std::to_string(p.producer_tasks) + " producer tasks (at most 4096)"};
+      return {Errc::invalid_argument, where + " asks for " + std::to_string(p.producer_tasks) +
+                                          " producer tasks (at most 4096)"};
     std::size_t host_bytes = 0;
     for (const auto& in : p.inputs)
       if (in.kind == InputKind::produced) host_bytes += in.bytes;
@@ -444,7 +443,8 @@ void EngineCore::run_producer(const Key& k) {
     });
   };
   if (p.producer) {
-    asio::post(*workers_, [spans = std::move(spans), fn = p.producer, finish] { finish(fn(spans)); });
+    asio::post(*workers_,
+               [spans = std::move(spans), fn = p.producer, finish] { finish(fn(spans)); });
     return;
   }
   // Split producer: shares go to the worker queue back to back, so the
@@ -677,17 +677,23 @@ void EngineCore::maybe_complete(std::uint64_t seq) {
     r.device_names.push_back(set_[d].info().name);
     devices_allowed += allowed(job, d);
   }
-  double bound = 0;
+  double bound = 0, longest_part = 0;
   for (auto& ps : job.parts) {
     if (ps.phase != PartPhase::done) continue;
     const double t_in = ps.report.bytes_in / (config_.h2d_gbps * 1e6);
     const double t_out = ps.report.bytes_out / (config_.d2h_gbps * 1e6);
-    bound += std::max({t_in, ps.report.kernels.ms, t_out});
+    const double longest = std::max({t_in, ps.report.kernels.ms, t_out});
+    bound += longest;
+    longest_part = std::max(longest_part, longest);
+    r.fill_drain_ms = std::max(r.fill_drain_ms, t_in + ps.report.kernels.ms + t_out - longest);
     if (ps.report.device >= 0)
       r.device_busy[static_cast<std::size_t>(ps.report.device)] += ps.report.kernels.ms;
     r.parts.push_back(ps.report);
   }
-  r.bound_ms = bound / static_cast<double>(std::max<std::size_t>(1, devices_allowed));
+  // Spread over the devices, but never below one partition's longest stage
+  // (fewer partitions than devices leave devices idle).
+  r.bound_ms = std::max(bound / static_cast<double>(std::max<std::size_t>(1, devices_allowed)),
+                        longest_part);
   for (auto& b : r.device_busy) b = r.wall_ms > 0 ? b / r.wall_ms : 0;
 
   std::error_code ec;

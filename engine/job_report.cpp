@@ -101,11 +101,13 @@ std::string summarize(const JobReport& r) {
   std::snprintf(
       buf, sizeof buf,
       "%s: %zu/%zu partitions in %.1f ms (%.1f partitions/s); in %.2f GB/s, out %.2f GB/s; "
-      "model bound %.1f ms (measured/bound %.2fx)\n",
+      "model bound %.1f ms (measured/bound %.2fx), %.1f ms with one partition of fill and "
+      "drain (%.2fx)\n",
       r.name.c_str(), r.partitions_done, r.partitions, r.wall_ms, r.partitions_per_s(),
       r.wall_ms > 0 ? r.bytes_in() / r.wall_ms / 1e6 : 0.0,
       r.wall_ms > 0 ? r.bytes_out() / r.wall_ms / 1e6 : 0.0, r.bound_ms,
-      r.bound_ms > 0 ? r.wall_ms / r.bound_ms : 0.0);
+      r.bound_ms > 0 ? r.wall_ms / r.bound_ms : 0.0, r.bound_ms + r.fill_drain_ms,
+      r.bound_ms + r.fill_drain_ms > 0 ? r.wall_ms / (r.bound_ms + r.fill_drain_ms) : 0.0);
   s += buf;
   for (std::size_t d = 0; d < r.device_busy.size(); ++d) {
     std::snprintf(buf, sizeof buf, "  device %zu (%s): compute busy %.0f %%\n", d,

@@ -36,8 +36,14 @@ struct JobReport {
   double wall_ms = 0;
   std::vector<double> device_busy;  // compute-stream busy fraction per engine device
   std::vector<std::string> device_names;
-  // DESIGN.md's model: sum over partitions of max(T_in, T_k, T_out) / GPUs.
+  // DESIGN.md's model: sum over partitions of max(T_in, T_k, T_out) / GPUs,
+  // and at least the largest such max (one partition runs on one GPU).
   double bound_ms = 0;
+  // What a full pipeline cannot hide: at the start one partition's stages
+  // before its longest, at the end the ones after it; the largest
+  // T_in + T_k + T_out - max(T_in, T_k, T_out) over the partitions. A lone
+  // partition's bound_ms + fill_drain_ms is the sum of its stages.
+  double fill_drain_ms = 0;
   double h2d_gbps_model = 0, d2h_gbps_model = 0;
   std::vector<PartitionReport> parts;
 

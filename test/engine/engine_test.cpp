@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -30,7 +31,6 @@ namespace {
 using test::expect_idle;
 using test::expect_outputs_correct;
 using test::host_config;
-
 
 Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partitions = 8,
               std::size_t bytes = 256 << 10, bool pageable = false, int priority = 0,
@@ -70,6 +70,44 @@ TEST(Engine, CallbackHandlerRunsOnItsExecutorWithCorrectOutputs) {
   io.run();  // returns only after the handler ran: the engine tracks work
   EXPECT_EQ(calls, 1);
   expect_outputs_correct(*run);
+  expect_idle(engine);
+}
+
+// The model's stages of one partition, as the report prices them.
+struct ModelStages {
+  double in, kernels, out;
+  double sum() const { return in + kernels + out; }
+  double longest() const { return std::max({in, kernels, out}); }
+};
+ModelStages model_stages(const JobReport& r, const PartitionReport& p) {
+  return {p.bytes_in / (r.h2d_gbps_model * 1e6), p.kernels.ms,
+          p.bytes_out / (r.d2h_gbps_model * 1e6)};
+}
+
+TEST(Engine, ReportPricesFillAndDrainBesideTheModelBound) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());
+  std::shared_ptr<workloads::SyntheticRun> run;
+  std::error_code ec;
+  // A lone partition cannot overlap anything: its bound is all its stages.
+  const JobReport one = test::run_job(engine, io, synthetic(run, 1), ec);
+  ASSERT_FALSE(ec) << one.error;
+  ASSERT_EQ(one.parts.size(), 1u);
+  const ModelStages s = model_stages(one, one.parts[0]);
+  EXPECT_GT(s.in, 0.0);
+  EXPECT_GT(s.kernels, 0.0);
+  EXPECT_NEAR(one.bound_ms, s.longest(), 1e-9);
+  EXPECT_NEAR(one.bound_ms + one.fill_drain_ms, s.sum(), 1e-9);
+  // Several: the fill and drain of the partition that hides the least.
+  const JobReport many = test::run_job(engine, io, synthetic(run, 8), ec);
+  ASSERT_FALSE(ec) << many.error;
+  double worst = 0;
+  for (const auto& p : many.parts) {
+    const ModelStages m = model_stages(many, p);
+    worst = std::max(worst, m.sum() - m.longest());
+  }
+  EXPECT_GT(worst, 0.0);
+  EXPECT_NEAR(many.fill_drain_ms, worst, 1e-9);
   expect_idle(engine);
 }
 
@@ -253,7 +291,8 @@ TEST(Engine, LargePageableOutputArrivesWholeBeforeTheCheck) {
   std::size_t mismatches_seen_by_check = kWords;
   job.verify = [&](const Partition&, std::size_t) {
     std::size_t bad = 0;
-    for (std::size_t i = 0; i < kWords; ++i) bad += out[i] != static_cast<std::uint32_t>(i ^ 0x5a5a5a5au);
+    for (std::size_t i = 0; i < kWords; ++i)
+      bad += out[i] != static_cast<std::uint32_t>(i ^ 0x5a5a5a5au);
     mismatches_seen_by_check = bad;
     return std::error_code{};
   };
@@ -594,11 +633,11 @@ TEST(Engine, CancelAfterTheEngineIsGoneIsHarmless) {
     o.input_bytes = 256 << 10;
     o.rounds = 100;
     auto job = workloads::make_synthetic_job(o, run);
-    engine.async_submit(std::move(*job),
-                        asio::bind_cancellation_slot(signal.slot(), [&](std::error_code ec, JobReport) {
-                          ++calls;
-                          result = ec;
-                        }));
+    engine.async_submit(std::move(*job), asio::bind_cancellation_slot(
+                                             signal.slot(), [&](std::error_code ec, JobReport) {
+                                               ++calls;
+                                               result = ec;
+                                             }));
   }
   signal.emit(asio::cancellation_type::all);  // the engine is destroyed; its handler is queued
   io.run();
