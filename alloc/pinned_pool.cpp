@@ -4,6 +4,7 @@
 #include <array>
 #include <cassert>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "alloc/detail/size_class.hpp"
@@ -17,6 +18,7 @@ struct Slab {
   unsigned cls = 0;
   std::size_t blocks = 0;
   std::size_t free = 0;  // guarded by the class mutex
+  bool shared() const noexcept { return blocks > 1; }
 };
 
 struct FreeEntry {
@@ -34,6 +36,14 @@ struct PoolState {
   std::array<ClassState, kClassCount> classes;
   std::atomic<std::size_t> slabs{0};
   std::atomic<std::size_t> bytes_pinned{0};
+  // What counts against max_pinned: every slab, except the free blocks of
+  // shared slabs that have blocks handed out (at most max_shared in all).
+  // Changed under the class mutex where a slab turns idle or busy.
+  std::atomic<std::size_t> counted{0};
+  // Of `counted`, idle slabs that are not trimmable (yet or any more):
+  // being pinned for reserve() or unpinned by a trim.
+  std::atomic<std::size_t> settling{0};
+  std::atomic<std::size_t> bytes_shared{0};
   std::atomic<std::size_t> bytes_in_use{0};
   std::atomic<std::size_t> bytes_requested{0};
   std::atomic<std::size_t> blocks_in_use{0};
@@ -76,6 +86,7 @@ PinnedPool::PinnedPool(devices::Backend backend, MemoryBudget& budget, PinnedPoo
       budget_(budget),
       options_(std::move(options)),
       max_pinned_(options_.max_pinned_bytes != 0 ? options_.max_pinned_bytes : budget.limit()),
+      max_shared_(options_.max_shared_bytes != 0 ? options_.max_shared_bytes : max_pinned_ / 8),
       state_(std::make_unique<detail::PoolState>()) {}
 
 PinnedPool::~PinnedPool() {
@@ -90,7 +101,49 @@ std::size_t PinnedPool::block_capacity(std::size_t bytes) noexcept {
 std::size_t PinnedPool::blocks_per_slab(std::size_t capacity) const noexcept {
   auto n = std::clamp<std::size_t>(options_.slab_bytes / capacity, 1,
                                    std::max<std::size_t>(options_.max_blocks_per_slab, 1));
-  if (n > 1 && capacity * n > max_pinned_) n = std::max<std::size_t>(max_pinned_ / capacity, 1);
+  if (n > 1 && capacity * n > max_shared_) n = std::max<std::size_t>(max_shared_ / capacity, 1);
+  return n;
+}
+
+bool PinnedPool::admit_counted(std::size_t bytes) noexcept {
+  auto& counted = state_->counted;
+  auto cur = counted.load(kRelaxed);
+  do {
+    if (bytes > max_pinned_ || cur > max_pinned_ - bytes) return false;
+  } while (!counted.compare_exchange_weak(cur, cur + bytes, kRelaxed));
+  return true;
+}
+
+bool PinnedPool::fit_counted(std::size_t bytes) {
+  // Every counted byte is granted by the budget (blocks handed out, slabs
+  // being pinned for them), an idle slab, or settling. The caller
+  // holds a grant of `bytes` that is not counted yet, so with the pinned
+  // limit at or above the budget's, `bytes` fit once idle slabs are trimmed
+  // and settling ones have settled. A pass that finds neither lost a race
+  // with a block coming back; the bound on those only turns a broken
+  // invariant into an error instead of a spin.
+  for (int races = 0;;) {
+    if (admit_counted(bytes)) return true;
+    if (trim_idle(bytes, TrimKind::all) > 0) continue;
+    // Acquire: a settled slab is listed, or no longer counted, once seen so.
+    if (state_->settling.load(std::memory_order_acquire) > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      continue;
+    }
+    if (admit_counted(bytes)) return true;
+    if (max_pinned_ < budget_.limit() || ++races > 64) return false;
+    std::this_thread::yield();
+  }
+}
+
+std::size_t PinnedPool::admit_shared(std::size_t capacity, std::size_t blocks) noexcept {
+  auto& shared = state_->bytes_shared;
+  auto cur = shared.load(kRelaxed);
+  std::size_t n = 0;
+  do {
+    n = cur >= max_shared_ ? 0 : std::min(blocks, (max_shared_ - cur) / capacity);
+    if (n < 2) return 1;
+  } while (!shared.compare_exchange_weak(cur, cur + n * capacity, kRelaxed));
   return n;
 }
 
@@ -139,6 +192,7 @@ Result<PinnedBlock> PinnedPool::take(std::size_t bytes, Reservation r) {
   const auto cap = detail::class_bytes(cls);
   assert(r.size() == cap);
   auto& c = state_->classes[cls];
+  auto& st = *state_;
   detail::FreeEntry entry{nullptr, nullptr};
   bool reused = false;
   {
@@ -146,26 +200,25 @@ Result<PinnedBlock> PinnedPool::take(std::size_t bytes, Reservation r) {
     if (!c.free.empty()) {
       entry = c.free.back();
       c.free.pop_back();
-      --entry.slab->free;
+      auto& slab = *entry.slab;
+      // An idle shared slab counted whole; now its other blocks are stranded.
+      if (slab.shared() && slab.free == slab.blocks)
+        st.counted.fetch_sub(cap * (slab.blocks - 1), kRelaxed);
+      else if (slab.shared())
+        st.counted.fetch_add(cap, kRelaxed);
+      --slab.free;
       reused = true;
     }
   }
   if (!reused) {
-    // Pin outside any lock: cudaHostAlloc is slow and must not stall others.
-    auto slab = grow(cls);
-    if (!slab) {
+    // Pins outside any lock: cudaHostAlloc is slow and must not stall others.
+    auto grown = grow(cls, /*for_reserve=*/false);
+    if (!grown) {
       note_failure();
-      return std::move(slab).error();
+      return std::move(grown).error();
     }
-    detail::Slab* s = *slab;
-    auto* base = static_cast<std::byte*>(s->buffer.data());
-    entry = {base, s};
-    std::lock_guard lock(c.m);
-    c.slabs.emplace_back(s);
-    for (std::size_t i = s->blocks; i-- > 1;) c.free.push_back({base + i * cap, s});
-    s->free = s->blocks - 1;
+    entry = *grown;
   }
-  auto& st = *state_;
   st.allocations.fetch_add(1, kRelaxed);
   if (reused) st.reuses.fetch_add(1, kRelaxed);
   st.blocks_in_use.fetch_add(1, kRelaxed);
@@ -185,64 +238,92 @@ Result<PinnedBlock> PinnedPool::take(std::size_t bytes, Reservation r) {
 void PinnedPool::give_back(detail::Slab* slab, std::byte* ptr, std::size_t requested) noexcept {
   const auto cap = detail::class_bytes(slab->cls);
   auto& c = state_->classes[slab->cls];
+  auto& st = *state_;
   {
     std::lock_guard lock(c.m);
     c.free.push_back({ptr, slab});
     ++slab->free;
+    // Before the budget releases the block's bytes (PinnedBlock::reset), so
+    // counted bytes stay within granted ones plus idle slabs. A shared slab
+    // that turns idle counts whole again: a trim can now give it back.
+    if (slab->shared() && slab->free == slab->blocks)
+      st.counted.fetch_add(cap * (slab->blocks - 1), kRelaxed);
+    else if (slab->shared())
+      st.counted.fetch_sub(cap, kRelaxed);
   }
-  auto& st = *state_;
   st.bytes_in_use.fetch_sub(cap, kRelaxed);
   st.bytes_requested.fetch_sub(requested, kRelaxed);
   st.blocks_in_use.fetch_sub(1, kRelaxed);
 }
 
-Result<detail::Slab*> PinnedPool::grow(unsigned cls, bool trim_to_fit) {
+Result<detail::FreeEntry> PinnedPool::grow(unsigned cls, bool for_reserve) {
   const auto cap = detail::class_bytes(cls);
-  const auto n = blocks_per_slab(cap);
-  const auto bytes = cap * n;
-  auto& pinned = state_->bytes_pinned;
-  auto admit = [&] {
-    auto cur = pinned.load(kRelaxed);
-    do {
-      if (bytes > max_pinned_ || cur > max_pinned_ - bytes) return false;
-    } while (!pinned.compare_exchange_weak(cur, cur + bytes, kRelaxed));
-    return true;
-  };
-  if (!admit()) {
-    if (trim_to_fit) trim_idle(bytes);
-    if (!trim_to_fit || !admit()) {
-      return Error{Errc::out_of_host_memory,
-                   "pinned pool '" + options_.name + "': a slab of " + std::to_string(bytes) +
-                       " bytes would exceed the pinned limit of " + std::to_string(max_pinned_) +
-                       " bytes (" + std::to_string(pinned.load(kRelaxed)) +
-                       " pinned, in partly used slabs)"};
-    }
+  const auto want = blocks_per_slab(cap);
+  auto& st = *state_;
+  std::size_t n = 1;
+  if (want > 1) {
+    n = admit_shared(cap, want);
+    if (n == 1 && !for_reserve && trim_idle(want * cap, TrimKind::shared) > 0)
+      n = admit_shared(cap, want);
   }
+  const auto bytes = cap * n;
+  // An idle slab (reserve()) counts whole; a slab with a block handed out
+  // counts that block.
+  const std::size_t counted = for_reserve ? bytes : cap;
+  if (!(for_reserve ? admit_counted(counted) : fit_counted(counted))) {
+    if (n > 1) st.bytes_shared.fetch_sub(bytes, kRelaxed);
+    return Error{Errc::out_of_host_memory,
+                 "pinned pool '" + options_.name + "': a block of " + std::to_string(cap) +
+                     " bytes would exceed the pinned limit of " + std::to_string(max_pinned_) +
+                     " bytes (" + std::to_string(st.counted.load(kRelaxed)) +
+                     " counted: pinned bytes less the free blocks of partly used shared slabs)"};
+  }
+  const std::size_t settling = for_reserve ? bytes : 0;
+  st.settling.fetch_add(settling, kRelaxed);
   auto buffer = devices::allocate_pinned(backend_, bytes);
   if (!buffer) {
-    pinned.fetch_sub(bytes, kRelaxed);
+    if (n > 1) st.bytes_shared.fetch_sub(bytes, kRelaxed);
+    st.counted.fetch_sub(counted, kRelaxed);
+    st.settling.fetch_sub(settling, kRelaxed);
     return std::move(buffer).error();
   }
   auto slab = std::make_unique<detail::Slab>();
   slab->buffer = std::move(*buffer);
   slab->cls = cls;
   slab->blocks = n;
-  state_->slabs.fetch_add(1, kRelaxed);
-  state_->pinned_allocations.fetch_add(1, kRelaxed);
-  return slab.release();
+  auto* s = slab.get();
+  auto* base = static_cast<std::byte*>(s->buffer.data());
+  const std::size_t first = for_reserve ? 0 : 1;
+  st.bytes_pinned.fetch_add(bytes, kRelaxed);
+  st.slabs.fetch_add(1, kRelaxed);
+  st.pinned_allocations.fetch_add(1, kRelaxed);
+  {
+    auto& c = st.classes[cls];
+    std::lock_guard lock(c.m);
+    c.slabs.push_back(std::move(slab));
+    for (std::size_t i = n; i-- > first;) c.free.push_back({base + i * cap, s});
+    s->free = n - first;
+  }
+  // Listed now, so trimmable: no longer settling.
+  st.settling.fetch_sub(settling, std::memory_order_release);
+  return detail::FreeEntry{base, s};
 }
 
-std::size_t PinnedPool::trim_idle(std::size_t target) {
+std::size_t PinnedPool::trim_idle(std::size_t target, TrimKind kind) {
+  auto& st = *state_;
   std::size_t freed = 0;
-  for (auto& c : state_->classes) {
+  for (auto& c : st.classes) {
     if (freed >= target) break;
     std::vector<std::unique_ptr<detail::Slab>> idle;
     {
       std::lock_guard lock(c.m);
       if (c.slabs.empty()) continue;
       for (auto it = c.slabs.begin(); it != c.slabs.end() && freed < target;) {
-        if ((*it)->free == (*it)->blocks) {
-          freed += (*it)->buffer.size();
+        auto& slab = **it;
+        const bool wanted = kind == TrimKind::all || slab.shared();
+        if (wanted && slab.free == slab.blocks) {
+          freed += slab.buffer.size();
+          st.settling.fetch_add(slab.buffer.size(), kRelaxed);
           idle.push_back(std::move(*it));
           it = c.slabs.erase(it);
         } else {
@@ -254,18 +335,25 @@ std::size_t PinnedPool::trim_idle(std::size_t target) {
         return std::any_of(idle.begin(), idle.end(), [&](auto& s) { return s.get() == e.slab; });
       });
     }
+    // Unpinned outside the lock, and only then no longer counted, so the
+    // room it leaves is never used before it is there.
     for (auto& s : idle) {
-      state_->bytes_pinned.fetch_sub(s->buffer.size(), kRelaxed);
-      state_->slabs.fetch_sub(1, kRelaxed);
-      state_->trimmed.fetch_add(1, kRelaxed);
+      const auto size = s->buffer.size();
+      const bool shared = s->shared();
+      s.reset();
+      st.bytes_pinned.fetch_sub(size, kRelaxed);
+      if (shared) st.bytes_shared.fetch_sub(size, kRelaxed);
+      st.counted.fetch_sub(size, kRelaxed);
+      st.settling.fetch_sub(size, std::memory_order_release);
+      st.slabs.fetch_sub(1, kRelaxed);
+      st.trimmed.fetch_add(1, kRelaxed);
     }
-    // The slabs' buffers are unpinned here, outside the lock.
   }
   return freed;
 }
 
 std::size_t PinnedPool::trim() {
-  return trim_idle(static_cast<std::size_t>(-1));
+  return trim_idle(static_cast<std::size_t>(-1), TrimKind::all);
 }
 
 std::error_code PinnedPool::reserve(std::size_t block_bytes, std::size_t count) {
@@ -278,15 +366,8 @@ std::error_code PinnedPool::reserve(std::size_t block_bytes, std::size_t count) 
       std::lock_guard lock(c.m);
       if (c.free.size() >= count) return {};
     }
-    auto slab = grow(cls, /*trim_to_fit=*/false);
-    if (!slab) return slab.error().code;
-    detail::Slab* s = *slab;
-    auto* base = static_cast<std::byte*>(s->buffer.data());
-    const auto cap = detail::class_bytes(cls);
-    std::lock_guard lock(c.m);
-    c.slabs.emplace_back(s);
-    for (std::size_t i = s->blocks; i-- > 0;) c.free.push_back({base + i * cap, s});
-    s->free = s->blocks;
+    auto grown = grow(cls, /*for_reserve=*/true);
+    if (!grown) return grown.error().code;
   }
 }
 
@@ -295,6 +376,7 @@ PoolStats PinnedPool::stats() const noexcept {
   PoolStats s;
   s.slabs = st.slabs.load(kRelaxed);
   s.bytes_pinned = st.bytes_pinned.load(kRelaxed);
+  s.bytes_shared = st.bytes_shared.load(kRelaxed);
   s.bytes_in_use = st.bytes_in_use.load(kRelaxed);
   s.bytes_requested = st.bytes_requested.load(kRelaxed);
   s.blocks_in_use = st.blocks_in_use.load(kRelaxed);

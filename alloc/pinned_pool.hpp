@@ -5,7 +5,8 @@
 // How it works: requests are rounded up to a size class (2^k times 1, 1.25,
 // 1.5 or 1.75, from 4 KiB; at most 20 % waste). Each class carves its blocks
 // from slabs of devices::allocate_pinned (portable: every GPU may DMA from
-// them); small classes share slabs of about `slab_bytes`, classes of
+// them); small classes share slabs of about `slab_bytes` (up to
+// max_shared_bytes in all, then one block per slab), classes of
 // `slab_bytes` and more get one slab per block (the large-block path), which
 // trim() can hand back as soon as the block is idle. Released blocks go to
 // their class's free list and are handed out again, most recent first.
@@ -13,10 +14,18 @@
 // Budget: a block costs its capacity in the MemoryBudget for as long as it
 // is handed out; returning it releases those bytes, which is what wakes
 // waiting producers (backpressure). Idle pinned memory (free blocks, reserve())
-// is not charged; instead the pool never pins more than max_pinned_bytes
-// (default: the budget's limit), trimming idle slabs first when it would.
-// So pinned memory stays within the limit, and the budget's in_use() is what
-// producers and the engine hold.
+// is not charged, and the budget's in_use() is what producers and the engine
+// hold. Instead the pool bounds what it pins. Every slab counts against
+// max_pinned_bytes (default: the budget's limit; idle slabs are trimmed
+// first when a new one would not fit) except the free blocks of a shared
+// slab while another block of it is handed out: no other class can use
+// them, and they cannot be unpinned. Counting them let a few long-lived
+// small blocks hold the whole limit, and the pool then failed requests the
+// budget had granted (docs/ALLOC.md). Shared slabs take at most
+// max_shared_bytes (default: an eighth of max_pinned_bytes) in all; past
+// that a small class gets one block per slab. So with the default limit a
+// request the budget grants always gets its block, and pinned memory stays
+// within max_pinned_bytes + max_shared_bytes.
 //
 // Promises:
 // - Thread safety: every member may be called from any thread. Each size
@@ -34,7 +43,9 @@
 // - A block is handed to one owner at a time; its storage never moves.
 // - Failure: try_allocate never waits and fails with out_of_host_memory
 //   (budget exhausted, naming the numbers) or invalid_argument (0 bytes or
-//   absurd sizes); allocate/async_allocate wait for the budget instead.
+//   absurd sizes); allocate/async_allocate wait for the budget instead. Past
+//   the budget, only a pinned limit set below the budget's limit, or
+//   allocate_pinned itself, can fail a request.
 //   Every failure path gives back what it took; stats().failed_requests
 //   counts them.
 // - Lifetime: the pool must outlive its blocks (asserted in debug), and the
@@ -66,6 +77,7 @@ class PinnedPool;
 
 namespace detail {
 struct Slab;
+struct FreeEntry;
 struct PoolState;
 }  // namespace detail
 
@@ -75,14 +87,21 @@ struct PinnedPoolOptions {
   std::size_t slab_bytes = std::size_t{32} << 20;
   // Keeps slabs of tiny classes from pinning many blocks nobody asked for.
   std::size_t max_blocks_per_slab = 64;
-  // Upper bound on pinned bytes; 0 means the budget's limit.
+  // Upper bound on pinned bytes, not counting the free blocks of partly used
+  // shared slabs; 0 means the budget's limit. Set below it, a request the
+  // budget grants may fail for want of pinned memory.
   std::size_t max_pinned_bytes = 0;
+  // Upper bound on the bytes of shared slabs, and so on what is pinned past
+  // max_pinned_bytes; 0 means max_pinned_bytes / 8. Past it, small classes
+  // get one block per slab.
+  std::size_t max_shared_bytes = 0;
   std::string name = "pinned";
 };
 
 struct PoolStats {
   std::size_t slabs = 0;               // slabs held now
   std::size_t bytes_pinned = 0;        // bytes of those slabs
+  std::size_t bytes_shared = 0;        // of those, in slabs shared by several blocks
   std::size_t bytes_in_use = 0;        // capacity of the blocks handed out now
   std::size_t bytes_requested = 0;     // requested size of the blocks handed out now
   std::size_t blocks_in_use = 0;       // blocks handed out now
@@ -152,6 +171,7 @@ class PinnedPool {
   MemoryBudget& budget() const noexcept { return budget_; }
   const PinnedPoolOptions& options() const noexcept { return options_; }
   std::size_t max_pinned_bytes() const noexcept { return max_pinned_; }
+  std::size_t max_shared_bytes() const noexcept { return max_shared_; }
   // The capacity a request of `bytes` gets.
   static std::size_t block_capacity(std::size_t bytes) noexcept;
 
@@ -228,17 +248,30 @@ class PinnedPool {
   // Hands out a block for `bytes` paid for by `r` (its capacity's worth).
   Result<PinnedBlock> take(std::size_t bytes, Reservation r);
   void give_back(detail::Slab* slab, std::byte* ptr, std::size_t requested) noexcept;
-  // Pins a new slab of class `cls`. At the pinned limit it first trims idle
-  // slabs of any class, unless `trim_to_fit` is false (reserve(): trimming
-  // would give back the very blocks it is reserving, and loop forever).
-  Result<detail::Slab*> grow(unsigned cls, bool trim_to_fit = true);
-  std::size_t trim_idle(std::size_t target);
+  // Pins a new slab of class `cls`: a shared one while the shared bytes
+  // allow, else one of one block. For take() (`for_reserve` false) one block
+  // of it is about to be handed out, and idle slabs are trimmed to make room;
+  // reserve() trims nothing (it would give back the very blocks it is
+  // reserving, and loop forever) and counts the whole slab as idle.
+  // The slab goes into its class, its blocks onto the free list; for take()
+  // the first block is left out and returned.
+  Result<detail::FreeEntry> grow(unsigned cls, bool for_reserve);
+  enum class TrimKind { all, shared };
+  std::size_t trim_idle(std::size_t target, TrimKind kind);
   std::size_t blocks_per_slab(std::size_t capacity) const noexcept;
+  // Adds `bytes` to what counts against max_pinned_bytes if they fit.
+  bool admit_counted(std::size_t bytes) noexcept;
+  // The same, trimming idle one-block slabs until they fit (for take()).
+  bool fit_counted(std::size_t bytes);
+  // Takes room for a shared slab of up to `blocks` blocks of `capacity`;
+  // returns the blocks it got room for, or 1 (no shared slab) below two.
+  std::size_t admit_shared(std::size_t capacity, std::size_t blocks) noexcept;
 
   const devices::Backend backend_;
   MemoryBudget& budget_;
   const PinnedPoolOptions options_;
   const std::size_t max_pinned_;
+  const std::size_t max_shared_;
   std::unique_ptr<detail::PoolState> state_;
 };
 

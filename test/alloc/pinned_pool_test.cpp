@@ -299,5 +299,204 @@ TEST(PinnedPool, StaysWithinThePinnedLimitByTrimmingIdleSlabs) {
   EXPECT_EQ(s.trimmed_slabs, 1u);
 }
 
+// Long-lived blocks of one small class keep shared slabs partly used: each
+// pins a whole slab for one block. With 8 of 64 MiB in use the budget grants
+// other requests, and the pool must then pin for them too (it used to fail
+// them all with out_of_host_memory: the partly used slabs held the limit).
+TEST(PinnedPool, LongLivedSmallBlocksDoNotKeepOtherRequestsFromPinnedMemory) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(64 * MiB, "host");
+  PinnedPool pool(kBackend, budget, PinnedPoolOptions{.slab_bytes = 8 * MiB});
+  std::vector<PinnedBlock> kept, rest;
+  for (int i = 0; i < 64; ++i) {
+    auto b = pool.try_allocate(MiB);
+    ASSERT_TRUE(b) << b.error().what();
+    (i % 8 == 0 ? kept : rest).push_back(std::move(*b));
+  }
+  rest.clear();
+  ASSERT_EQ(budget.in_use(), 8 * MiB);
+  EXPECT_LE(pool.stats().bytes_shared, pool.max_shared_bytes());
+
+  auto large = pool.try_allocate(16 * MiB);  // the large-block path
+  ASSERT_TRUE(large) << large.error().what();
+  auto other = pool.allocate(2 * MiB);  // another small class
+  ASSERT_TRUE(other) << other.error().what();
+  asio::io_context io;
+  std::optional<std::error_code> result;
+  PinnedBlock got;
+  pool.async_allocate(24 * MiB, asio::bind_executor(io, [&](std::error_code ec, PinnedBlock blk) {
+                        result = ec;
+                        got = std::move(blk);
+                      }));
+  io.run();
+  ASSERT_TRUE(result) << "async_allocate must complete";
+  EXPECT_FALSE(*result) << result->message();
+  EXPECT_EQ(got.size(), 24 * MiB);
+
+  EXPECT_EQ(budget.in_use(), (8 + 16 + 2 + 24) * MiB) << "each block costs its capacity";
+  EXPECT_EQ(pool.stats().failed_requests, 0u);
+  EXPECT_LE(pool.stats().bytes_pinned, pool.max_pinned_bytes() + pool.max_shared_bytes());
+  kept.clear();
+  large->reset();
+  other->reset();
+  got.reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+  pool.trim();
+  EXPECT_EQ(pool.stats().bytes_pinned, 0u);
+}
+
+// Blocks of many classes with short and long lives, the budget mostly full:
+// whenever the budget has room for a request, the pool hands out its block.
+TEST(PinnedPool, EveryRequestTheBudgetAdmitsGetsPinnedMemory) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(64 * MiB, "host");
+  PinnedPool pool(kBackend, budget, PinnedPoolOptions{.slab_bytes = 4 * MiB});
+  std::mt19937 rng(7);
+  struct Held {
+    PinnedBlock block;
+    int until;
+  };
+  std::vector<Held> held;
+  std::size_t granted = 0;
+  for (int step = 0; step < 20000; ++step) {
+    std::erase_if(held, [&](const Held& h) { return h.until <= step; });
+    const std::size_t bytes =
+        rng() % 8 == 0 ? 4 * MiB + rng() % (12 * MiB) : 4096 + rng() % (512 * 1024);
+    if (budget.available() < PinnedPool::block_capacity(bytes)) continue;
+    auto b = pool.try_allocate(bytes);
+    ASSERT_TRUE(b) << "step " << step << ": " << b.error().what() << " (" << budget.in_use()
+                   << " of " << budget.limit() << " bytes of the budget in use)";
+    ++granted;
+    const int life =
+        rng() % 10 == 0 ? 2000 + static_cast<int>(rng() % 4000) : 1 + static_cast<int>(rng() % 40);
+    held.push_back({std::move(*b), step + life});
+    const auto s = pool.stats();
+    ASSERT_EQ(budget.in_use(), s.bytes_in_use);
+    ASSERT_LE(s.bytes_shared, pool.max_shared_bytes());
+    ASSERT_LE(s.bytes_pinned, pool.max_pinned_bytes() + pool.max_shared_bytes()) << "step " << step;
+  }
+  EXPECT_GT(granted, 5000u);
+  EXPECT_EQ(pool.stats().failed_requests, 0u);
+  held.clear();
+  EXPECT_EQ(budget.in_use(), 0u);
+  pool.trim();
+  EXPECT_EQ(pool.stats().bytes_pinned, 0u);
+}
+
+// Many threads, mixed classes: a request fails only when the budget refuses
+// it, never for want of pinned memory.
+TEST(PinnedPool, UnderManyThreadsOnlyTheBudgetRefusesRequests) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  constexpr int kThreads = 6;
+  MemoryBudget budget(48 * MiB, "host");
+  PinnedPool pool(kBackend, budget, PinnedPoolOptions{.slab_bytes = 2 * MiB});
+  std::atomic<int> pool_failures{0}, granted{0};
+  std::vector<std::string> messages(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(100 + t);
+      std::vector<PinnedBlock> held;
+      for (int i = 0; i < 3000; ++i) {
+        const std::size_t bytes =
+            rng() % 10 == 0 ? 2 * MiB + rng() % (6 * MiB) : 4096 + rng() % (256 * 1024);
+        auto b = pool.try_allocate(bytes);
+        if (b) {
+          granted.fetch_add(1);
+          held.push_back(std::move(*b));
+        } else if (b.error().message.rfind("memory budget", 0) != 0) {
+          pool_failures.fetch_add(1);
+          messages[t] = b.error().what();
+        }
+        // Most blocks go back soon; every 16th lives on in this thread.
+        while (held.size() > 1 + rng() % 12) {
+          const auto idx = rng() % held.size();
+          if (idx % 16 != 0 || held.size() > 40)
+            held.erase(held.begin() + static_cast<std::ptrdiff_t>(idx));
+          else
+            break;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(pool_failures.load(), 0) << [&] {
+    std::string all;
+    for (auto& m : messages) all += m.empty() ? "" : m + "\n";
+    return all;
+  }();
+  EXPECT_GT(granted.load(), kThreads * 1000);
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(pool.stats().blocks_in_use, 0u);
+  EXPECT_LE(pool.stats().bytes_pinned, pool.max_pinned_bytes() + pool.max_shared_bytes());
+  pool.trim();
+  EXPECT_EQ(pool.stats().bytes_pinned, 0u);
+}
+
+// The budget filled to its last byte next to a partly used shared slab:
+// every grant is pinned, and what is pinned past the limit is only the
+// shared slab's free blocks (bounded by max_shared_bytes).
+TEST(PinnedPool, OnlyFreeBlocksOfPartlyUsedSharedSlabsArePinnedPastTheLimit) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(64 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  auto small = pool.try_allocate(MiB);  // a shared slab of eight blocks, seven free
+  ASSERT_TRUE(small);
+  ASSERT_EQ(pool.stats().bytes_shared, 8 * MiB);
+  std::vector<PinnedBlock> blocks;
+  for (std::size_t bytes : {56 * MiB, 4 * MiB, 2 * MiB, MiB}) {
+    auto b = pool.try_allocate(bytes);
+    ASSERT_TRUE(b) << bytes << " bytes: " << b.error().what();
+    blocks.push_back(std::move(*b));
+  }
+  EXPECT_EQ(budget.in_use(), budget.limit());
+  const auto s = pool.stats();
+  EXPECT_EQ(s.failed_requests, 0u);
+  EXPECT_EQ(s.bytes_pinned, budget.limit() + 6 * MiB) << "the six free 1 MiB blocks";
+  blocks.clear();
+  small->reset();
+  EXPECT_EQ(pool.trim(), 70 * MiB);
+}
+
+// Shared slabs stop at max_shared_bytes; past it a class gets one block per
+// slab, so reserve() still covers the blocks asked for, and they are then
+// handed out without pinning.
+TEST(PinnedPool, ReservePastTheSharedBytesUsesOneBlockSlabs) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(64 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  EXPECT_EQ(pool.max_shared_bytes(), 8 * MiB) << "an eighth of the pinned limit";
+  ASSERT_FALSE(pool.reserve(MiB, 20));
+  auto s = pool.stats();
+  EXPECT_EQ(s.bytes_shared, 8 * MiB) << "one shared slab of eight blocks";
+  EXPECT_EQ(s.bytes_pinned, 20 * MiB);
+  EXPECT_EQ(s.slabs, 1u + 12u);
+  EXPECT_EQ(budget.in_use(), 0u);
+  const auto pinned = s.pinned_allocations;
+  std::vector<PinnedBlock> blocks;
+  for (int i = 0; i < 20; ++i) {
+    auto b = pool.try_allocate(MiB);
+    ASSERT_TRUE(b) << b.error().what();
+    blocks.push_back(std::move(*b));
+  }
+  EXPECT_EQ(pool.stats().pinned_allocations, pinned);
+  EXPECT_EQ(pool.stats().reuses, 20u);
+}
+
+// A class whose shared slab cannot fit any more makes room by trimming idle
+// shared slabs of other classes rather than pinning past the shared bytes.
+TEST(PinnedPool, IdleSharedSlabsMakeRoomForAnotherClass) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(64 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  { auto a = pool.try_allocate(MiB); }  // an idle shared slab of 8 MiB: all the shared bytes
+  auto b = pool.try_allocate(2 * MiB);
+  ASSERT_TRUE(b) << b.error().what();
+  const auto s = pool.stats();
+  EXPECT_EQ(s.trimmed_slabs, 1u);
+  EXPECT_EQ(s.bytes_shared, 8 * MiB) << "four blocks of 2 MiB now";
+  EXPECT_EQ(s.bytes_pinned, 8 * MiB);
+}
+
 }  // namespace
 }  // namespace stoker::alloc
