@@ -638,11 +638,18 @@ void EngineCore::cancel(std::uint64_t seq) {
   maybe_complete(seq);
 }
 
-// Partitions no healthy permitted device can run fail their job.
+// Partitions no healthy permitted device can run fail their job. Not while
+// some of its partitions are still on a device: a sibling partition may have
+// reported the device's fault first, and the job's own in-flight partition
+// (possibly the faulting kernel) is the failure its caller must read. Each
+// completion pumps again, so the job fails as soon as they are back.
 void EngineCore::fail_unschedulable() {
   std::vector<std::uint64_t> doomed;
   for (auto& [seq, job] : jobs_) {
     if (job->failure || job->cancelled) continue;
+    if (std::any_of(job->parts.begin(), job->parts.end(),
+                    [](const PartState& ps) { return ps.phase == PartPhase::running; }))
+      continue;
     bool runnable = false;
     for (std::size_t d = 0; d < dev_.size(); ++d)
       if (dev_[d].healthy && allowed(*job, d)) runnable = true;
