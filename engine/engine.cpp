@@ -89,15 +89,10 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
   if (cfg.d2h_gbps == 0) cfg.d2h_gbps = backend == devices::Backend::cuda ? 55.0 : 10.0;
 
   core->host_budget_ = std::make_unique<alloc::MemoryBudget>(cfg.host_budget_bytes, "engine host");
-  // Shared slabs keep their free blocks pinned while any block of the slab
-  // is in use, and that counts against the pinned limit (the budget). Under a
-  // budget that is small next to a slab, a few size classes with partly used
-  // slabs used it all up, and the pool failed requests the budget had granted
-  // with out_of_host_memory (found by stoker stress: 1.5 KiB partitions failing
-  // under a 1.5 MiB budget). With one block per slab every idle block can be
-  // trimmed, so whatever the budget grants the pool can pin.
+  // The pool's defaults: the budget's limit pinned for granted blocks, plus at
+  // most an eighth of it in free blocks of partly used shared slabs
+  // (docs/ALLOC.md), so whatever the budget grants the pool can pin.
   alloc::PinnedPoolOptions pool_options;
-  if (cfg.host_budget_bytes < 64 * pool_options.slab_bytes) pool_options.max_blocks_per_slab = 1;
   core->pool_ = std::make_unique<alloc::PinnedPool>(backend, *core->host_budget_, pool_options);
 
   for (std::size_t d = 0; d < core->set_.size(); ++d) {
