@@ -97,9 +97,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
 
   for (std::size_t d = 0; d < core->set_.size(); ++d) {
     auto& dev = core->set_[d];
-    auto runner =
-        DeviceRunner::create(dev, cfg.pipeline_depth, cfg.copy_priority, cfg.compute_priority,
-                             cfg.staging_chunk_bytes, cfg.staging_threads);
+    auto runner = DeviceRunner::create(dev, cfg);
     if (!runner) return std::move(runner).error();
     core->runners_.push_back(std::move(*runner));
     DevState s;

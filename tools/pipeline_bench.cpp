@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +43,8 @@ struct Options {
   int writers = -1;  // -1: min(20, cores - 2)
   int reps = 3;
   bool json = false;
+  std::set<std::string> variants = {"a", "b", "c", "b1"};  // which runs to make
+  bool wants(const char* v) const { return variants.count(v) != 0; }
 };
 
 double median(std::vector<double> v) {
@@ -163,6 +167,7 @@ Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder, boo
 
 constexpr const char* kHelp =
     "usage: stoker bench pipeline [--partitions N] [--size-mib M] [--rounds R] [--writers W] [--reps N] [--json]\n"
+    "                             [--variants a,b,c,b1] (default all; b1 is (b) on GPU 0 alone)\n"
     "                             [engine options: --host-budget-mib, --staging-threads, --chunk-mib, ...]\n"
     "Runs (a) the naive baseline, (b) the engine with pinned producers, (c) the engine with pageable\n"
     "inputs through its staging, and (b) on GPU 0 alone, while writer threads load host memory.\n"
@@ -190,6 +195,21 @@ int bench_pipeline_command(int argc, char** argv) {
     else if (a == "--writers") opt.writers = static_cast<int>(next());
     else if (a == "--reps") opt.reps = std::max(1, static_cast<int>(next()));
     else if (a == "--json") opt.json = true;
+    else if (a == "--variants") {
+      if (i + 1 >= count) {
+        std::fprintf(stderr, "stoker bench pipeline: --variants needs a value\n");
+        return 2;
+      }
+      opt.variants.clear();
+      std::stringstream list(args[static_cast<std::size_t>(++i)]);
+      for (std::string v; std::getline(list, v, ',');) {
+        if (v != "a" && v != "b" && v != "c" && v != "b1") {
+          std::fprintf(stderr, "stoker bench pipeline: --variants takes a, b, c, b1, not '%s'\n", v.c_str());
+          return 2;
+        }
+        opt.variants.insert(v);
+      }
+    }
     else {
       std::fprintf(stderr, "stoker bench pipeline: unknown option '%s'\n", a.c_str());
       return 2;
@@ -233,44 +253,66 @@ int bench_pipeline_command(int argc, char** argv) {
   MemoryWriters load(writers);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
 
-  std::vector<double> naive_ms;
-  for (int r = 0; r <= opt.reps; ++r) {
-    auto ms = run_naive(gpus, *pageable_run);
-    if (!ms) {
-      std::fprintf(stderr, "stoker bench pipeline: %s\n", ms.error().what().c_str());
+  // A variant left out reads 0 ms and prints as "-".
+  double a_ms = 0;
+  if (opt.wants("a")) {
+    std::vector<double> naive_ms;
+    for (int r = 0; r <= opt.reps; ++r) {
+      auto ms = run_naive(gpus, *pageable_run);
+      if (!ms) {
+        std::fprintf(stderr, "stoker bench pipeline: %s\n", ms.error().what().c_str());
+        return 1;
+      }
+      if (r > 0) naive_ms.push_back(*ms);
+    }
+    a_ms = median(naive_ms);
+  }
+  EngineFigure b, c, b1;
+  const struct {
+    const char* name;
+    engine::Engine* engine;
+    const wl::SyntheticOptions* options;
+    EngineFigure* figure;
+  } runs[] = {{"b", *all_engine, &o, &b}, {"c", *all_engine, &po, &c}, {"b1", *one_engine, &o, &b1}};
+  for (const auto& run : runs) {
+    if (!opt.wants(run.name)) continue;
+    auto f = run_engine(*run.engine, *run.options, opt.reps);
+    if (!f) {
+      std::fprintf(stderr, "stoker bench pipeline: engine run (%s) failed: %s\n", run.name, f.error().what().c_str());
       return 1;
     }
-    if (r > 0) naive_ms.push_back(*ms);
-  }
-  const double a_ms = median(naive_ms);
-  auto b = run_engine(**all_engine, o, opt.reps);
-  auto c = run_engine(**all_engine, po, opt.reps);
-  auto b1 = run_engine(**one_engine, o, opt.reps);
-  if (!b || !c || !b1) {
-    std::fprintf(stderr, "stoker bench pipeline: engine run failed: %s\n",
-                 (!b ? b.error() : !c ? c.error() : b1.error()).what().c_str());
-    return 1;
+    *run.figure = *f;
   }
   auto rate = [&](double ms) { return ms > 0 ? gb / (ms / 1e3) : 0; };
+  auto ratio = [](double num, double den) { return num > 0 && den > 0 ? num / den : 0; };
   if (opt.json) {
+    auto num = [](double v) { return v > 0 ? std::to_string(v) : std::string("null"); };  // null: not run
     std::printf("{\"partitions\":%zu,\"size_mib\":%zu,\"rounds\":%d,\"gpus\":%d,\"writers\":%d,"
-                "\"naive_ms\":%.2f,\"pinned_ms\":%.2f,\"pageable_ms\":%.2f,\"pinned_1gpu_ms\":%.2f,"
-                "\"bound_ms\":%.2f,\"bound_1gpu_ms\":%.2f}\n",
-                o.partitions, opt.size_mib, o.rounds, gpus, writers, a_ms, b->ms, c->ms, b1->ms, b->bound_ms,
-                b1->bound_ms);
+                "\"naive_ms\":%s,\"pinned_ms\":%s,\"pageable_ms\":%s,\"pinned_1gpu_ms\":%s,"
+                "\"bound_ms\":%s,\"bound_1gpu_ms\":%s}\n",
+                o.partitions, opt.size_mib, o.rounds, gpus, writers, num(a_ms).c_str(), num(b.ms).c_str(),
+                num(c.ms).c_str(), num(b1.ms).c_str(), num(b.bound_ms).c_str(), num(b1.bound_ms).c_str());
     return 0;
   }
+  auto cell = [](double v, const char* unit) {
+    char buf[32];
+    if (v > 0) std::snprintf(buf, sizeof buf, "%.2f%s", v, unit);
+    else std::snprintf(buf, sizeof buf, "-");
+    return std::string(buf);
+  };
+  auto row = [&](const char* what, double ms, double vs_a, double bound) {
+    std::printf("  %-40s %9s %9s %9s %9s\n", what, cell(ms, "").c_str(), cell(rate(ms), "").c_str(),
+                cell(vs_a, "x").c_str(), cell(bound, "").c_str());
+  };
   std::printf("  %-40s %9s %9s %9s %9s\n", "", "ms", "GB/s in", "vs (a)", "bound ms");
-  std::printf("  %-40s %9.1f %9.2f %9s %9s\n", "(a) naive: pageable, sync, global mutex", a_ms, rate(a_ms), "1.00x",
-              "-");
-  std::printf("  %-40s %9.1f %9.2f %8.2fx %9.1f\n", "(b) engine, pinned producers", b->ms, rate(b->ms), a_ms / b->ms,
-              b->bound_ms);
-  std::printf("  %-40s %9.1f %9.2f %8.2fx %9.1f\n", "(c) engine, pageable through staging", c->ms, rate(c->ms),
-              a_ms / c->ms, c->bound_ms);
-  std::printf("  %-40s %9.1f %9.2f %9s %9.1f\n", "(b) on GPU 0 alone", b1->ms, rate(b1->ms), "", b1->bound_ms);
-  std::printf("  scaling: %d GPUs give %.2fx one GPU\n", gpus, b1->ms / b->ms);
-  for (std::size_t d = 0; d < b->busy.size(); ++d)
-    std::printf("  (b) GPU %zu compute busy %.0f %%\n", d, b->busy[d] * 100);
+  row("(a) naive: pageable, sync, global mutex", a_ms, a_ms > 0 ? 1.0 : 0, 0);
+  row("(b) engine, pinned producers", b.ms, ratio(a_ms, b.ms), b.bound_ms);
+  row("(c) engine, pageable through staging", c.ms, ratio(a_ms, c.ms), c.bound_ms);
+  row("(b) on GPU 0 alone", b1.ms, 0, b1.bound_ms);
+  if (ratio(b.ms, c.ms) > 0) std::printf("  (c) reaches %.2fx the throughput of (b)\n", ratio(b.ms, c.ms));
+  if (ratio(b1.ms, b.ms) > 0) std::printf("  scaling: %d GPUs give %.2fx one GPU\n", gpus, ratio(b1.ms, b.ms));
+  for (std::size_t d = 0; d < b.busy.size(); ++d)
+    std::printf("  (b) GPU %zu compute busy %.0f %%\n", d, b.busy[d] * 100);
   return 0;
 }
 

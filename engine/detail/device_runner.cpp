@@ -20,11 +20,10 @@ DeviceRunner::DeviceRunner(devices::Device& device)
       feeder_work_(feeder_io_.get_executor()),
       waiter_work_(waiter_io_.get_executor()) {}
 
-Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& device, int depth,
-                                                           devices::StreamPriority copy_priority,
-                                                           devices::StreamPriority compute_priority,
-                                                           std::size_t chunk_bytes,
-                                                           int staging_threads) {
+Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& device,
+                                                           const Config& config) {
+  const int depth = config.pipeline_depth;
+  const std::size_t chunk_bytes = config.staging_chunk_bytes;
   std::unique_ptr<DeviceRunner> r(new DeviceRunner(device));
   const std::string where =
       "device " + std::to_string(device.index()) + " (" + device.info().name + "): ";
@@ -40,9 +39,9 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
     out = std::move(*e);
     return {};
   };
-  if (auto e = stream(copy_priority, r->h2d_)) return e;
-  if (auto e = stream(compute_priority, r->compute_)) return e;
-  if (auto e = stream(copy_priority, r->d2h_)) return e;
+  if (auto e = stream(config.copy_priority, r->h2d_)) return e;
+  if (auto e = stream(config.compute_priority, r->compute_)) return e;
+  if (auto e = stream(config.copy_priority, r->d2h_)) return e;
   using K = devices::EventKind;
   r->slots_.resize(static_cast<std::size_t>(depth));
   for (auto& s : r->slots_) {
@@ -53,7 +52,7 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
       if (auto err = event(K::timing, *e)) return err;
   }
   r->chunk_bytes_ = chunk_bytes;
-  r->staging_threads_ = std::max(1, staging_threads);
+  r->staging_threads_ = std::max(1, config.staging_threads);
   if (r->staging_threads_ > 1)
     r->copiers_ = std::make_unique<boost::asio::thread_pool>(
         static_cast<std::size_t>(r->staging_threads_ - 1));

@@ -17,6 +17,7 @@
 
 #include "devices/device.hpp"
 #include "devices/pinned_buffer.hpp"
+#include "engine/config.hpp"
 #include "engine/job.hpp"
 #include "engine/job_report.hpp"
 
@@ -43,11 +44,10 @@ struct LaunchResult {
 
 class DeviceRunner {
  public:
-  // Creates streams, events and staging; errors name the device.
-  static Result<std::unique_ptr<DeviceRunner>> create(devices::Device& device, int depth,
-                                                      devices::StreamPriority copy_priority,
-                                                      devices::StreamPriority compute_priority,
-                                                      std::size_t chunk_bytes, int staging_threads);
+  // Creates streams, events and staging as `config` says (depth, stream
+  // priorities, staging chunks and threads); errors name the device.
+  static Result<std::unique_ptr<DeviceRunner>> create(devices::Device& device,
+                                                      const Config& config);
   ~DeviceRunner();
 
   devices::Device& device() const noexcept { return device_; }
