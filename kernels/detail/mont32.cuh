@@ -13,25 +13,38 @@
 // cheapest way to add a row a * b_i into an accumulator is one carry chain
 // of mad.lo / madc.hi pairs. The pairs of neighbouring limbs overlap (the
 // high word of a_j b_i lands where the low word of a_(j+1) b_i does), so each
-// row is split into the even limbs of a (landing on words i..i+7) and the
-// odd limbs (words i+1..i+8): two chains with no overlap inside either. This
-// is the even/odd accumulation of Emmart, Zheng and Weems ("Optimizing
-// modular multiplication for NVIDIA's Maxwell GPUs", ARITH 2016), here as a
-// separated product-then-reduce (SOS) with the reduction's carries kept
-// aside, which makes each step easy to bound:
+// row is split into the even limbs of a and the odd limbs: two chains with
+// no overlap inside either, kept in two arrays. This is the even/odd
+// accumulation of Emmart, Zheng and Weems ("Optimizing modular
+// multiplication for NVIDIA's Maxwell GPUs", ARITH 2016), interleaved (CIOS):
+// each row adds a * b_i and at once m * r, then the frame moves up one word,
+// so only 16 accumulator words are live.
 //
-//  product   t[0..15] = a * b. Row i adds a * b_i. Before it, t < 2^(32(i+8)),
-//            so word i+8 is still zero and receives the even chain's carry;
-//            after it t < 2^(32(i+9)), so the odd chain cannot carry out.
-//  reduce    for i = 0..7: m = t_i * (-r^-1) mod 2^32 (= -t_i for this r;
-//            r_0 = 1 and r_1 = 2^32 - 1 make their products additions),
-//            t += m * r * 2^(32i),
-//            which clears word i. The chains' carries out of words i+8 and
-//            i+9 go into c[i] and c[i+1] instead of rippling up t. The sum
-//            stays below a*b + r*2^256 < 2^512, so row 7's odd chain cannot
-//            carry out of word 15.
-//  result    t[8..15] + c[0..7] < 2r < 2^256 (r < 2^255), then one
-//            conditional subtraction of r.
+// Measured against the separated form (the whole product a * b in 16 words,
+// then the reduction with its carries set aside in 8 more), which has the
+// same instruction count: the NTT pass kernel needs 62 registers instead of
+// 64 and the forward NTT of 2^24 takes 4.97 ms instead of 5.69 on one H200
+// (2^27: 43.7 vs 49.9 ms; docs/KERNELS.md, fourth session).
+//
+// The value of row i's frame is kept in two arrays: p holds its words 0..7
+// and takes the even chains (a_even * b_i and m * r_even), q holds words
+// 1..8 and takes the odd chains. Frame word 0 is then p[0] alone, so
+// m = -p[0] clears it exactly and p[0] can be dropped. Moving up one word
+// turns q into the next row's p (words 0..7), while p's words 1..7 become
+// words 0..6 of the next frame: the next row adds p[1] into its p[0] (word
+// 0), whose carry starts its odd chain at word 1 over p[2..7] (words 1..6)
+// and two fresh words. So the arrays swap roles from row to row, and the
+// move down by two words is a renaming once the rows are unrolled.
+//
+// Bounds. Let T_i be the value at the start of row i: T_0 = 0 and
+// T_(i+1) = (T_i + a * b_i + m * r) / 2^32 < (2r + 2 (2^32 - 1) r) / 2^32
+// = 2r if T_i < 2r. Inside row i every partial sum is at most
+// T_i + a * b_i + m * r < 2^33 r < 2^288 (r < 2^255), and every word is
+// nonnegative, so nothing can carry out of frame word 8: the chains that end
+// in q[7] (word 8) use the forms without carry out, and the carry out of
+// p[7] (word 7) goes into q[7] the same way. After row 7 the value is
+// T_8 < 2r < 2^256: merging the arrays carries nothing out, and one
+// conditional subtraction of r leaves it fully reduced.
 #pragma once
 
 #include <cstdint>
@@ -105,6 +118,80 @@ struct PtxCarry {
 };
 #endif
 
+// Row i of the interleaved product; see above. On entry p holds words 0..7
+// of the frame and q (but for the first row) holds word 0 in q[1] and words
+// 1..6 in q[2..7]. On return p holds words 0..7 (p[0] = 0) and q words 1..8.
+template <typename Cc>
+STOKER_MONT_HD void mont_row_interleaved(Cc& cc, std::uint32_t p[8], std::uint32_t q[8],
+                                         const std::uint32_t a[8], std::uint32_t bi, bool first) {
+  constexpr std::uint32_t r[8] = {kR32_0, kR32_1, kR32_2, kR32_3,
+                                  kR32_4, kR32_5, kR32_6, kR32_7};
+  if (first) {
+    // Neither product's words overlap: no carries.
+STOKER_MONT_UNROLL
+    for (int j = 0; j < 8; j += 2) {
+      cc.mul_lo(p[j], a[j], bi);
+      cc.mul_hi(p[j + 1], a[j], bi);
+      cc.mul_lo(q[j], a[j + 1], bi);
+      cc.mul_hi(q[j + 1], a[j + 1], bi);
+    }
+  } else {
+    // Word 0 from the previous p into p[0]; its carry enters word 1, where
+    // the odd chain starts, and q moves down to words 1..8 as it goes.
+    cc.add_cc(p[0], q[1]);
+STOKER_MONT_UNROLL
+    for (int j = 0; j < 6; ++j) q[j] = q[j + 2];
+    q[6] = 0;
+    q[7] = 0;
+STOKER_MONT_UNROLL
+    for (int j = 0; j < 6; j += 2) {
+      cc.madc_lo_cc(q[j], a[j + 1], bi);
+      cc.madc_hi_cc(q[j + 1], a[j + 1], bi);
+    }
+    cc.madc_lo_cc(q[6], a[7], bi);
+    cc.madc_hi(q[7], a[7], bi);  // word 8
+    cc.mad_lo_cc(p[0], a[0], bi);
+    cc.madc_hi_cc(p[1], a[0], bi);
+STOKER_MONT_UNROLL
+    for (int j = 2; j < 8; j += 2) {
+      cc.madc_lo_cc(p[j], a[j], bi);
+      cc.madc_hi_cc(p[j + 1], a[j], bi);
+    }
+    cc.addc_flag(q[7]);  // carry out of word 7
+  }
+
+  // m * r. -r^-1 = 2^32 - 1 and r_0 = 1, so m = -t0 and m * r_0 = m: the
+  // first pair of the even chain is two additions instead of two
+  // multiply-adds (integer ALU instead of the multiplier, the bottleneck).
+  // r_1 = 2^32 - 1 likewise: m * r_1 = (m - f) * 2^32 + (2^32 - m) with
+  // f = [t0 != 0], and 2^32 - m = t0, so that pair of the odd chain is two
+  // additions of words we already have. The borrow of m = 0 - t0 is f.
+  static_assert(kMontInv32 == 0xffffffffu && kR32_0 == 1u && kR32_1 == 0xffffffffu,
+                "r's low words are built in");
+  const std::uint32_t t0 = p[0];
+  std::uint32_t m = 0;
+  cc.sub_cc(m, t0);  // m = -t0, borrow f
+  std::uint32_t m_hi = m;
+  cc.subc_flag(m_hi);   // hi(m * r_1) = m - f
+  cc.add_cc(p[0], m);   // becomes 0; carries unless t0 was 0
+  cc.addc_cc(p[1], 0);  // hi(m * r_0) = 0
+STOKER_MONT_UNROLL
+  for (int j = 2; j < 8; j += 2) {
+    cc.madc_lo_cc(p[j], m, r[j]);
+    cc.madc_hi_cc(p[j + 1], m, r[j]);
+  }
+  cc.addc_flag(q[7]);      // carry out of word 7
+  cc.add_cc(q[0], t0);     // lo(m * r_1)
+  cc.addc_cc(q[1], m_hi);  // hi(m * r_1)
+STOKER_MONT_UNROLL
+  for (int j = 2; j < 6; j += 2) {
+    cc.madc_lo_cc(q[j], m, r[j + 1]);
+    cc.madc_hi_cc(q[j + 1], m, r[j + 1]);
+  }
+  cc.madc_lo_cc(q[6], m, r[7]);
+  cc.madc_hi(q[7], m, r[7]);  // word 8
+}
+
 // Montgomery product of two elements < r given as 8 little-endian words:
 // out = a * b * 2^-256 mod r, fully reduced.
 template <typename Cc>
@@ -112,98 +199,23 @@ STOKER_MONT_HD void mont_mul_8x32(Cc& cc, std::uint32_t out[8], const std::uint3
                                   const std::uint32_t b[8]) {
   constexpr std::uint32_t r[8] = {kR32_0, kR32_1, kR32_2, kR32_3,
                                   kR32_4, kR32_5, kR32_6, kR32_7};
-  std::uint32_t t[16];
-
-  // Row 0: the even chain needs no carries (its words do not overlap).
+  std::uint32_t x[8], y[8];
 STOKER_MONT_UNROLL
-  for (int j = 0; j < 8; j += 2) {
-    cc.mul_lo(t[j], a[j], b[0]);
-    cc.mul_hi(t[j + 1], a[j], b[0]);
-  }
-STOKER_MONT_UNROLL
-  for (int j = 8; j < 16; ++j) t[j] = 0;
-  cc.mad_lo_cc(t[1], a[1], b[0]);
-  cc.madc_hi_cc(t[2], a[1], b[0]);
-STOKER_MONT_UNROLL
-  for (int j = 3; j < 8; j += 2) {
-    cc.madc_lo_cc(t[j], a[j], b[0]);
-    cc.madc_hi_cc(t[j + 1], a[j], b[0]);
-  }
-  // t[8] was zero and a * b_0 < 2^288: no carry out.
-
-  // Rows 1..7.
-STOKER_MONT_UNROLL
-  for (int i = 1; i < 8; ++i) {
-    cc.mad_lo_cc(t[i], a[0], b[i]);
-    cc.madc_hi_cc(t[i + 1], a[0], b[i]);
-STOKER_MONT_UNROLL
-    for (int j = 2; j < 8; j += 2) {
-      cc.madc_lo_cc(t[i + j], a[j], b[i]);
-      cc.madc_hi_cc(t[i + j + 1], a[j], b[i]);
-    }
-    cc.addc_flag(t[i + 8]);  // word i+8 was zero
-    cc.mad_lo_cc(t[i + 1], a[1], b[i]);
-    cc.madc_hi_cc(t[i + 2], a[1], b[i]);
-STOKER_MONT_UNROLL
-    for (int j = 3; j < 7; j += 2) {
-      cc.madc_lo_cc(t[i + j], a[j], b[i]);
-      cc.madc_hi_cc(t[i + j + 1], a[j], b[i]);
-    }
-    cc.madc_lo_cc(t[i + 7], a[7], b[i]);
-    cc.madc_hi(t[i + 8], a[7], b[i]);  // t < 2^(32(i+9)) afterwards
+  for (int i = 0; i < 8; i += 2) {
+    mont_row_interleaved(cc, x, y, a, b[i], i == 0);
+    mont_row_interleaved(cc, y, x, a, b[i + 1], false);
   }
 
-  // Reduction, carries set aside in c.
-  std::uint32_t c[8];
-STOKER_MONT_UNROLL
-  for (int j = 0; j < 8; ++j) c[j] = 0;
-STOKER_MONT_UNROLL
-  for (int i = 0; i < 8; ++i) {
-    // -r^-1 = 2^32 - 1 and r_0 = 1, so m = -t_i and m * r_0 = m: the first
-    // pair of the even chain is two additions instead of two multiply-adds
-    // (integer ALU instead of the multiplier, which is the bottleneck).
-    // r_1 = 2^32 - 1 likewise: m * r_1 = (m - f) * 2^32 + (2^32 - m) with
-    // f = [t_i != 0], and 2^32 - m = t_i, so that pair of the odd chain is
-    // two additions of words we already have. The borrow of m = 0 - t_i is f.
-    static_assert(kMontInv32 == 0xffffffffu && kR32_0 == 1u && kR32_1 == 0xffffffffu,
-                  "r's low words are built in");
-    const std::uint32_t ti = t[i];
-    std::uint32_t m = 0;
-    cc.sub_cc(m, ti);  // m = -t_i, borrow f
-    std::uint32_t m_hi = m;
-    cc.subc_flag(m_hi);       // hi(m * r_1) = m - f
-    cc.add_cc(t[i], m);       // becomes 0; carries unless t_i was 0
-    cc.addc_cc(t[i + 1], 0);  // hi(m * r_0) = 0
-STOKER_MONT_UNROLL
-    for (int j = 2; j < 8; j += 2) {
-      cc.madc_lo_cc(t[i + j], m, r[j]);
-      cc.madc_hi_cc(t[i + j + 1], m, r[j]);
-    }
-    cc.addc_flag(c[i]);  // carry out of word i+7 into word i+8
-    cc.add_cc(t[i + 1], ti);     // lo(m * r_1)
-    cc.addc_cc(t[i + 2], m_hi);  // hi(m * r_1)
-STOKER_MONT_UNROLL
-    for (int j = 3; j < 7; j += 2) {
-      cc.madc_lo_cc(t[i + j], m, r[j]);
-      cc.madc_hi_cc(t[i + j + 1], m, r[j]);
-    }
-    cc.madc_lo_cc(t[i + 7], m, r[7]);
-    if (i < 7) {
-      cc.madc_hi_cc(t[i + 8], m, r[7]);
-      cc.addc_flag(c[i + 1]);  // carry out of word i+8 into word i+9
-    } else {
-      cc.madc_hi(t[i + 8], m, r[7]);  // the sum stays below 2^512
-    }
-  }
-
-  // out = t[8..15] + c, below 2r, then subtract r once if that fits.
+  // Row 7 left words 0..7 in x and words 0..6 in y[1..7]; their sum is
+  // T_8 < 2^256, so the final flag is clear.
   std::uint32_t s[8];
 STOKER_MONT_UNROLL
-  for (int j = 0; j < 8; ++j) s[j] = t[8 + j];
-  cc.add_cc(s[0], c[0]);
+  for (int j = 0; j < 8; ++j) s[j] = x[j];
+  cc.add_cc(s[0], y[1]);
 STOKER_MONT_UNROLL
-  for (int j = 1; j < 8; ++j) cc.addc_cc(s[j], c[j]);
-  // The sum is below 2^256: the final flag is clear.
+  for (int j = 1; j < 7; ++j) cc.addc_cc(s[j], y[j + 1]);
+  cc.addc_flag(s[7]);
+
   std::uint32_t d[8];
 STOKER_MONT_UNROLL
   for (int j = 0; j < 8; ++j) d[j] = s[j];
