@@ -35,6 +35,7 @@ struct Args {
   std::map<std::string, std::string> values;
   std::map<std::string, bool> flags;
   std::string error;
+  bool help = false;  // -h or --help
 };
 
 // Flags listed in `flag_names` take no value; every other --name takes one.
@@ -43,6 +44,10 @@ Args parse(int argc, char** argv, const std::vector<std::string>& value_names,
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
+    if (s == "-h" || s == "--help") {
+      a.help = true;
+      return a;
+    }
     if (std::find(flag_names.begin(), flag_names.end(), s) != flag_names.end()) {
       a.flags[s] = true;
     } else if (std::find(value_names.begin(), value_names.end(), s) != value_names.end()) {
@@ -69,6 +74,16 @@ std::optional<unsigned> parse_log_n(const std::string& s) {
 int usage(const std::string& name, const std::string& problem, const char* synopsis) {
   std::cerr << "stoker " << name << ": " << problem << "\nusage: " << synopsis << "\n";
   return 2;
+}
+
+// Answers --help (exit 0) or a bad command line (exit 2); nullopt to go on.
+std::optional<int> answer_early(const std::string& name, const Args& a, const char* synopsis) {
+  if (a.help) {
+    std::cout << "usage: " << synopsis << "\n";
+    return 0;
+  }
+  if (!a.error.empty()) return usage(name, a.error, synopsis);
+  return std::nullopt;
 }
 
 // ---- files -----------------------------------------------------------------
@@ -327,7 +342,7 @@ int bench(int argc, char** argv, bool hpoly) {
                                : "stoker bench ntt [--log-n 20,24,26] [--reps N] [--json] [--cpu]";
   const std::string name = hpoly ? "bench hpoly" : "bench ntt";
   Args a = parse(argc, argv, {"--log-n", "--reps"}, {"--json", "--cpu"});
-  if (!a.error.empty()) return usage(name, a.error, synopsis);
+  if (auto rc = answer_early(name, a, synopsis)) return *rc;
   std::vector<unsigned> sizes;
   {
     std::stringstream ss(a.values.count("--log-n") ? a.values["--log-n"] : "20,24,26");
@@ -408,7 +423,7 @@ int bench(int argc, char** argv, bool hpoly) {
 int ntt_command(int argc, char** argv) {
   const char* synopsis = "stoker ntt --log-n K --in FILE --out FILE [--inverse] [--coset] [--cpu]";
   Args a = parse(argc, argv, {"--log-n", "--in", "--out"}, {"--inverse", "--coset", "--cpu"});
-  if (!a.error.empty()) return usage("ntt", a.error, synopsis);
+  if (auto rc = answer_early("ntt", a, synopsis)) return *rc;
   for (const char* req : {"--log-n", "--in", "--out"})
     if (!a.values.count(req)) return usage("ntt", std::string("missing ") + req, synopsis);
   std::optional<unsigned> log_n = parse_log_n(a.values["--log-n"]);
@@ -460,7 +475,7 @@ int ntt_command(int argc, char** argv) {
 int hpoly_command(int argc, char** argv) {
   const char* synopsis = "stoker hpoly --a FILE --b FILE --c FILE --out FILE [--cpu]";
   Args a = parse(argc, argv, {"--a", "--b", "--c", "--out"}, {"--cpu"});
-  if (!a.error.empty()) return usage("hpoly", a.error, synopsis);
+  if (auto rc = answer_early("hpoly", a, synopsis)) return *rc;
   for (const char* req : {"--a", "--b", "--c", "--out"})
     if (!a.values.count(req)) return usage("hpoly", std::string("missing ") + req, synopsis);
   std::vector<Fr> va, vb, vc;

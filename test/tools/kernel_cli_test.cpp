@@ -1,0 +1,133 @@
+// `stoker ntt` and `stoker hpoly` as a user runs them: files of canonical
+// elements in, a file out, and for bad input an exit status, a message that
+// names the problem, and no output file left behind. Runs the built binary
+// (on the CPU without a GPU, on the GPU where there is one).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// r, little-endian bytes.
+std::array<std::uint8_t, 32> modulus_bytes() {
+  const std::uint64_t limbs[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull,
+                                  0x3339d80809a1d805ull, 0x73eda753299d7d48ull};
+  std::array<std::uint8_t, 32> out{};
+  for (int i = 0; i < 32; ++i) out[i] = static_cast<std::uint8_t>(limbs[i / 8] >> (8 * (i % 8)));
+  return out;
+}
+
+struct Run {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Run run_stoker(const std::string& args) {
+  Run r;
+  const std::string cmd = std::string(STOKER_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.output.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+class KernelCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("stoker_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // `count` random canonical elements (top byte below r's, so each is < r).
+  std::string write_random(const std::string& name, std::size_t count, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::uint8_t> bytes(count * 32);
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = static_cast<std::uint8_t>(i % 32 == 31 ? rng() % 0x73 : rng());
+    return write(name, bytes);
+  }
+  std::string write(const std::string& name, const std::vector<std::uint8_t>& bytes) {
+    std::ofstream(path(name), std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    return path(name);
+  }
+  std::vector<std::uint8_t> read(const std::string& file) const {
+    std::ifstream f(file, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(KernelCli, NttThenInverseGivesTheInputBack) {
+  const auto in = write_random("x.bin", 1024, 1);
+  ASSERT_EQ(run_stoker("ntt --log-n 10 --in " + in + " --out " + path("y.bin")).status, 0);
+  ASSERT_EQ(fs::file_size(path("y.bin")), 32u * 1024);
+  EXPECT_NE(read(path("y.bin")), read(in));
+  const auto back = run_stoker("ntt --log-n 10 --inverse --in " + path("y.bin") + " --out " + path("z.bin"));
+  ASSERT_EQ(back.status, 0) << back.output;
+  EXPECT_EQ(read(path("z.bin")), read(in));
+}
+
+TEST_F(KernelCli, WrongSizeIsNamedAndNoOutputIsLeft) {
+  const auto in = write_random("x.bin", 16, 2);
+  const auto r = run_stoker("ntt --log-n 5 --in " + in + " --out " + path("y.bin"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("size is 512 bytes, expected 32 * 2^5 = 1024"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("y.bin")));
+}
+
+TEST_F(KernelCli, ElementNotBelowRIsNamedByIndex) {
+  auto bytes = std::vector<std::uint8_t>(32 * 16, 0);
+  const auto r_bytes = modulus_bytes();
+  std::copy(r_bytes.begin(), r_bytes.end(), bytes.begin() + 32 * 5);
+  const auto in = write("x.bin", bytes);
+  const auto r = run_stoker("ntt --log-n 4 --in " + in + " --out " + path("y.bin"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("element 5 is not below r"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("y.bin")));
+}
+
+TEST_F(KernelCli, HpolyRejectsMismatchedAndMalformedFiles) {
+  const auto a = write_random("a.bin", 16, 3), b = write_random("b.bin", 32, 4);
+  const auto mismatch = run_stoker("hpoly --a " + a + " --b " + b + " --c " + a + " --out " + path("h.bin"));
+  EXPECT_EQ(mismatch.status, 1);
+  EXPECT_NE(mismatch.output.find("size mismatch"), std::string::npos) << mismatch.output;
+  const auto odd = write("odd.bin", std::vector<std::uint8_t>(100, 1));
+  const auto malformed = run_stoker("hpoly --a " + odd + " --b " + odd + " --c " + odd + " --out " + path("h.bin"));
+  EXPECT_EQ(malformed.status, 1);
+  EXPECT_NE(malformed.output.find("not 32 * 2^K"), std::string::npos) << malformed.output;
+  EXPECT_FALSE(fs::exists(path("h.bin")));
+}
+
+TEST_F(KernelCli, HelpAndUnknownArguments) {
+  for (const char* cmd : {"ntt", "hpoly", "bench ntt", "bench hpoly"}) {
+    const auto help = run_stoker(std::string(cmd) + " --help");
+    EXPECT_EQ(help.status, 0) << cmd;
+    EXPECT_NE(help.output.find("usage: stoker"), std::string::npos) << cmd << ": " << help.output;
+    const auto bad = run_stoker(std::string(cmd) + " --no-such-option");
+    EXPECT_EQ(bad.status, 2) << cmd;
+    EXPECT_NE(bad.output.find("unknown argument '--no-such-option'"), std::string::npos) << bad.output;
+  }
+}
+
+}  // namespace
