@@ -61,6 +61,13 @@ namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
 
+// Ends `bytes` of settling and wakes fit_counted's waiters to look again.
+void settled(detail::PoolState& st, std::size_t bytes, std::memory_order order) noexcept {
+  if (bytes == 0) return;
+  st.settling.fetch_sub(bytes, order);
+  st.settling.notify_all();
+}
+
 void raise_to(std::atomic<std::size_t>& peak, std::size_t value) noexcept {
   auto cur = peak.load(kRelaxed);
   while (value > cur && !peak.compare_exchange_weak(cur, value, kRelaxed)) {
@@ -126,8 +133,10 @@ bool PinnedPool::fit_counted(std::size_t bytes) {
     if (admit_counted(bytes)) return true;
     if (trim_idle(bytes, TrimKind::all) > 0) continue;
     // Acquire: a settled slab is listed, or no longer counted, once seen so.
-    if (state_->settling.load(std::memory_order_acquire) > 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    // Every decrement notifies, so this sleeps until one happens (a pin or
+    // unpin takes milliseconds; polling would only burn the core).
+    if (const auto s = state_->settling.load(std::memory_order_acquire); s > 0) {
+      state_->settling.wait(s, std::memory_order_acquire);
       continue;
     }
     if (admit_counted(bytes)) return true;
@@ -284,7 +293,7 @@ Result<detail::FreeEntry> PinnedPool::grow(unsigned cls, bool for_reserve) {
   if (!buffer) {
     if (n > 1) st.bytes_shared.fetch_sub(bytes, kRelaxed);
     st.counted.fetch_sub(counted, kRelaxed);
-    st.settling.fetch_sub(settling, kRelaxed);
+    settled(st, settling, kRelaxed);
     return std::move(buffer).error();
   }
   auto slab = std::make_unique<detail::Slab>();
@@ -305,7 +314,7 @@ Result<detail::FreeEntry> PinnedPool::grow(unsigned cls, bool for_reserve) {
     s->free = n - first;
   }
   // Listed now, so trimmable: no longer settling.
-  st.settling.fetch_sub(settling, std::memory_order_release);
+  settled(st, settling, std::memory_order_release);
   return detail::FreeEntry{base, s};
 }
 
@@ -344,7 +353,7 @@ std::size_t PinnedPool::trim_idle(std::size_t target, TrimKind kind) {
       st.bytes_pinned.fetch_sub(size, kRelaxed);
       if (shared) st.bytes_shared.fetch_sub(size, kRelaxed);
       st.counted.fetch_sub(size, kRelaxed);
-      st.settling.fetch_sub(size, std::memory_order_release);
+      settled(st, size, std::memory_order_release);
       st.slabs.fetch_sub(1, kRelaxed);
       st.trimmed.fetch_add(1, kRelaxed);
     }
