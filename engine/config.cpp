@@ -77,6 +77,15 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     (name == "copy-priority" ? c.copy_priority : c.compute_priority) = p;
     return {};
   }
+  if (name == "pageable-inputs") {
+    if (value == "stage")
+      c.pageable_inputs = PageableInputs::stage;
+    else if (value == "register")
+      c.pageable_inputs = PageableInputs::register_in_place;
+    else
+      return {Errc::invalid_argument, what + ": '" + value + "' is not stage or register"};
+    return {};
+  }
   auto v = parse_int(what, value);
   if (!v) return v.error();
   if (*v < 0) return {Errc::invalid_argument, what + " must not be negative, not " + value};
@@ -103,7 +112,8 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
 const char* const kNames[] = {"backend",          "devices",          "slowdown",
                               "host-devices",     "depth",            "host-budget-mib",
                               "device-budget-mib", "chunk-mib",       "workers",
-                              "staging-threads",  "copy-priority",    "compute-priority"};
+                              "staging-threads",  "pageable-inputs",  "copy-priority",
+                              "compute-priority"};
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 //   STOKER_HOST_SLOWDOWN=1,3        STOKER_PIPELINE_DEPTH=2
 //   STOKER_HOST_BUDGET_MIB=...      STOKER_DEVICE_BUDGET_MIB=...
 //   STOKER_CHUNK_MIB=8              STOKER_WORKERS=...   STOKER_STAGING_THREADS=4
+//   STOKER_PAGEABLE_INPUTS=stage|register
 //   STOKER_COPY_PRIORITY=high       STOKER_COMPUTE_PRIORITY=normal  (low|normal|high)
 #pragma once
 
@@ -17,6 +18,18 @@
 #include "devices/error.hpp"
 
 namespace stoker::engine {
+
+// How a partition's pageable inputs reach the device.
+enum class PageableInputs {
+  // Copied by CPU threads into the device's pinned staging chunks, then DMA.
+  stage,
+  // Page-locked where they are (cudaHostRegister) for the partition's
+  // copies, then DMA straight from them: no host copy, but the pinning of
+  // each page (about 0.1 s/GiB). Inputs shorter than two staging chunks, and
+  // any that cannot be registered (the caller registered them already, or
+  // they share a page with another registered input), are staged instead.
+  register_in_place,
+};
 
 struct Config {
   devices::DiscoverOptions devices;  // backend, CUDA ordinals, host-backend shape
@@ -40,6 +53,7 @@ struct Config {
   // Threads per device that copy a pageable chunk into staging together: one
   // memcpy thread cannot keep up with a 55 GB/s link.
   int staging_threads = 4;
+  PageableInputs pageable_inputs = PageableInputs::stage;
   // CPU threads that run producers. 0: hardware threads.
   int worker_threads = 0;
   // Link rates for the model bound (DESIGN.md), GB/s. 0: measured defaults
@@ -50,7 +64,7 @@ struct Config {
   static Result<Config> from_env();
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,
   // --host-budget-mib, --device-budget-mib, --chunk-mib, --workers,
-  // --staging-threads, --copy-priority, --compute-priority; consumed
+  // --staging-threads, --pageable-inputs, --copy-priority, --compute-priority; consumed
   // arguments are removed from `args`, unknown ones left for the caller.
   Result<Config> apply_args(std::vector<std::string>& args) const;
   // Checks ranges; names the offending field and value.

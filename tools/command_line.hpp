@@ -12,6 +12,13 @@
 
 namespace stoker::tools {
 
+// The engine options every engine-running command accepts (engine/config.hpp).
+inline constexpr const char* kEngineOptionsHelp =
+    "engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2\n"
+    "  --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M --workers N\n"
+    "  --staging-threads N --pageable-inputs stage|register\n"
+    "  --copy-priority low|normal|high --compute-priority low|normal|high\n";
+
 // Prints `help` and returns true when the arguments ask for it.
 inline bool print_help_if_asked(const std::vector<std::string>& args, const char* help) {
   for (const auto& a : args)

@@ -165,17 +165,18 @@ Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder, boo
 
 }  // namespace
 
-constexpr const char* kHelp =
+const std::string kHelp = std::string(
     "usage: stoker bench pipeline [--partitions N] [--size-mib M] [--rounds R] [--writers W] [--reps N] [--json]\n"
     "                             [--variants a,b,c,b1] (default all; b1 is (b) on GPU 0 alone)\n"
-    "                             [engine options: --host-budget-mib, --staging-threads, --chunk-mib, ...]\n"
+    "                             [engine options, below]\n"
     "Runs (a) the naive baseline, (b) the engine with pinned producers, (c) the engine with pageable\n"
     "inputs through its staging, and (b) on GPU 0 alone, while writer threads load host memory.\n"
-    "Engine options and STOKER_* variables apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n";
+    "Engine options and STOKER_* variables apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n") +
+    kEngineOptionsHelp;
 
 int bench_pipeline_command(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (print_help_if_asked(args, kHelp)) return 0;
+  if (print_help_if_asked(args, kHelp.c_str())) return 0;
   const auto config = engine_config("bench pipeline", args);
   if (!config) return 2;
   Options opt;

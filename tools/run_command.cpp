@@ -23,7 +23,7 @@
 namespace stoker::tools {
 namespace {
 
-const char* kHelp = R"(usage: stoker run [options]
+const std::string kHelp = std::string(R"(usage: stoker run [options]
   --workload W        hpoly (default) or synthetic
   --partitions N      partitions in the job (default: hpoly 4 per GPU, 8 on the host backend;
                       synthetic 16 per GPU, 8 on the host backend)
@@ -40,10 +40,7 @@ synthetic (implied by --size-mib, --rounds or --pageable):
   --size-mib M        input MiB per partition (default: 256 on GPUs, 4 on the host backend)
   --rounds R          integer mixing rounds per output word: 0 copy-bound .. 1000 compute-bound (default 16)
   --pageable          inputs from caller-owned std::vector through pinned staging (default: pinned producers)
-engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2
-  --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M --workers N
-  --staging-threads N --copy-priority low|normal|high --compute-priority low|normal|high
-)";
+)") + kEngineOptionsHelp;
 
 struct StageMedians {
   double producer = 0, h2d = 0, kernels = 0, d2h = 0;
@@ -110,7 +107,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int run_command(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (print_help_if_asked(args, kHelp)) return 0;
+  if (print_help_if_asked(args, kHelp.c_str())) return 0;
   auto config = engine_config("run", args);
   if (!config) return 2;
   engine::workloads::SyntheticOptions so;

@@ -16,7 +16,7 @@
 namespace stoker::tools {
 namespace {
 
-const char* kHelp = R"(usage: stoker stress [options]
+const std::string kHelp = std::string(R"(usage: stoker stress [options]
 Submits a random mix of jobs (random partitions and sizes; pinned, pageable,
 registered and produced inputs; priorities and device affinities; every
 completion token from several threads; cancellations mid-job; jobs that must
@@ -35,10 +35,8 @@ engine's invariants while it runs and after each engine lifetime.
   --stall-s S         abort with the jobs in flight listed when none completes for S s (default 120)
   --json              machine-readable report
   --quiet             no per-round progress lines
-engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2
-  --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M --workers N
-  --staging-threads N --copy-priority low|normal|high --compute-priority low|normal|high
-  (on the host backend the defaults are 3 devices with slowdowns 1,2,4 and 64 KiB staging
+)") +
+                          kEngineOptionsHelp + R"(  (on the host backend the defaults are 3 devices with slowdowns 1,2,4 and 64 KiB staging
   chunks; the host budget defaults to about four of the largest partitions)
 )";
 
@@ -52,7 +50,7 @@ bool given(const std::vector<std::string>& args, const std::string& flag) {
 
 int stress_command(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (print_help_if_asked(args, kHelp)) return 0;
+  if (print_help_if_asked(args, kHelp.c_str())) return 0;
   const bool host_shape = given(args, "--host-devices") || std::getenv("STOKER_HOST_DEVICES");
   const bool slowdown = given(args, "--slowdown") || std::getenv("STOKER_HOST_SLOWDOWN");
   const bool chunk = given(args, "--chunk-mib") || std::getenv("STOKER_CHUNK_MIB");

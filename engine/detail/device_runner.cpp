@@ -53,6 +53,7 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   }
   r->chunk_bytes_ = chunk_bytes;
   r->staging_threads_ = std::max(1, config.staging_threads);
+  r->pageable_inputs_ = config.pageable_inputs;
   if (r->staging_threads_ > 1)
     r->copiers_ = std::make_unique<boost::asio::thread_pool>(
         static_cast<std::size_t>(r->staging_threads_ - 1));
@@ -128,6 +129,16 @@ std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* sr
   return {};
 }
 
+bool DeviceRunner::register_in_place(const std::byte* src, std::size_t bytes, LaunchResult& res) {
+  if (pageable_inputs_ != PageableInputs::register_in_place || bytes < 2 * chunk_bytes_)
+    return false;
+  // The registration only page-locks the caller's memory; nothing is written.
+  auto reg = devices::register_host(device_.backend(), const_cast<std::byte*>(src), bytes);
+  if (!reg) return false;  // registered already or overlapping another: stage it
+  res.registrations.push_back(std::move(*reg));
+  return true;
+}
+
 // Splits one host copy across the staging threads and waits for all parts.
 void DeviceRunner::copy_parallel(std::byte* dst, const std::byte* src, std::size_t bytes) {
   const std::size_t parts = copiers_ ? static_cast<std::size_t>(staging_threads_) : 1;
@@ -188,7 +199,10 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
     for (std::size_t i = 0; i < p.inputs.size() && !res.error; ++i) {
       std::byte* dst = device_memory + in_off[i];
       const auto& in = p.inputs[i];
-      if (in.kind == InputKind::pageable) {
+      if (in.kind == InputKind::pageable && register_in_place(r.input_sources[i], in.bytes, res)) {
+        if (auto ec = h2d_.copy(dst, r.input_sources[i], in.bytes))
+          fail(ec, "H2D copy of registered input " + std::to_string(i));
+      } else if (in.kind == InputKind::pageable) {
         if (auto ec = stage_pageable(dst, r.input_sources[i], in.bytes, staging_ms))
           fail(ec, "staging input " + std::to_string(i));
       } else if (auto ec = h2d_.copy(dst, r.input_sources[i], in.bytes)) {
@@ -275,6 +289,13 @@ void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res,
     res.h2d = {h0, h1 - h0};
     res.kernels = {k0, k1 - k0};
     res.d2h = {d0, d1 - d0};
+  }
+  // The copies from them are done (or the device is gone): unlock the pages
+  // before the engine reports the partition, and so before the caller may
+  // free the memory.
+  if (!res.registrations.empty()) {
+    (void)device_.make_current();  // best effort: unregistering needs no particular device
+    res.registrations.clear();
   }
   done(std::move(res));
 }

@@ -40,6 +40,9 @@ struct LaunchResult {
   std::string message;
   bool device_fault = false;  // the device is gone for good
   StageSpan staging, h2d, kernels, d2h;
+  // Pageable inputs page-locked in place for this partition's copies;
+  // unregistered once the slot's work is done.
+  std::vector<devices::HostRegistration> registrations;
 };
 
 class DeviceRunner {
@@ -77,6 +80,9 @@ class DeviceRunner {
   LaunchResult enqueue(const LaunchRequest& r);
   std::error_code stage_pageable(std::byte* dst, const std::byte* src, std::size_t bytes,
                                  double& staging_ms);
+  // With PageableInputs::register_in_place, page-locks a pageable input for
+  // its copy and keeps the registration in `res`; false: stage it instead.
+  bool register_in_place(const std::byte* src, std::size_t bytes, LaunchResult& res);
   double device_time_ms(const devices::Event& e, Clock::time_point job_start) const;
   void finish(const LaunchRequest& r, LaunchResult result,
               const std::function<void(LaunchResult)>& done);
@@ -95,6 +101,7 @@ class DeviceRunner {
 
   std::unique_ptr<boost::asio::thread_pool> copiers_;  // staging memcpy helpers
   int staging_threads_ = 1;
+  PageableInputs pageable_inputs_ = PageableInputs::stage;
   boost::asio::io_context feeder_io_, waiter_io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> feeder_work_,
       waiter_work_;

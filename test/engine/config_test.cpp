@@ -59,6 +59,25 @@ TEST(Config, StreamPrioritiesAndStagingThreadsAreSettings) {
   EXPECT_EQ(e->copy_priority, devices::StreamPriority::normal);
 }
 
+TEST(Config, PageableInputsIsASetting) {
+  EXPECT_EQ(Config{}.pageable_inputs, PageableInputs::stage);
+  std::vector<std::string> args = {"--pageable-inputs", "register"};
+  auto c = Config{}.apply_args(args);
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->pageable_inputs, PageableInputs::register_in_place);
+  std::vector<std::string> bad = {"--pageable-inputs=pin"};
+  auto b = Config{}.apply_args(bad);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().what().find("--pageable-inputs: 'pin' is not stage or register"),
+            std::string::npos)
+      << b.error().what();
+  setenv("STOKER_PAGEABLE_INPUTS", "register", 1);
+  auto e = Config::from_env();
+  unsetenv("STOKER_PAGEABLE_INPUTS");
+  ASSERT_TRUE(e) << e.error().what();
+  EXPECT_EQ(e->pageable_inputs, PageableInputs::register_in_place);
+}
+
 TEST(Config, EnvironmentIsRead) {
   setenv("STOKER_PIPELINE_DEPTH", "5", 1);
   setenv("STOKER_BACKEND", "host", 1);

@@ -23,14 +23,19 @@ using test::run_job;
 TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
   STOKER_REQUIRE_GPU();
   asio::io_context io;
-  Engine engine(io.get_executor(), gpu_config());
-  for (bool pageable : {false, true}) {
+  // Pinned producers, pageable inputs through staging, pageable inputs
+  // registered in place (24 MiB >= two 8 MiB chunks).
+  enum class Mode { pinned, staged, registered };
+  for (Mode mode : {Mode::pinned, Mode::staged, Mode::registered}) {
+    auto c = gpu_config();
+    if (mode == Mode::registered) c.pageable_inputs = PageableInputs::register_in_place;
+    Engine engine(io.get_executor(), c);
     std::shared_ptr<workloads::SyntheticRun> run;
     workloads::SyntheticOptions o;
     o.partitions = 8 * engine.devices().size();
     o.input_bytes = 24 << 20;
     o.rounds = 8;
-    o.pageable = pageable;
+    o.pageable = mode != Mode::pinned;
     auto job = workloads::make_synthetic_job(o, run);
     ASSERT_TRUE(job);
     std::error_code ec;
@@ -43,12 +48,14 @@ TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
       EXPECT_GT(p.h2d.ms, 0.0);
       EXPECT_GT(p.kernels.ms, 0.0);
       EXPECT_GT(p.d2h.ms, 0.0);
+      if (mode == Mode::staged) EXPECT_GT(p.staging.ms, 0.0);
+      if (mode == Mode::registered) EXPECT_EQ(p.staging.ms, 0.0) << "staged instead of registered";
     }
     for (std::size_t d = 0; d < used.size(); ++d) EXPECT_GT(used[d], 0) << "GPU " << d << " unused";
+    const auto s = engine.stats();
+    EXPECT_EQ(s.busy_slots, 0u);
+    EXPECT_EQ(s.pinned_bytes_in_use, 0u);
   }
-  const auto s = engine.stats();
-  EXPECT_EQ(s.busy_slots, 0u);
-  EXPECT_EQ(s.pinned_bytes_in_use, 0u);
 }
 
 TEST(EngineGpu, FaultingKernelFailsTheJobInsteadOfHanging) {

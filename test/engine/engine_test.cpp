@@ -178,6 +178,28 @@ TEST(Engine, PageableInputsGoThroughStagingInChunks) {
   expect_idle(engine);
 }
 
+TEST(Engine, PageableInputsRegisteredInPlaceSkipStagingWhenLargeEnough) {
+  asio::io_context io;
+  auto c = host_config();  // 64 KiB chunks: inputs of 128 KiB and up are registered
+  c.pageable_inputs = PageableInputs::register_in_place;
+  Engine engine(io.get_executor(), c);
+  for (const std::size_t bytes : {std::size_t{1} << 20, std::size_t{64} << 10}) {
+    std::shared_ptr<workloads::SyntheticRun> run;
+    std::error_code ec;
+    const JobReport report = test::run_job(engine, io, synthetic(run, 6, bytes, /*pageable=*/true), ec);
+    ASSERT_FALSE(ec) << report.error;
+    expect_outputs_correct(*run);
+    for (const auto& p : report.parts) {
+      if (bytes >= 2 * c.staging_chunk_bytes)
+        EXPECT_EQ(p.staging.ms, 0.0) << "a " << bytes << "-byte input was staged, not registered";
+      else
+        EXPECT_GT(p.staging.ms, 0.0) << "a " << bytes << "-byte input shorter than two chunks was not staged";
+      EXPECT_GT(p.h2d.ms, 0.0);
+    }
+  }
+  expect_idle(engine);
+}
+
 TEST(Engine, PinnedVecAndRegisteredInputsAreCopiedDirectlyAndBlocksComeBack) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config());
