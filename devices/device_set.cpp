@@ -2,8 +2,13 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <iterator>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "devices/detail/cuda_backend.hpp"
 #include "devices/detail/host_backend.hpp"
@@ -13,6 +18,41 @@ namespace stoker::devices {
 namespace {
 
 constexpr std::size_t kPinnedAlignment = 4096;
+
+// The host backend's stand-in for the driver's table of registered pages, so
+// that code which registers caller memory meets CUDA's refusal of a range
+// overlapping a registered page on every CI run, not only on a GPU. Off the
+// data path: registration is a per-buffer setup step.
+class HostRegistry {
+ public:
+  static HostRegistry& instance() {
+    static HostRegistry r;
+    return r;
+  }
+  // Claims the pages of [ptr, ptr + bytes); false if any is claimed already.
+  bool claim(const void* ptr, std::size_t bytes) {
+    const auto [first, last] = pages(ptr, bytes);
+    std::lock_guard lock(m_);
+    auto next = ranges_.lower_bound(first);  // the first range starting at or after `first`
+    if (next != ranges_.end() && next->first < last) return false;
+    if (next != ranges_.begin() && std::prev(next)->second > first) return false;
+    ranges_.emplace(first, last);
+    return true;
+  }
+  void release(const void* ptr, std::size_t bytes) {
+    std::lock_guard lock(m_);
+    ranges_.erase(pages(ptr, bytes).first);
+  }
+
+ private:
+  static std::pair<std::uintptr_t, std::uintptr_t> pages(const void* ptr, std::size_t bytes) {
+    const auto p = reinterpret_cast<std::uintptr_t>(ptr);
+    return {p / kPinnedAlignment * kPinnedAlignment,
+            (p + bytes + kPinnedAlignment - 1) / kPinnedAlignment * kPinnedAlignment};
+  }
+  std::mutex m_;
+  std::map<std::uintptr_t, std::uintptr_t> ranges_;  // first page -> end, disjoint
+};
 
 Topology cuda_topology(const std::vector<int>& ordinals) {
   const auto n = ordinals.size();
@@ -155,12 +195,17 @@ Result<HostRegistration> register_host(Backend backend, void* ptr, std::size_t b
       return Error{make_cuda_error(st),
                    "cudaHostRegister of " + std::to_string(bytes) + " bytes failed"};
     }
+  } else if (!HostRegistry::instance().claim(ptr, bytes)) {
+    return Error{make_cuda_error(cudaErrorHostMemoryAlreadyRegistered),
+                 "registering " + std::to_string(bytes) +
+                     " bytes on the host backend: a page of the range is registered already"};
   }
   return HostRegistration(backend, ptr, bytes);
 }
 
 void HostRegistration::reset() noexcept {
   if (ptr_ != nullptr && backend_ == Backend::cuda) cudaHostUnregister(ptr_);
+  if (ptr_ != nullptr && backend_ == Backend::host) HostRegistry::instance().release(ptr_, bytes_);
   ptr_ = nullptr;
   bytes_ = 0;
 }

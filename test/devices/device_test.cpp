@@ -7,9 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#ifndef STOKER_TEST_BACKEND_HOST
-#include <cuda_runtime_api.h>
-#endif
+#include <cuda_runtime_api.h>  // error codes (and, on the CUDA backend, the runtime itself)
 
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
@@ -222,6 +220,29 @@ TEST_F(DeviceTest, RegisteredHostMemoryCopies) {
   EXPECT_EQ(host, back);
   EXPECT_FALSE(register_host(kBackend, nullptr, 16));
 }
+
+#ifdef STOKER_TEST_BACKEND_HOST
+// CUDA refuses to register a range that overlaps a registered page
+// (cudaErrorHostMemoryAlreadyRegistered); the host backend refuses the same
+// ranges, so the engine's fallback from registering to staging runs in CI.
+TEST(HostRegistration, OverlappingPagesAreRefusedUntilReleased) {
+  alignas(4096) static std::byte memory[4 * 4096];
+  auto first = register_host(Backend::host, memory + 100, 4096);  // pages 0 and 1
+  ASSERT_TRUE(first) << first.error().what();
+  auto same_page = register_host(Backend::host, memory + 2 * 4096 - 8, 8);  // page 1
+  ASSERT_FALSE(same_page);
+  EXPECT_EQ(same_page.error().code, make_cuda_error(cudaErrorHostMemoryAlreadyRegistered));
+  EXPECT_NE(same_page.error().what().find("registered already"), std::string::npos)
+      << same_page.error().what();
+  auto covering = register_host(Backend::host, memory, sizeof memory);
+  EXPECT_FALSE(covering) << "a range around a registered one";
+  auto next_pages = register_host(Backend::host, memory + 2 * 4096, 2 * 4096);  // pages 2, 3
+  EXPECT_TRUE(next_pages) << next_pages.error().what();
+  first->reset();
+  auto again = register_host(Backend::host, memory + 4096, 8);  // page 1, free again
+  EXPECT_TRUE(again) << again.error().what();
+}
+#endif
 
 #ifndef STOKER_TEST_BACKEND_HOST
 // The engine's copy streams ask for high priority so copies are not queued

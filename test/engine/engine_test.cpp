@@ -15,7 +15,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <span>
 #include <thread>
 
 #include "alloc/pinned_vec.hpp"
@@ -46,6 +49,27 @@ Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partiti
   EXPECT_TRUE(job) << job.error().what();
   return std::move(*job);
 }
+
+// Gives each partition's pageable input pages of its own (a copy in
+// page-aligned memory), as CUDA registers whole pages: inputs that share a
+// page cannot both be registered, and are staged instead.
+struct PageAlignedInputs {
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<std::byte, Free>> buffers;
+
+  PageAlignedInputs(Job& job, const workloads::SyntheticRun& run) {
+    for (std::size_t p = 0; p < job.partitions.size(); ++p) {
+      const auto src = std::as_bytes(std::span(run.pageable_inputs[p]));
+      auto* mem = static_cast<std::byte*>(std::aligned_alloc(4096, (src.size() + 4095) / 4096 * 4096));
+      std::copy(src.begin(), src.end(), mem);
+      buffers.emplace_back(mem);
+      job.partitions[p].inputs[0] = Input::pageable(std::span<const std::byte>(mem, src.size()));
+    }
+  }
+  std::span<std::byte> of(std::size_t p, std::size_t bytes) const { return {buffers[p].get(), bytes}; }
+};
 
 TEST(Engine, CallbackHandlerRunsOnItsExecutorWithCorrectOutputs) {
   asio::io_context io;
@@ -185,8 +209,10 @@ TEST(Engine, PageableInputsRegisteredInPlaceSkipStagingWhenLargeEnough) {
   Engine engine(io.get_executor(), c);
   for (const std::size_t bytes : {std::size_t{1} << 20, std::size_t{64} << 10}) {
     std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = synthetic(run, 6, bytes, /*pageable=*/true);
+    PageAlignedInputs inputs(job, *run);
     std::error_code ec;
-    const JobReport report = test::run_job(engine, io, synthetic(run, 6, bytes, /*pageable=*/true), ec);
+    const JobReport report = test::run_job(engine, io, std::move(job), ec);
     ASSERT_FALSE(ec) << report.error;
     expect_outputs_correct(*run);
     for (const auto& p : report.parts) {
@@ -196,7 +222,35 @@ TEST(Engine, PageableInputsRegisteredInPlaceSkipStagingWhenLargeEnough) {
         EXPECT_GT(p.staging.ms, 0.0) << "a " << bytes << "-byte input shorter than two chunks was not staged";
       EXPECT_GT(p.h2d.ms, 0.0);
     }
+    // Unregistered with the job: the caller may register (or free) them now.
+    for (std::size_t p = 0; p < report.parts.size(); ++p)
+      EXPECT_TRUE(devices::register_host(devices::Backend::host, inputs.of(p, bytes).data(), bytes))
+          << "partition " << p << "'s input is still registered after the job";
   }
+  expect_idle(engine);
+}
+
+TEST(Engine, PageableInputThatCannotBeRegisteredIsStagedInstead) {
+  asio::io_context io;
+  auto c = host_config(1);
+  c.pageable_inputs = PageableInputs::register_in_place;
+  Engine engine(io.get_executor(), c);
+  std::shared_ptr<workloads::SyntheticRun> run;
+  constexpr std::size_t kBytes = 1 << 20;
+  auto job = synthetic(run, 3, kBytes, /*pageable=*/true);
+  PageAlignedInputs inputs(job, *run);
+  // The caller registered partition 0's input already: the engine's own
+  // registration is refused, as CUDA refuses it, and that input is staged.
+  auto reg = devices::register_host(devices::Backend::host, inputs.of(0, kBytes).data(), kBytes);
+  ASSERT_TRUE(reg) << reg.error().what();
+  std::error_code ec;
+  const JobReport report = test::run_job(engine, io, std::move(job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  expect_outputs_correct(*run);
+  ASSERT_EQ(report.parts.size(), 3u);
+  EXPECT_GT(report.parts[0].staging.ms, 0.0) << "the refused input was not staged";
+  EXPECT_EQ(report.parts[1].staging.ms, 0.0);
+  EXPECT_EQ(report.parts[2].staging.ms, 0.0);
   expect_idle(engine);
 }
 
