@@ -209,7 +209,11 @@ void Round::run() {
     std::unique_ptr<alloc::PinnedPool> pool;
     auto guard = asio::make_work_guard(io_);
     std::thread io_thread([this] { io_.run(); });
-    auto created = engine::Engine::create(io_.get_executor(), o_.config);
+    // Every other round registers large pageable inputs in place instead of
+    // staging them, so both paths (and the fallback between them) are driven.
+    auto config = o_.config;
+    if (index_ % 2 == 1) config.pageable_inputs = engine::PageableInputs::register_in_place;
+    auto created = engine::Engine::create(io_.get_executor(), config);
     if (!created) {
       violation("the engine could not be created: " + created.error().what());
       guard.reset();
