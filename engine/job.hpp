@@ -31,7 +31,8 @@ namespace stoker::engine {
 enum class InputKind {
   pinned,      // engine-owned pinned storage: DMA straight from it
   registered,  // caller memory already page-locked (cudaHostRegister): DMA straight from it
-  pageable,    // ordinary caller memory: goes through the per-device pinned staging
+  pageable,    // ordinary caller memory: per-device pinned staging, or registered in
+               // place for its copies (Config::pageable_inputs; docs/ENGINE.md)
   produced,    // engine allocates pinned storage of the given size; the producer fills it
 };
 
