@@ -1,7 +1,8 @@
-// `stoker ntt` and `stoker hpoly` as a user runs them: files of canonical
-// elements in, a file out, and for bad input an exit status, a message that
-// names the problem, and no output file left behind. Runs the built binary
-// (on the CPU without a GPU, on the GPU where there is one).
+// The stoker binary as a user runs it. `stoker ntt` and `stoker hpoly`: files
+// of canonical elements in, a file out, and for bad input an exit status, a
+// message that names the problem, and no output file left behind (on the CPU
+// without a GPU, on the GPU where there is one). Every command: --help, and
+// unknown or bad options named before any device is touched.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -128,6 +129,22 @@ TEST_F(KernelCli, HelpAndUnknownArguments) {
     EXPECT_EQ(bad.status, 2) << cmd;
     EXPECT_NE(bad.output.find("unknown argument '--no-such-option'"), std::string::npos) << bad.output;
   }
+}
+
+TEST(Cli, EngineCommandsNameBadOptionsBeforeTouchingADevice) {
+  for (const char* cmd : {"run", "stress", "bench pipeline"}) {
+    const auto help = run_stoker(std::string(cmd) + " --help");
+    EXPECT_EQ(help.status, 0) << cmd;
+    EXPECT_NE(help.output.find("--pageable-inputs stage|register"), std::string::npos)
+        << cmd << " does not list the engine options: " << help.output;
+    const auto bad = run_stoker(std::string(cmd) + " --pageable-inputs pin");
+    EXPECT_EQ(bad.status, 2) << cmd << ": " << bad.output;
+    EXPECT_NE(bad.output.find("--pageable-inputs: 'pin' is not stage or register"), std::string::npos)
+        << cmd << ": " << bad.output;
+  }
+  const auto variants = run_stoker("bench pipeline --variants a,z");
+  EXPECT_EQ(variants.status, 2);
+  EXPECT_NE(variants.output.find("--variants takes a, b, c, b1, not 'z'"), std::string::npos) << variants.output;
 }
 
 }  // namespace
