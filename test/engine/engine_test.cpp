@@ -50,27 +50,6 @@ Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partiti
   return std::move(*job);
 }
 
-// Gives each partition's pageable input pages of its own (a copy in
-// page-aligned memory), as CUDA registers whole pages: inputs that share a
-// page cannot both be registered, and are staged instead.
-struct PageAlignedInputs {
-  struct Free {
-    void operator()(std::byte* p) const { std::free(p); }
-  };
-  std::vector<std::unique_ptr<std::byte, Free>> buffers;
-
-  PageAlignedInputs(Job& job, const workloads::SyntheticRun& run) {
-    for (std::size_t p = 0; p < job.partitions.size(); ++p) {
-      const auto src = std::as_bytes(std::span(run.pageable_inputs[p]));
-      auto* mem = static_cast<std::byte*>(std::aligned_alloc(4096, (src.size() + 4095) / 4096 * 4096));
-      std::copy(src.begin(), src.end(), mem);
-      buffers.emplace_back(mem);
-      job.partitions[p].inputs[0] = Input::pageable(std::span<const std::byte>(mem, src.size()));
-    }
-  }
-  std::span<std::byte> of(std::size_t p, std::size_t bytes) const { return {buffers[p].get(), bytes}; }
-};
-
 TEST(Engine, CallbackHandlerRunsOnItsExecutorWithCorrectOutputs) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config());
@@ -210,7 +189,7 @@ TEST(Engine, PageableInputsRegisteredInPlaceSkipStagingWhenLargeEnough) {
   for (const std::size_t bytes : {std::size_t{1} << 20, std::size_t{64} << 10}) {
     std::shared_ptr<workloads::SyntheticRun> run;
     auto job = synthetic(run, 6, bytes, /*pageable=*/true);
-    PageAlignedInputs inputs(job, *run);
+    test::PageAlignedInputs inputs(job, *run);
     std::error_code ec;
     const JobReport report = test::run_job(engine, io, std::move(job), ec);
     ASSERT_FALSE(ec) << report.error;
@@ -238,7 +217,7 @@ TEST(Engine, PageableInputThatCannotBeRegisteredIsStagedInstead) {
   std::shared_ptr<workloads::SyntheticRun> run;
   constexpr std::size_t kBytes = 1 << 20;
   auto job = synthetic(run, 3, kBytes, /*pageable=*/true);
-  PageAlignedInputs inputs(job, *run);
+  test::PageAlignedInputs inputs(job, *run);
   // The caller registered partition 0's input already: the engine's own
   // registration is refused, as CUDA refuses it, and that input is staged.
   auto reg = devices::register_host(devices::Backend::host, inputs.of(0, kBytes).data(), kBytes);

@@ -7,7 +7,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
+#include <span>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -19,6 +22,7 @@ namespace stoker::test {
 
 using engine::Config;
 using engine::Engine;
+using engine::Input;
 using engine::Job;
 using engine::JobReport;
 namespace workloads = engine::workloads;
@@ -67,6 +71,28 @@ inline void expect_idle(Engine& e) {
   EXPECT_EQ(s.pinned_bytes_in_use, 0u);
   for (auto b : s.device_budget_in_use) EXPECT_EQ(b, 0u);
 }
+
+// Gives each partition's pageable input pages of its own (a copy in
+// page-aligned memory), as CUDA registers whole pages: inputs that share a
+// page cannot both be registered, and are staged instead.
+struct PageAlignedInputs {
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<std::byte, Free>> buffers;
+
+  PageAlignedInputs(Job& job, const workloads::SyntheticRun& run) {
+    for (std::size_t p = 0; p < job.partitions.size(); ++p) {
+      const auto src = std::as_bytes(std::span(run.pageable_inputs[p]));
+      auto* mem = static_cast<std::byte*>(std::aligned_alloc(4096, (src.size() + 4095) / 4096 * 4096));
+      if (mem == nullptr) throw std::bad_alloc();
+      std::copy(src.begin(), src.end(), mem);
+      buffers.emplace_back(mem);
+      job.partitions[p].inputs[0] = Input::pageable(std::span<const std::byte>(mem, src.size()));
+    }
+  }
+  std::span<std::byte> of(std::size_t p, std::size_t bytes) const { return {buffers[p].get(), bytes}; }
+};
 
 // Every output word of a synthetic run against the CPU version.
 inline void expect_outputs_correct(const workloads::SyntheticRun& run) {
