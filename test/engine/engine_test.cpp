@@ -233,6 +233,53 @@ TEST(Engine, PageableInputThatCannotBeRegisteredIsStagedInstead) {
   expect_idle(engine);
 }
 
+// Registrations the engine made end with their partitions on every path:
+// a kernel that fails (its device faults) and a cancelled job.
+TEST(Engine, RegisteredInPlaceInputsAreReleasedWhenAJobFailsOrIsCancelled) {
+  constexpr std::size_t kBytes = 1 << 20;
+  auto expect_all_released = [](const test::PageAlignedInputs& inputs, std::size_t n) {
+    for (std::size_t p = 0; p < n; ++p)
+      EXPECT_TRUE(devices::register_host(devices::Backend::host, inputs.of(p, kBytes).data(), kBytes))
+          << "partition " << p << "'s input is still registered";
+  };
+  auto c = host_config(1);
+  c.pageable_inputs = PageableInputs::register_in_place;
+  {
+    asio::io_context io;
+    Engine engine(io.get_executor(), c);
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = synthetic(run, 6, kBytes, /*pageable=*/true);
+    test::PageAlignedInputs inputs(job, *run);
+    job.partitions[2].work.cpu = [](const KernelContext&) { return make_error_code(Errc::kernel_failed); };
+    std::error_code ec;
+    const JobReport report = test::run_job(engine, io, std::move(job), ec);
+    EXPECT_EQ(ec, make_error_code(Errc::kernel_failed)) << report.error;
+    expect_all_released(inputs, 6);
+  }
+  {
+    asio::io_context io;
+    Engine engine(io.get_executor(), c);
+    std::shared_ptr<workloads::SyntheticRun> run;
+    constexpr std::size_t kParts = 60;  // far more than run in the 10 ms before the cancellation
+    auto job = synthetic(run, kParts, kBytes, /*pageable=*/true);
+    test::PageAlignedInputs inputs(job, *run);
+    asio::cancellation_signal cancel;
+    std::error_code result;
+    JobReport report;
+    engine.async_submit(std::move(job), asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec, JobReport r) {
+                          result = ec;
+                          report = std::move(r);
+                        }));
+    asio::steady_timer timer(io, std::chrono::milliseconds(10));
+    timer.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    io.run();
+    EXPECT_EQ(result, operation_aborted());
+    EXPECT_LT(report.partitions_done, kParts);
+    expect_all_released(inputs, kParts);
+    expect_idle(engine);
+  }
+}
+
 TEST(Engine, PinnedVecAndRegisteredInputsAreCopiedDirectlyAndBlocksComeBack) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config());
