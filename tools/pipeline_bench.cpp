@@ -165,13 +165,14 @@ Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder, boo
 
 }  // namespace
 
-const std::string kHelp = std::string(
-    "usage: stoker bench pipeline [--partitions N] [--size-mib M] [--rounds R] [--writers W] [--reps N] [--json]\n"
-    "                             [--variants a,b,c,b1] (default all; b1 is (b) on GPU 0 alone)\n"
-    "                             [engine options, below]\n"
-    "Runs (a) the naive baseline, (b) the engine with pinned producers, (c) the engine with pageable\n"
-    "inputs through its staging, and (b) on GPU 0 alone, while writer threads load host memory.\n"
-    "Engine options and STOKER_* variables apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n") +
+const std::string kHelp =
+    std::string(
+        "usage: stoker bench pipeline [--partitions N] [--size-mib M] [--rounds R] [--writers W]\n"
+        "                             [--reps N] [--json] [--variants a,b,c,b1] [engine options]\n"
+        "Runs (a) the naive baseline, (b) the engine with pinned producers, (c) the engine with\n"
+        "pageable inputs, and (b1) (b) on GPU 0 alone, while writer threads load host memory;\n"
+        "--variants picks some of them (default all). Engine options and STOKER_* variables\n"
+        "apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n") +
     kEngineOptionsHelp;
 
 int bench_pipeline_command(int argc, char** argv) {
@@ -205,13 +206,13 @@ int bench_pipeline_command(int argc, char** argv) {
       std::stringstream list(args[static_cast<std::size_t>(++i)]);
       for (std::string v; std::getline(list, v, ',');) {
         if (v != "a" && v != "b" && v != "c" && v != "b1") {
-          std::fprintf(stderr, "stoker bench pipeline: --variants takes a, b, c, b1, not '%s'\n", v.c_str());
+          std::fprintf(stderr, "stoker bench pipeline: --variants takes a, b, c, b1, not '%s'\n",
+                       v.c_str());
           return 2;
         }
         opt.variants.insert(v);
       }
-    }
-    else {
+    } else {
       std::fprintf(stderr, "stoker bench pipeline: unknown option '%s'\n", a.c_str());
       return 2;
     }
@@ -274,12 +275,14 @@ int bench_pipeline_command(int argc, char** argv) {
     engine::Engine* engine;
     const wl::SyntheticOptions* options;
     EngineFigure* figure;
-  } runs[] = {{"b", *all_engine, &o, &b}, {"c", *all_engine, &po, &c}, {"b1", *one_engine, &o, &b1}};
+  } runs[] = {
+      {"b", *all_engine, &o, &b}, {"c", *all_engine, &po, &c}, {"b1", *one_engine, &o, &b1}};
   for (const auto& run : runs) {
     if (!opt.wants(run.name)) continue;
     auto f = run_engine(*run.engine, *run.options, opt.reps);
     if (!f) {
-      std::fprintf(stderr, "stoker bench pipeline: engine run (%s) failed: %s\n", run.name, f.error().what().c_str());
+      std::fprintf(stderr, "stoker bench pipeline: engine run (%s) failed: %s\n", run.name,
+                   f.error().what().c_str());
       return 1;
     }
     *run.figure = *f;
@@ -287,18 +290,23 @@ int bench_pipeline_command(int argc, char** argv) {
   auto rate = [&](double ms) { return ms > 0 ? gb / (ms / 1e3) : 0; };
   auto ratio = [](double num, double den) { return num > 0 && den > 0 ? num / den : 0; };
   if (opt.json) {
-    auto num = [](double v) { return v > 0 ? std::to_string(v) : std::string("null"); };  // null: not run
-    std::printf("{\"partitions\":%zu,\"size_mib\":%zu,\"rounds\":%d,\"gpus\":%d,\"writers\":%d,"
-                "\"naive_ms\":%s,\"pinned_ms\":%s,\"pageable_ms\":%s,\"pinned_1gpu_ms\":%s,"
-                "\"bound_ms\":%s,\"bound_1gpu_ms\":%s}\n",
-                o.partitions, opt.size_mib, o.rounds, gpus, writers, num(a_ms).c_str(), num(b.ms).c_str(),
-                num(c.ms).c_str(), num(b1.ms).c_str(), num(b.bound_ms).c_str(), num(b1.bound_ms).c_str());
+    auto num = [](double v) {
+      return v > 0 ? std::to_string(v) : std::string("null");
+    };  // null: not run
+    std::printf(
+        "{\"partitions\":%zu,\"size_mib\":%zu,\"rounds\":%d,\"gpus\":%d,\"writers\":%d,"
+        "\"naive_ms\":%s,\"pinned_ms\":%s,\"pageable_ms\":%s,\"pinned_1gpu_ms\":%s,"
+        "\"bound_ms\":%s,\"bound_1gpu_ms\":%s}\n",
+        o.partitions, opt.size_mib, o.rounds, gpus, writers, num(a_ms).c_str(), num(b.ms).c_str(),
+        num(c.ms).c_str(), num(b1.ms).c_str(), num(b.bound_ms).c_str(), num(b1.bound_ms).c_str());
     return 0;
   }
   auto cell = [](double v, const char* unit) {
     char buf[32];
-    if (v > 0) std::snprintf(buf, sizeof buf, "%.2f%s", v, unit);
-    else std::snprintf(buf, sizeof buf, "-");
+    if (v > 0)
+      std::snprintf(buf, sizeof buf, "%.2f%s", v, unit);
+    else
+      std::snprintf(buf, sizeof buf, "-");
     return std::string(buf);
   };
   auto row = [&](const char* what, double ms, double vs_a, double bound) {
@@ -310,8 +318,10 @@ int bench_pipeline_command(int argc, char** argv) {
   row("(b) engine, pinned producers", b.ms, ratio(a_ms, b.ms), b.bound_ms);
   row("(c) engine, pageable through staging", c.ms, ratio(a_ms, c.ms), c.bound_ms);
   row("(b) on GPU 0 alone", b1.ms, 0, b1.bound_ms);
-  if (ratio(b.ms, c.ms) > 0) std::printf("  (c) reaches %.2fx the throughput of (b)\n", ratio(b.ms, c.ms));
-  if (ratio(b1.ms, b.ms) > 0) std::printf("  scaling: %d GPUs give %.2fx one GPU\n", gpus, ratio(b1.ms, b.ms));
+  if (ratio(b.ms, c.ms) > 0)
+    std::printf("  (c) reaches %.2fx the throughput of (b)\n", ratio(b.ms, c.ms));
+  if (ratio(b1.ms, b.ms) > 0)
+    std::printf("  scaling: %d GPUs give %.2fx one GPU\n", gpus, ratio(b1.ms, b.ms));
   for (std::size_t d = 0; d < b.busy.size(); ++d)
     std::printf("  (b) GPU %zu compute busy %.0f %%\n", d, b.busy[d] * 100);
   return 0;

@@ -1,13 +1,12 @@
 // Device, Stream and Event behaviour users rely on, on one backend chosen at
 // compile time (see CMakeLists.txt).
+#include <cuda_runtime_api.h>  // error codes (and, on the CUDA backend, the runtime itself)
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstring>
 #include <numeric>
 #include <vector>
-
-#include <cuda_runtime_api.h>  // error codes (and, on the CUDA backend, the runtime itself)
 
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"

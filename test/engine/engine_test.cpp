@@ -198,7 +198,8 @@ TEST(Engine, PageableInputsRegisteredInPlaceSkipStagingWhenLargeEnough) {
       if (bytes >= 2 * c.staging_chunk_bytes)
         EXPECT_EQ(p.staging.ms, 0.0) << "a " << bytes << "-byte input was staged, not registered";
       else
-        EXPECT_GT(p.staging.ms, 0.0) << "a " << bytes << "-byte input shorter than two chunks was not staged";
+        EXPECT_GT(p.staging.ms, 0.0)
+            << "a " << bytes << "-byte input shorter than two chunks was not staged";
       EXPECT_GT(p.h2d.ms, 0.0);
     }
     // Unregistered with the job: the caller may register (or free) them now.
@@ -239,7 +240,8 @@ TEST(Engine, RegisteredInPlaceInputsAreReleasedWhenAJobFailsOrIsCancelled) {
   constexpr std::size_t kBytes = 1 << 20;
   auto expect_all_released = [](const test::PageAlignedInputs& inputs, std::size_t n) {
     for (std::size_t p = 0; p < n; ++p)
-      EXPECT_TRUE(devices::register_host(devices::Backend::host, inputs.of(p, kBytes).data(), kBytes))
+      EXPECT_TRUE(
+          devices::register_host(devices::Backend::host, inputs.of(p, kBytes).data(), kBytes))
           << "partition " << p << "'s input is still registered";
   };
   auto c = host_config(1);
@@ -250,7 +252,9 @@ TEST(Engine, RegisteredInPlaceInputsAreReleasedWhenAJobFailsOrIsCancelled) {
     std::shared_ptr<workloads::SyntheticRun> run;
     auto job = synthetic(run, 6, kBytes, /*pageable=*/true);
     test::PageAlignedInputs inputs(job, *run);
-    job.partitions[2].work.cpu = [](const KernelContext&) { return make_error_code(Errc::kernel_failed); };
+    job.partitions[2].work.cpu = [](const KernelContext&) {
+      return make_error_code(Errc::kernel_failed);
+    };
     std::error_code ec;
     const JobReport report = test::run_job(engine, io, std::move(job), ec);
     EXPECT_EQ(ec, make_error_code(Errc::kernel_failed)) << report.error;
@@ -266,12 +270,14 @@ TEST(Engine, RegisteredInPlaceInputsAreReleasedWhenAJobFailsOrIsCancelled) {
     asio::cancellation_signal cancel;
     std::error_code result;
     JobReport report;
-    engine.async_submit(std::move(job), asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code ec, JobReport r) {
-                          result = ec;
-                          report = std::move(r);
-                        }));
+    engine.async_submit(std::move(job), asio::bind_cancellation_slot(
+                                            cancel.slot(), [&](std::error_code ec, JobReport r) {
+                                              result = ec;
+                                              report = std::move(r);
+                                            }));
     asio::steady_timer timer(io, std::chrono::milliseconds(10));
-    timer.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    timer.async_wait(
+        [&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
     io.run();
     EXPECT_EQ(result, operation_aborted());
     EXPECT_LT(report.partitions_done, kParts);

@@ -84,14 +84,17 @@ struct PageAlignedInputs {
   PageAlignedInputs(Job& job, const workloads::SyntheticRun& run) {
     for (std::size_t p = 0; p < job.partitions.size(); ++p) {
       const auto src = std::as_bytes(std::span(run.pageable_inputs[p]));
-      auto* mem = static_cast<std::byte*>(std::aligned_alloc(4096, (src.size() + 4095) / 4096 * 4096));
+      auto* mem =
+          static_cast<std::byte*>(std::aligned_alloc(4096, (src.size() + 4095) / 4096 * 4096));
       if (mem == nullptr) throw std::bad_alloc();
       std::copy(src.begin(), src.end(), mem);
       buffers.emplace_back(mem);
       job.partitions[p].inputs[0] = Input::pageable(std::span<const std::byte>(mem, src.size()));
     }
   }
-  std::span<std::byte> of(std::size_t p, std::size_t bytes) const { return {buffers[p].get(), bytes}; }
+  std::span<std::byte> of(std::size_t p, std::size_t bytes) const {
+    return {buffers[p].get(), bytes};
+  }
 };
 
 // Every output word of a synthetic run against the CPU version.

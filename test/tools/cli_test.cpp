@@ -4,6 +4,8 @@
 // without a GPU, on the GPU where there is one). Every command: --help, and
 // unknown or bad options named before any device is touched.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdint>
@@ -12,8 +14,6 @@
 #include <fstream>
 #include <random>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -40,7 +40,8 @@ Run run_stoker(const std::string& args) {
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
-  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.output.append(buf.data(), n);
+  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;)
+    r.output.append(buf.data(), n);
   const int st = pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
@@ -68,7 +69,8 @@ class KernelCli : public ::testing::Test {
   }
   std::string write(const std::string& name, const std::vector<std::uint8_t>& bytes) {
     std::ofstream(path(name), std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
     return path(name);
   }
   std::vector<std::uint8_t> read(const std::string& file) const {
@@ -84,7 +86,8 @@ TEST_F(KernelCli, NttThenInverseGivesTheInputBack) {
   ASSERT_EQ(run_stoker("ntt --log-n 10 --in " + in + " --out " + path("y.bin")).status, 0);
   ASSERT_EQ(fs::file_size(path("y.bin")), 32u * 1024);
   EXPECT_NE(read(path("y.bin")), read(in));
-  const auto back = run_stoker("ntt --log-n 10 --inverse --in " + path("y.bin") + " --out " + path("z.bin"));
+  const auto back =
+      run_stoker("ntt --log-n 10 --inverse --in " + path("y.bin") + " --out " + path("z.bin"));
   ASSERT_EQ(back.status, 0) << back.output;
   EXPECT_EQ(read(path("z.bin")), read(in));
 }
@@ -93,7 +96,8 @@ TEST_F(KernelCli, WrongSizeIsNamedAndNoOutputIsLeft) {
   const auto in = write_random("x.bin", 16, 2);
   const auto r = run_stoker("ntt --log-n 5 --in " + in + " --out " + path("y.bin"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.output.find("size is 512 bytes, expected 32 * 2^5 = 1024"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("size is 512 bytes, expected 32 * 2^5 = 1024"), std::string::npos)
+      << r.output;
   EXPECT_FALSE(fs::exists(path("y.bin")));
 }
 
@@ -110,11 +114,13 @@ TEST_F(KernelCli, ElementNotBelowRIsNamedByIndex) {
 
 TEST_F(KernelCli, HpolyRejectsMismatchedAndMalformedFiles) {
   const auto a = write_random("a.bin", 16, 3), b = write_random("b.bin", 32, 4);
-  const auto mismatch = run_stoker("hpoly --a " + a + " --b " + b + " --c " + a + " --out " + path("h.bin"));
+  const auto mismatch =
+      run_stoker("hpoly --a " + a + " --b " + b + " --c " + a + " --out " + path("h.bin"));
   EXPECT_EQ(mismatch.status, 1);
   EXPECT_NE(mismatch.output.find("size mismatch"), std::string::npos) << mismatch.output;
   const auto odd = write("odd.bin", std::vector<std::uint8_t>(100, 1));
-  const auto malformed = run_stoker("hpoly --a " + odd + " --b " + odd + " --c " + odd + " --out " + path("h.bin"));
+  const auto malformed =
+      run_stoker("hpoly --a " + odd + " --b " + odd + " --c " + odd + " --out " + path("h.bin"));
   EXPECT_EQ(malformed.status, 1);
   EXPECT_NE(malformed.output.find("not 32 * 2^K"), std::string::npos) << malformed.output;
   EXPECT_FALSE(fs::exists(path("h.bin")));
@@ -127,7 +133,8 @@ TEST_F(KernelCli, HelpAndUnknownArguments) {
     EXPECT_NE(help.output.find("usage: stoker"), std::string::npos) << cmd << ": " << help.output;
     const auto bad = run_stoker(std::string(cmd) + " --no-such-option");
     EXPECT_EQ(bad.status, 2) << cmd;
-    EXPECT_NE(bad.output.find("unknown argument '--no-such-option'"), std::string::npos) << bad.output;
+    EXPECT_NE(bad.output.find("unknown argument '--no-such-option'"), std::string::npos)
+        << bad.output;
   }
 }
 
@@ -139,12 +146,14 @@ TEST(Cli, EngineCommandsNameBadOptionsBeforeTouchingADevice) {
         << cmd << " does not list the engine options: " << help.output;
     const auto bad = run_stoker(std::string(cmd) + " --pageable-inputs pin");
     EXPECT_EQ(bad.status, 2) << cmd << ": " << bad.output;
-    EXPECT_NE(bad.output.find("--pageable-inputs: 'pin' is not stage or register"), std::string::npos)
+    EXPECT_NE(bad.output.find("--pageable-inputs: 'pin' is not stage or register"),
+              std::string::npos)
         << cmd << ": " << bad.output;
   }
   const auto variants = run_stoker("bench pipeline --variants a,z");
   EXPECT_EQ(variants.status, 2);
-  EXPECT_NE(variants.output.find("--variants takes a, b, c, b1, not 'z'"), std::string::npos) << variants.output;
+  EXPECT_NE(variants.output.find("--variants takes a, b, c, b1, not 'z'"), std::string::npos)
+      << variants.output;
 }
 
 }  // namespace
