@@ -4,7 +4,8 @@
 // Shape of a transform of n = 2^L (L > tile_log): radix-2 decimation in
 // frequency (natural -> bit-reversed) or in time (bit-reversed -> natural)
 // cut into 2-3 passes over memory; each pass runs k consecutive butterfly
-// levels in shared memory on tiles of 2^k elements at stride 2^s0 (2^c
+// levels in shared memory, two at a time in registers (radix 4), on tiles
+// of 2^k elements at stride 2^s0 (2^c
 // neighbouring columns per tile, so global accesses come in runs of 2^c
 // elements), with the cross-pass twiddles w_n^(l * bitrev_k(t) * 2^(L-s0-k))
 // fused into the load (DIT) or the store (DIF). A tiled, in-place bit
