@@ -263,6 +263,42 @@ TEST_F(DeviceTest, StreamPrioritiesMapToTheDeviceRange) {
   const int normal = priority_of(StreamPriority::normal);
   EXPECT_TRUE(normal <= least && normal >= greatest) << normal;
 }
+
+// Small pinned buffers come from cudaHostAlloc, large ones are registered
+// huge-page mappings: both must be page-locked host memory the driver
+// knows (or copies would go through its pageable path), copy both ways to
+// the last byte, and give their pages back (a range registered again after
+// the buffer is gone is accepted).
+TEST_F(DeviceTest, SmallAndLargePinnedBuffersArePageLockedAndCopy) {
+  REQUIRE_BACKEND();
+  for (const std::size_t bytes : {std::size_t{(1 << 20) + 7}, std::size_t{(96 << 20) + 12345}}) {
+    SCOPED_TRACE(bytes);
+    void* where = nullptr;
+    {
+      auto p = pinned(bytes);
+      ASSERT_EQ(p.size(), bytes);
+      where = p.data();
+      cudaPointerAttributes attr{};
+      ASSERT_EQ(cudaPointerGetAttributes(&attr, p.data()), cudaSuccess);
+      EXPECT_EQ(attr.type, cudaMemoryTypeHost);
+      auto* bytes_in = static_cast<unsigned char*>(p.data());
+      for (std::size_t i = 0; i < bytes; ++i) bytes_in[i] = static_cast<unsigned char>(i * 131 + 7);
+      auto d = device_buffer(bytes);
+      auto back = pinned(bytes);
+      auto st = stream();
+      ASSERT_FALSE(st.copy(d.data(), p.data(), bytes));
+      ASSERT_FALSE(st.copy(back.data(), d.data(), bytes));
+      ASSERT_FALSE(st.synchronize());
+      EXPECT_EQ(std::memcmp(p.data(), back.data(), bytes), 0);
+    }
+    // Freed: the driver no longer knows the range as pinned.
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, where) == cudaSuccess) {
+      EXPECT_NE(attr.type, cudaMemoryTypeHost);
+    }
+    cudaGetLastError();
+  }
+}
 #endif
 
 TEST_F(DeviceTest, EmptyHandlesReportErrorsInsteadOfCrashing) {
