@@ -387,31 +387,52 @@ void EngineCore::prepare(const Key& k) {
   for (const auto& out : p.outputs)
     if (!out.pinned) ps.bounce.push_back({carve(out.bytes), out.bytes});
   if (total == 0) return produced(k, {}, {});
-  // Initiated from a worker: growing the pool calls cudaHostAlloc (0.5 s/GiB),
-  // which must never stall this scheduling thread.
-  asio::post(*workers_, [this, k, total, slot = ps.cancel->slot()] {
-    pool_->async_allocate(
-        total,
-        asio::bind_cancellation_slot(
-            slot, asio::bind_executor(io_, [this, k](std::error_code ec, alloc::PinnedBlock block) {
-              if (ec)
-                return produced(k, ec,
-                                "pinned host memory for partition " + std::to_string(k.part) +
-                                    ": " + ec.message());
-              find(k.seq)->parts[k.part].host = std::move(block);
-              run_producer(k);
-            })));
-    // The pool installed its cancellation handler in `slot` on this worker;
-    // only from now on may the engine thread emit on it (Asio signals are
-    // not thread-safe: TSan saw drop_queued's emit race the installation).
-    asio::post(io_, [this, k] {
-      auto* job = find(k.seq);
-      if (!job) return;
-      auto& ps = job->parts[k.part];
-      ps.cancel_armed = true;
-      if (ps.cancel && ps.cancel_wanted) ps.cancel->emit(asio::cancellation_type::all);
+  ps.host_bytes = total;
+  to_allocate_.push_back(k);
+  allocate_next();
+}
+
+void EngineCore::allocate_next() {
+  while (!allocating_ && !to_allocate_.empty()) {
+    const Key k = to_allocate_.front();
+    to_allocate_.pop_front();
+    auto& job = *find(k.seq);  // a preparing partition keeps its job alive
+    auto& ps = job.parts[k.part];
+    if (job.cancelled || job.failure) {
+      produced(k, make_error_code(Errc::cancelled), {});
+      continue;
+    }
+    allocating_ = true;
+    // Initiated from a worker: growing the pool pins memory (0.05-0.5
+    // s/GiB), which must never stall this scheduling thread.
+    asio::post(*workers_, [this, k, total = ps.host_bytes, slot = ps.cancel->slot()] {
+      pool_->async_allocate(
+          total, asio::bind_cancellation_slot(
+                     slot, asio::bind_executor(io_, [this, k](std::error_code ec,
+                                                              alloc::PinnedBlock block) {
+                       allocating_ = false;
+                       if (ec)
+                         produced(k, ec,
+                                  "pinned host memory for partition " + std::to_string(k.part) +
+                                      ": " + ec.message());
+                       else {
+                         find(k.seq)->parts[k.part].host = std::move(block);
+                         run_producer(k);
+                       }
+                       allocate_next();
+                     })));
+      // The pool installed its cancellation handler in `slot` on this worker;
+      // only from now on may the engine thread emit on it (Asio signals are
+      // not thread-safe: TSan saw drop_queued's emit race the installation).
+      asio::post(io_, [this, k] {
+        auto* job = find(k.seq);
+        if (!job) return;
+        auto& ps = job->parts[k.part];
+        ps.cancel_armed = true;
+        if (ps.cancel && ps.cancel_wanted) ps.cancel->emit(asio::cancellation_type::all);
+      });
     });
-  });
+  }
 }
 
 void EngineCore::run_producer(const Key& k) {
@@ -420,37 +441,72 @@ void EngineCore::run_producer(const Key& k) {
   const auto& p = job->job.partitions[k.part];
   if (job->cancelled || job->failure) return produced(k, make_error_code(Errc::cancelled), {});
   if (!p.producer && !p.split_producer) return produced(k, {}, {});
-  std::vector<std::span<std::byte>> spans;
+  auto run = std::make_shared<ProducerRun>();
   std::size_t bytes = 0;
   for (const auto& r : ps.produced) {
-    spans.emplace_back(ps.host.data() + r.offset, r.bytes);
+    run->spans.emplace_back(ps.host.data() + r.offset, r.bytes);
     bytes += r.bytes;
   }
-  const auto t0 = Clock::now();
-  ps.report.producer.start_ms = ms_since(job->start, t0);
-  const auto finish = [this, k, t0](std::error_code ec) {
-    const double ms = ms_since(t0);
-    asio::post(io_, [this, k, ec, ms] {
-      if (auto* j = find(k.seq)) j->parts[k.part].report.producer.ms = ms;
-      produced(k, ec, ec ? "producer failed: " + ec.message() : std::string{});
-    });
-  };
   if (p.producer) {
-    asio::post(*workers_,
-               [spans = std::move(spans), fn = p.producer, finish] { finish(fn(spans)); });
-    return;
+    run->plain = p.producer;
+  } else {
+    run->split = p.split_producer;
+    run->tasks = p.producer_tasks ? p.producer_tasks
+                                  : std::clamp<std::size_t>(bytes / kBytesPerWorkerTask, 1,
+                                                            worker_count_);
   }
-  // Split producer: shares go to the worker queue back to back, so the
-  // partitions ahead finish first; the last share to end reports for all.
-  const std::size_t tasks =
-      p.producer_tasks ? p.producer_tasks
-                       : std::clamp<std::size_t>(bytes / kBytesPerWorkerTask, 1, worker_count_);
-  fan_out(
-      tasks,
-      [spans = std::move(spans), fn = p.split_producer, tasks](std::size_t t) {
-        return fn(spans, ProducerTask{t, tasks});
-      },
-      finish);
+  run->left = run->tasks;
+  producing_.emplace(k, std::move(run));
+  start_shares();
+}
+
+void EngineCore::start_shares() {
+  while (shares_running_ < worker_count_ && !producing_.empty()) {
+    const auto it = producing_.begin();
+    const Key k = it->first;
+    const auto run = it->second;
+    auto& job = *find(k.seq);
+    if (job.cancelled || job.failure) {
+      // Shares not started are skipped; the partition ends with its last
+      // running share, or now if none runs.
+      run->left -= run->tasks - run->started;
+      run->started = run->tasks;
+      if (!run->error) run->error = make_error_code(Errc::cancelled);
+      producing_.erase(it);
+      if (run->left == 0) producer_done(k, *run);
+      continue;
+    }
+    const std::size_t t = run->started++;
+    if (run->started == run->tasks) producing_.erase(it);
+    if (t == 0) {
+      run->first_start = Clock::now();
+      job.parts[k.part].report.producer.start_ms = ms_since(job.start, run->first_start);
+    }
+    ++shares_running_;
+    asio::post(*workers_, [this, k, run, t] {
+      const std::error_code ec =
+          run->plain ? run->plain(run->spans) : run->split(run->spans, ProducerTask{t, run->tasks});
+      asio::post(io_, [this, k, run, ec, end = Clock::now()] {
+        --shares_running_;
+        share_done(k, run, ec, end);
+        start_shares();
+      });
+    });
+  }
+}
+
+void EngineCore::share_done(const Key& k, const std::shared_ptr<ProducerRun>& run,
+                            std::error_code ec, Clock::time_point end) {
+  if (ec && !run->error) run->error = ec;
+  run->last_end = std::max(run->last_end, end);
+  if (--run->left == 0) producer_done(k, *run);
+}
+
+void EngineCore::producer_done(const Key& k, const ProducerRun& run) {
+  if (run.first_start != Clock::time_point{})
+    find(k.seq)->parts[k.part].report.producer.ms =
+        std::chrono::duration<double, std::milli>(run.last_end - run.first_start).count();
+  produced(k, run.error, run.error ? "producer failed: " + run.error.message() : std::string{});
 }
 
 void EngineCore::produced(const Key& k, std::error_code ec, std::string message) {
@@ -597,6 +653,16 @@ void EngineCore::finished(const Key& k, Error error) {
 void EngineCore::drop_queued(JobState& job) {
   for (auto it = to_prepare_.begin(); it != to_prepare_.end();)
     it = it->seq == job.seq ? to_prepare_.erase(it) : std::next(it);
+  // Blocks not yet requested never will be; their partitions end from the
+  // queue (posted: this may run inside produced() or launched()).
+  for (auto it = to_allocate_.begin(); it != to_allocate_.end();) {
+    if (it->seq != job.seq) {
+      ++it;
+      continue;
+    }
+    asio::post(io_, [this, k = *it] { produced(k, make_error_code(Errc::cancelled), {}); });
+    it = to_allocate_.erase(it);
+  }
   for (auto it = ready_.begin(); it != ready_.end();) {
     if (it->seq == job.seq) {
       auto& ps = job.parts[it->part];

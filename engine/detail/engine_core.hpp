@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -86,6 +87,7 @@ class EngineCore {
     bool cancel_wanted = false;  // dropped before that: emit when armed
     Clock::time_point ready_at{};
     std::size_t device_bytes = 0;
+    std::size_t host_bytes = 0;  // its pinned block: produced inputs and bounce areas
     PartitionReport report;
   };
   struct JobState {
@@ -125,7 +127,26 @@ class EngineCore {
   void warm_device_pools(const JobState& job);
   void pump();
   void prepare(const Key& k);
+  // Pinned blocks are requested one at a time in prepare order, so
+  // producers start in the order partitions were ranked.
+  void allocate_next();
   void run_producer(const Key& k);
+  // A partition's producer work: its shares (one for a plain producer).
+  struct ProducerRun {
+    std::vector<std::span<std::byte>> spans;
+    Producer plain;
+    SplitProducer split;
+    std::size_t tasks = 1, started = 0, left = 1;
+    std::error_code error;
+    Clock::time_point first_start{}, last_end{};
+  };
+  // Starts shares of the best-ranked partitions on free workers (at most
+  // one per worker), so that the partitions ahead finish first whatever
+  // order their blocks arrived in.
+  void start_shares();
+  void share_done(const Key& k, const std::shared_ptr<ProducerRun>& run, std::error_code ec,
+                  Clock::time_point end);
+  void producer_done(const Key& k, const ProducerRun& run);
   // Runs task(i) -> std::error_code for i < count on the workers, back to
   // back in their queue; the last to finish calls last(first error), also
   // when count is 0. No lock: a failing task publishes its code before its
@@ -173,6 +194,10 @@ class EngineCore {
 
   std::map<std::uint64_t, std::unique_ptr<JobState>> jobs_;
   std::set<Key> to_prepare_, ready_;
+  std::deque<Key> to_allocate_;  // prepared, block not yet requested
+  bool allocating_ = false;      // one block request in flight
+  std::map<Key, std::shared_ptr<ProducerRun>> producing_;  // shares not all started
+  std::size_t shares_running_ = 0;
   std::size_t prepared_ = 0;  // preparing, ready, running or finishing: bounded lookahead
   std::size_t max_prepared_ = 0;
   std::atomic<std::uint64_t> next_seq_{1};  // taken by submit() on callers' threads

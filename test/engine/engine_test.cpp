@@ -34,6 +34,7 @@ namespace {
 using test::expect_idle;
 using test::expect_outputs_correct;
 using test::host_config;
+using test::run_job;
 
 Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partitions = 8,
               std::size_t bytes = 256 << 10, bool pageable = false, int priority = 0,
@@ -370,6 +371,63 @@ TEST(Engine, SplitProducerSharesRunOnceEachAndFillTheWholeInput) {
   for (std::size_t t = 0; t < kTasks; ++t) EXPECT_EQ(calls[t], 1) << "share " << t;
   for (std::size_t i = 0; i < kWords; ++i)
     ASSERT_EQ(out[i], static_cast<std::uint32_t>(i * 2654435761u)) << "word " << i;
+  expect_idle(engine);
+}
+
+// Producers play the synthesis threads: the partitions ranked first must be
+// filled first, or the GPUs wait for partition 0 while the workers fill
+// partition 11 (a 2^24 hpoly job once finished its producers in the order
+// 0, 4, 5, 8, ... 15, 1, 6, 7, 3, 2). Eight workers request blocks and run
+// shares at once, so any order they complete in would show. Asserted on
+// events: every share of partition p starts before any share of a later
+// partition ends (a share lasts 5 ms; which of two shares dispatched
+// microseconds apart reaches its first line first is up to the threads).
+TEST(Engine, ProducerSharesStartInPartitionOrder) {
+  asio::io_context io;
+  auto config = host_config();
+  config.worker_threads = 8;
+  Engine engine(io.get_executor(), config);
+  constexpr std::size_t kParts = 12, kTasks = 8, kBytes = 64 << 10;
+  std::atomic<std::size_t> events{0};
+  std::vector<std::size_t> started(kParts * kTasks), ended(kParts * kTasks);
+  std::vector<std::vector<std::byte>> out(kParts, std::vector<std::byte>(kBytes));
+  Job job;
+  job.name = "ordered";
+  for (std::size_t i = 0; i < kParts; ++i) {
+    Partition p;
+    p.inputs.push_back(Input::produced(kBytes));
+    p.producer_tasks = kTasks;
+    p.split_producer = [&, i](std::span<const std::span<std::byte>> spans, ProducerTask t) {
+      started[i * kTasks + t.index] = events++;
+      const auto [b, e] = t.range(kBytes);
+      std::memset(spans[0].data() + b, static_cast<int>(i), e - b);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      ended[i * kTasks + t.index] = events++;
+      return std::error_code{};
+    };
+    p.work.cpu = [](const KernelContext& c) {
+      std::memcpy(c.outputs[0], c.inputs[0], c.input_bytes[0]);
+      return std::error_code{};
+    };
+    p.outputs.push_back(Output::to(std::span(out[i])));
+    job.partitions.push_back(std::move(p));
+  }
+  std::error_code ec;
+  run_job(engine, io, std::move(job), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  ASSERT_EQ(events.load(), 2 * kParts * kTasks);
+  const auto shares = [&](const std::vector<std::size_t>& v, std::size_t i) {
+    return std::span(v).subspan(i * kTasks, kTasks);
+  };
+  for (std::size_t p = 0; p + 1 < kParts; ++p) {
+    const auto last_start = std::ranges::max(shares(started, p));
+    for (std::size_t q = p + 1; q < kParts; ++q)
+      EXPECT_LT(last_start, std::ranges::min(shares(ended, q)))
+          << "a share of partition " << q << " ended before partition " << p
+          << " had started all its shares";
+  }
+  for (std::size_t i = 0; i < kParts; ++i)
+    EXPECT_EQ(out[i], std::vector<std::byte>(kBytes, static_cast<std::byte>(i))) << i;
   expect_idle(engine);
 }
 
