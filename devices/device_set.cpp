@@ -198,7 +198,8 @@ void* map_and_register(std::size_t bytes, std::size_t& mapped) {
   const auto addr = reinterpret_cast<std::uintptr_t>(base);
   auto* p = base + ((kHugePage - addr % kHugePage) % kHugePage);
   if (p > base) munmap(base, static_cast<std::size_t>(p - base));
-  if (p + mapped < base + span) munmap(p + mapped, static_cast<std::size_t>(base + span - (p + mapped)));
+  if (p + mapped < base + span)
+    munmap(p + mapped, static_cast<std::size_t>(base + span - (p + mapped)));
   madvise(p, mapped, MADV_HUGEPAGE);  // a hint: without THP the mapping still works
 
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
