@@ -580,6 +580,7 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
     ++ds.free_slots;
   }
   ps.report.staging = r.staging;
+  ps.report.bytes_registered = r.bytes_registered;
   ps.report.h2d = r.h2d;
   ps.report.kernels = r.kernels;
   ps.report.d2h = r.d2h;

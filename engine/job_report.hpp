@@ -21,9 +21,10 @@ struct PartitionReport {
   int slot = -1;
   double queue_wait_ms = 0;  // ready (produced) until a slot took it
   StageSpan producer;        // on a CPU worker
-  StageSpan staging;         // host copies into pinned staging (pageable inputs)
+  StageSpan staging;         // pageable inputs: host copies into pinned staging, registrations
   StageSpan h2d, kernels, d2h;
   std::size_t bytes_in = 0, bytes_out = 0;
+  std::size_t bytes_registered = 0;  // pageable input bytes DMA'd in place (registered, not staged)
   double h2d_gbps() const { return h2d.ms > 0 ? bytes_in / h2d.ms / 1e6 : 0; }
   double d2h_gbps() const { return d2h.ms > 0 ? bytes_out / d2h.ms / 1e6 : 0; }
 };

@@ -40,6 +40,7 @@ struct LaunchResult {
   std::string message;
   bool device_fault = false;  // the device is gone for good
   StageSpan staging, h2d, kernels, d2h;
+  std::size_t bytes_registered = 0;
   // Pageable inputs page-locked in place for this partition's copies;
   // unregistered once the slot's work is done.
   std::vector<devices::HostRegistration> registrations;

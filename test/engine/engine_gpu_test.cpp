@@ -55,8 +55,12 @@ TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
       EXPECT_GT(p.d2h.ms, 0.0);
       if (mode == Mode::staged) {
         EXPECT_GT(p.staging.ms, 0.0);
+        EXPECT_EQ(p.bytes_registered, 0u);
       } else if (mode == Mode::registered) {
-        EXPECT_EQ(p.staging.ms, 0.0) << "staged instead of registered";
+        EXPECT_GT(p.staging.ms, 0.0) << "registration time belongs to staging";
+        EXPECT_EQ(p.bytes_registered, p.bytes_in) << "staged instead of registered";
+      } else {
+        EXPECT_EQ(p.bytes_registered, 0u);
       }
     }
     for (std::size_t d = 0; d < used.size(); ++d) EXPECT_GT(used[d], 0) << "GPU " << d << " unused";
