@@ -1,5 +1,7 @@
 #include "engine/detail/device_runner.hpp"
 
+#include <unistd.h>
+
 #include <boost/asio/post.hpp>
 #include <cstring>
 #include <latch>
@@ -129,15 +131,25 @@ std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* sr
   return {};
 }
 
-bool DeviceRunner::register_in_place(const std::byte* src, std::size_t bytes, LaunchResult& res) {
-  if (pageable_inputs_ != PageableInputs::register_in_place || bytes < 2 * chunk_bytes_)
-    return false;
+DeviceRunner::InPlace DeviceRunner::register_in_place(const std::byte* src, std::size_t bytes,
+                                                      LaunchResult& res) {
+  if (pageable_inputs_ != PageableInputs::register_in_place) return {};
+  // Only the whole pages inside the input: its first and last page may hold
+  // a neighbour's bytes (heap buffers side by side), and CUDA refuses to
+  // register a page twice. The head and tail are staged.
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const auto addr = reinterpret_cast<std::uintptr_t>(src);
+  const std::size_t head = (page - addr % page) % page;
+  if (head >= bytes) return {};
+  const std::size_t interior = (bytes - head) / page * page;
+  if (interior < 2 * chunk_bytes_) return {};
   // The registration only page-locks the caller's memory; nothing is written.
-  auto reg = devices::register_host(device_.backend(), const_cast<std::byte*>(src), bytes);
-  if (!reg) return false;  // registered already or overlapping another: stage it
+  auto reg =
+      devices::register_host(device_.backend(), const_cast<std::byte*>(src + head), interior);
+  if (!reg) return {};  // registered already (by the caller): stage it all
   res.registrations.push_back(std::move(*reg));
-  res.bytes_registered += bytes;
-  return true;
+  res.bytes_registered += interior;
+  return {head, interior};
 }
 
 // Splits one host copy across the staging threads and waits for all parts.
@@ -198,18 +210,24 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
     // they count as staging (host-side preparation of pageable inputs),
     // not as H2D time.
     const auto stage_start = Clock::now();
-    std::vector<bool> registered(p.inputs.size(), false);
+    std::vector<InPlace> in_place(p.inputs.size());
     for (std::size_t i = 0; i < p.inputs.size(); ++i)
-      registered[i] = p.inputs[i].kind == InputKind::pageable &&
-                      register_in_place(r.input_sources[i], p.inputs[i].bytes, res);
+      if (p.inputs[i].kind == InputKind::pageable)
+        in_place[i] = register_in_place(r.input_sources[i], p.inputs[i].bytes, res);
     double staging_ms = res.registrations.empty() ? 0 : ms_between(stage_start, Clock::now());
     if (auto ec = h2d_.record(slot.h2d0)) fail(ec, "record");
     for (std::size_t i = 0; i < p.inputs.size() && !res.error; ++i) {
       std::byte* dst = device_memory + in_off[i];
+      const std::byte* src = r.input_sources[i];
       const auto& in = p.inputs[i];
-      if (registered[i]) {
-        if (auto ec = h2d_.copy(dst, r.input_sources[i], in.bytes))
-          fail(ec, "H2D copy of registered input " + std::to_string(i));
+      if (const auto [head, interior] = in_place[i]; interior != 0) {
+        const std::size_t tail = head + interior;
+        if (auto ec = stage_pageable(dst, src, head, staging_ms))
+          fail(ec, "staging the head of input " + std::to_string(i));
+        else if (auto ec2 = h2d_.copy(dst + head, src + head, interior))
+          fail(ec2, "H2D copy of registered input " + std::to_string(i));
+        else if (auto ec3 = stage_pageable(dst + tail, src + tail, in.bytes - tail, staging_ms))
+          fail(ec3, "staging the tail of input " + std::to_string(i));
       } else if (in.kind == InputKind::pageable) {
         if (auto ec = stage_pageable(dst, r.input_sources[i], in.bytes, staging_ms))
           fail(ec, "staging input " + std::to_string(i));

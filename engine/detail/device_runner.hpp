@@ -81,9 +81,14 @@ class DeviceRunner {
   LaunchResult enqueue(const LaunchRequest& r);
   std::error_code stage_pageable(std::byte* dst, const std::byte* src, std::size_t bytes,
                                  double& staging_ms);
-  // With PageableInputs::register_in_place, page-locks a pageable input for
-  // its copy and keeps the registration in `res`; false: stage it instead.
-  bool register_in_place(const std::byte* src, std::size_t bytes, LaunchResult& res);
+  // With PageableInputs::register_in_place, page-locks the whole pages
+  // inside a pageable input for its copy and keeps the registration in
+  // `res`: bytes [head, head + interior) go in place, the rest is staged.
+  // interior == 0: stage it all (too small, or refused).
+  struct InPlace {
+    std::size_t head = 0, interior = 0;
+  };
+  InPlace register_in_place(const std::byte* src, std::size_t bytes, LaunchResult& res);
   double device_time_ms(const devices::Event& e, Clock::time_point job_start) const;
   void finish(const LaunchRequest& r, LaunchResult result,
               const std::function<void(LaunchResult)>& done);

@@ -2,6 +2,7 @@
 #include "engine/engine.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -235,6 +236,53 @@ TEST(Engine, PageableInputThatCannotBeRegisteredIsStagedInstead) {
   EXPECT_EQ(report.parts[0].bytes_registered, 0u) << "the refused input was not staged";
   EXPECT_EQ(report.parts[1].bytes_registered, kBytes);
   EXPECT_EQ(report.parts[2].bytes_registered, kBytes);
+  expect_idle(engine);
+}
+
+// Pageable inputs side by side in one allocation share their boundary
+// pages. Each partition registers only the whole pages inside its input,
+// so neighbours in flight at once (two devices, three slots each) do not
+// refuse each other, and stages the partial pages at either end.
+TEST(Engine, NeighbouringPageableInputsRegisterTheirInteriorsAndStageTheEdges) {
+  asio::io_context io;
+  auto c = host_config();  // 64 KiB chunks
+  c.pageable_inputs = PageableInputs::register_in_place;
+  Engine engine(io.get_executor(), c);
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  constexpr std::size_t kParts = 6, kBytes = (1 << 20) + 1000;  // not whole pages
+  std::vector<std::byte> storage(kParts * kBytes + 2 * page);
+  const auto addr = reinterpret_cast<std::uintptr_t>(storage.data());
+  std::byte* base = storage.data() + (page - addr % page) % page + 100;  // starts mid-page
+  for (std::size_t i = 0; i < kParts * kBytes; ++i) base[i] = static_cast<std::byte>(i * 131 + 7);
+  std::vector<std::vector<std::byte>> out(kParts, std::vector<std::byte>(kBytes));
+  Job job;
+  job.name = "neighbours";
+  for (std::size_t i = 0; i < kParts; ++i) {
+    Partition p;
+    p.inputs.push_back(Input::pageable(std::span<const std::byte>(base + i * kBytes, kBytes)));
+    p.work.cpu = [](const KernelContext& k) {
+      std::memcpy(k.outputs[0], k.inputs[0], k.input_bytes[0]);
+      return std::error_code{};
+    };
+    p.outputs.push_back(Output::to(std::span(out[i])));
+    job.partitions.push_back(std::move(p));
+  }
+  std::error_code ec;
+  const JobReport report = run_job(engine, io, std::move(job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  for (std::size_t i = 0; i < kParts; ++i) {
+    const std::byte* in = base + i * kBytes;
+    EXPECT_EQ(std::memcmp(out[i].data(), in, kBytes), 0) << "partition " << i;
+    const auto a = reinterpret_cast<std::uintptr_t>(in);
+    const std::size_t head = (page - a % page) % page;
+    const std::size_t interior = (kBytes - head) / page * page;
+    EXPECT_EQ(report.parts[i].bytes_registered, interior)
+        << "partition " << i << " did not register the whole pages inside its input";
+    EXPECT_GT(report.parts[i].staging.ms, 0.0);
+    // Released with the job.
+    EXPECT_TRUE(devices::register_host(devices::Backend::host, base + i * kBytes + head, interior))
+        << "partition " << i << "'s pages are still registered after the job";
+  }
   expect_idle(engine);
 }
 
