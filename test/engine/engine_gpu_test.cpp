@@ -1,6 +1,7 @@
 // The engine on real GPUs: the same promises as on the host backend, plus
 // what only hardware shows (sticky faults, every GPU used).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <optional>
@@ -25,11 +26,15 @@ TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
   STOKER_REQUIRE_GPU();
   asio::io_context io;
   // Pinned producers, pageable inputs through staging, pageable inputs
-  // registered in place (24 MiB >= two 8 MiB chunks).
-  enum class Mode { pinned, staged, registered };
-  for (Mode mode : {Mode::pinned, Mode::staged, Mode::registered}) {
+  // registered in place (24 MiB >= two 8 MiB chunks): page-aligned copies,
+  // then the job's own heap buffers, which start and end mid-page and may
+  // share a page with a neighbour (only their whole pages are registered).
+  enum class Mode { pinned, staged, registered, registered_heap };
+  for (Mode mode : {Mode::pinned, Mode::staged, Mode::registered, Mode::registered_heap}) {
+    SCOPED_TRACE(static_cast<int>(mode));
     auto c = gpu_config();
-    if (mode == Mode::registered) c.pageable_inputs = PageableInputs::register_in_place;
+    if (mode == Mode::registered || mode == Mode::registered_heap)
+      c.pageable_inputs = PageableInputs::register_in_place;
     Engine engine(io.get_executor(), c);
     std::shared_ptr<workloads::SyntheticRun> run;
     workloads::SyntheticOptions o;
@@ -59,6 +64,11 @@ TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
       } else if (mode == Mode::registered) {
         EXPECT_GT(p.staging.ms, 0.0) << "registration time belongs to staging";
         EXPECT_EQ(p.bytes_registered, p.bytes_in) << "staged instead of registered";
+      } else if (mode == Mode::registered_heap) {
+        EXPECT_GT(p.staging.ms, 0.0);
+        EXPECT_LE(p.bytes_registered, p.bytes_in);
+        EXPECT_GE(p.bytes_registered + 2 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), p.bytes_in)
+            << "whole pages were staged";
       } else {
         EXPECT_EQ(p.bytes_registered, 0u);
       }
