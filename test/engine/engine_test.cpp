@@ -37,6 +37,12 @@ using test::expect_outputs_correct;
 using test::host_config;
 using test::run_job;
 
+// Device work of the hand-built jobs below: the output is the input.
+std::error_code copy_through(const KernelContext& c) {
+  std::memcpy(c.outputs[0], c.inputs[0], c.input_bytes[0]);
+  return std::error_code{};
+}
+
 Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partitions = 8,
               std::size_t bytes = 256 << 10, bool pageable = false, int priority = 0,
               std::string name = "synthetic") {
@@ -260,10 +266,7 @@ TEST(Engine, NeighbouringPageableInputsRegisterTheirInteriorsAndStageTheEdges) {
   for (std::size_t i = 0; i < kParts; ++i) {
     Partition p;
     p.inputs.push_back(Input::pageable(std::span<const std::byte>(base + i * kBytes, kBytes)));
-    p.work.cpu = [](const KernelContext& k) {
-      std::memcpy(k.outputs[0], k.inputs[0], k.input_bytes[0]);
-      return std::error_code{};
-    };
+    p.work.cpu = copy_through;
     p.outputs.push_back(Output::to(std::span(out[i])));
     job.partitions.push_back(std::move(p));
   }
@@ -408,10 +411,7 @@ TEST(Engine, SplitProducerSharesRunOnceEachAndFillTheWholeInput) {
     for (std::size_t i = b; i < e; ++i) w[i] = static_cast<std::uint32_t>(i * 2654435761u);
     return std::error_code{};
   };
-  p.work.cpu = [](const KernelContext& c) {
-    std::memcpy(c.outputs[0], c.inputs[0], c.input_bytes[0]);
-    return std::error_code{};
-  };
+  p.work.cpu = copy_through;
   p.outputs.push_back(Output::to(std::as_writable_bytes(std::span(out))));
   job.partitions.push_back(std::move(p));
   std::error_code result = make_error_code(Errc::cancelled);
@@ -456,10 +456,7 @@ TEST(Engine, ProducerSharesStartInPartitionOrder) {
       ended[i * kTasks + t.index] = events++;
       return std::error_code{};
     };
-    p.work.cpu = [](const KernelContext& c) {
-      std::memcpy(c.outputs[0], c.inputs[0], c.input_bytes[0]);
-      return std::error_code{};
-    };
+    p.work.cpu = copy_through;
     p.outputs.push_back(Output::to(std::span(out[i])));
     job.partitions.push_back(std::move(p));
   }
@@ -499,10 +496,7 @@ TEST(Engine, LargePageableOutputArrivesWholeBeforeTheCheck) {
     for (std::size_t i = b; i < e; ++i) w[i] = static_cast<std::uint32_t>(i ^ 0x5a5a5a5au);
     return std::error_code{};
   };
-  p.work.cpu = [](const KernelContext& c) {
-    std::memcpy(c.outputs[0], c.inputs[0], c.input_bytes[0]);
-    return std::error_code{};
-  };
+  p.work.cpu = copy_through;
   p.outputs.push_back(Output::to(std::as_writable_bytes(std::span(out))));
   job.partitions.push_back(std::move(p));
   std::size_t mismatches_seen_by_check = kWords;
