@@ -54,7 +54,7 @@ struct EngineStats {
   std::size_t host_budget_in_use = 0, host_budget_limit = 0;
   std::size_t pinned_bytes_in_use = 0, pinned_bytes_pooled = 0;
   // Pinned slabs allocated and given back, ever: growth on the hot path
-  // costs about 0.5 s/GiB, so these should stop moving once warm.
+  // costs 0.05-0.5 s/GiB, so these should stop moving once warm.
   std::size_t pinned_slab_allocations = 0, pinned_slabs_trimmed = 0;
   std::vector<std::size_t> device_budget_in_use;
   std::vector<bool> device_healthy;
@@ -84,8 +84,10 @@ class Engine {
   EngineStats stats() const;
   // Pins `count` host blocks big enough for partitions needing
   // `bytes_per_partition` of produced inputs and output landing areas, before
-  // any job runs. A cold pool grows with cudaHostAlloc, which costs about
-  // 0.5 s/GiB and blocks other CUDA calls of the process while it runs.
+  // any job runs. A cold pool grows by pinning memory: about 0.05 s/GiB for
+  // slabs of 64 MiB and more (huge-page mappings registered with CUDA), 0.5
+  // s/GiB for smaller ones (cudaHostAlloc, which also blocks other CUDA calls
+  // of the process while it runs).
   // Never more blocks than the host budget can hand out at once.
   std::error_code reserve_pinned(std::size_t bytes_per_partition, std::size_t count);
   // Pinned bytes a partition of `job` takes from the pool (0 when none).

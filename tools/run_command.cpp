@@ -305,7 +305,7 @@ int run_command(int argc, char** argv) {
   });
   io.run();
 
-  // Pool growth during the job costs 0.5 s/GiB on CUDA: say so when it happened.
+  // Pool growth during the job costs 0.05-0.5 s/GiB on CUDA: say so when it happened.
   if (const auto after = e.stats();
       !json && after.pinned_slab_allocations != warm.pinned_slab_allocations)
     std::printf("  pinned pool grew during the job: %zu slabs pinned, %zu given back\n",
