@@ -223,17 +223,23 @@ Error EngineCore::validate(const Job& job) const {
     if (p.producer_tasks > 4096)
       return {Errc::invalid_argument, where + " asks for " + std::to_string(p.producer_tasks) +
                                           " producer tasks (at most 4096)"};
-    std::size_t host_bytes = 0;
+    std::size_t in_bytes = 0, out_bytes = 0;
     for (const auto& in : p.inputs)
-      if (in.kind == InputKind::produced) host_bytes += in.bytes;
+      if (in.kind == InputKind::produced) in_bytes += in.bytes;
     for (std::size_t k = 0; k < p.outputs.size(); ++k) {
       const auto& out = p.outputs[k];
       if (out.bytes == 0 || out.destination == nullptr)
         return {Errc::invalid_argument,
                 where + ": output " + std::to_string(k) +
                     (out.bytes == 0 ? " is empty (0 bytes)" : " has no destination")};
-      if (!out.pinned) host_bytes += out.bytes;
+      if (!out.pinned) out_bytes += out.bytes;
     }
+    // What the two blocks take from the budget (the pool rounds each up to
+    // its size class; one too large for any class is refused by the pool).
+    const auto taken = [](std::size_t b) {
+      return std::max(b, alloc::PinnedPool::block_capacity(b));
+    };
+    const std::size_t host_bytes = taken(in_bytes) + taken(out_bytes);
     if (host_bytes > host_budget_->limit())
       return {Errc::invalid_argument, where + " needs " + bytes_str(host_bytes) +
                                           " of pinned host memory; the host budget is " +
@@ -365,9 +371,10 @@ void EngineCore::pump() {
 }
 
 // Pinned storage first (waiting on the budget: backpressure), then the
-// producer on a worker thread. A partition's produced inputs and output
-// landing areas come as one block, so partitions never hold part of what
-// they need while waiting for the rest (which could deadlock a small budget).
+// producer on a worker thread. A partition's two blocks (produced inputs,
+// output landing areas) are requested back to back with no other request
+// between them: the budget they wait for is held only by partitions that
+// have everything they need, so a small budget cannot deadlock.
 void EngineCore::prepare(const Key& k) {
   auto& job = *jobs_.at(k.seq);
   auto& ps = job.parts[k.part];
@@ -376,20 +383,35 @@ void EngineCore::prepare(const Key& k) {
   ps.cancel = std::make_unique<asio::cancellation_signal>();
   ++prepared_;
   ++job.active;
-  std::size_t total = 0;
-  auto carve = [&](std::size_t bytes) {
+  auto carve = [](std::size_t& total, std::size_t bytes) {
     const auto at = total;
     total += (bytes + 255) / 256 * 256;
     return at;
   };
   for (const auto& in : p.inputs)
-    if (in.kind == InputKind::produced) ps.produced.push_back({carve(in.bytes), in.bytes});
+    if (in.kind == InputKind::produced)
+      ps.produced.push_back({carve(ps.in_bytes, in.bytes), in.bytes});
   for (const auto& out : p.outputs)
-    if (!out.pinned) ps.bounce.push_back({carve(out.bytes), out.bytes});
-  if (total == 0) return produced(k, {}, {});
-  ps.host_bytes = total;
+    if (!out.pinned) ps.bounce.push_back({carve(ps.out_bytes, out.bytes), out.bytes});
+  if (ps.in_bytes + ps.out_bytes == 0) return produced(k, {}, {});
   to_allocate_.push_back(k);
   allocate_next();
+}
+
+std::error_code EngineCore::reserve_pinned(const Partition& like, std::size_t count) {
+  std::size_t in_bytes = 0, out_bytes = 0;
+  for (const auto& in : like.inputs)
+    if (in.kind == InputKind::produced) in_bytes += (in.bytes + 255) / 256 * 256;
+  for (const auto& out : like.outputs)
+    if (!out.pinned) out_bytes += (out.bytes + 255) / 256 * 256;
+  const std::size_t per_partition = alloc::PinnedPool::block_capacity(in_bytes) +
+                                    alloc::PinnedPool::block_capacity(out_bytes);
+  if (per_partition == 0 || count == 0) return {};
+  count = std::min(count, host_budget_->limit() / per_partition);
+  for (const std::size_t bytes : {in_bytes, out_bytes})
+    if (bytes != 0 && count != 0)
+      if (auto ec = pool_->reserve(bytes, count)) return ec;
+  return {};
 }
 
 void EngineCore::allocate_next() {
@@ -397,42 +419,62 @@ void EngineCore::allocate_next() {
     const Key k = to_allocate_.front();
     to_allocate_.pop_front();
     auto& job = *find(k.seq);  // a preparing partition keeps its job alive
-    auto& ps = job.parts[k.part];
     if (job.cancelled || job.failure) {
       produced(k, make_error_code(Errc::cancelled), {});
       continue;
     }
     allocating_ = true;
-    // Initiated from a worker: growing the pool pins memory (0.05-0.5
-    // s/GiB), which must never stall this scheduling thread.
-    asio::post(*workers_, [this, k, total = ps.host_bytes, slot = ps.cancel->slot()] {
-      pool_->async_allocate(
-          total, asio::bind_cancellation_slot(
-                     slot, asio::bind_executor(io_, [this, k](std::error_code ec,
-                                                              alloc::PinnedBlock block) {
-                       allocating_ = false;
-                       if (ec)
-                         produced(k, ec,
-                                  "pinned host memory for partition " + std::to_string(k.part) +
-                                      ": " + ec.message());
-                       else {
-                         find(k.seq)->parts[k.part].host = std::move(block);
-                         run_producer(k);
-                       }
-                       allocate_next();
-                     })));
-      // The pool installed its cancellation handler in `slot` on this worker;
-      // only from now on may the engine thread emit on it (Asio signals are
-      // not thread-safe: TSan saw drop_queued's emit race the installation).
-      asio::post(io_, [this, k] {
-        auto* job = find(k.seq);
-        if (!job) return;
-        auto& ps = job->parts[k.part];
-        ps.cancel_armed = true;
-        if (ps.cancel && ps.cancel_wanted) ps.cancel->emit(asio::cancellation_type::all);
-      });
-    });
+    request_block(k, job.parts[k.part].in_bytes != 0);
   }
+}
+
+void EngineCore::request_block(const Key& k, bool inputs) {
+  auto& ps = find(k.seq)->parts[k.part];
+  // The slot gets a new handler for each request; an arming message of an
+  // earlier request must not arm it (its handler may not be installed yet).
+  const unsigned request = ++ps.cancel_request;
+  ps.cancel_armed = false;
+  // Initiated from a worker: growing the pool pins memory (0.05-0.5
+  // s/GiB), which must never stall this scheduling thread.
+  asio::post(*workers_, [this, k, inputs, request, bytes = inputs ? ps.in_bytes : ps.out_bytes,
+                         slot = ps.cancel->slot()] {
+    pool_->async_allocate(
+        bytes, asio::bind_cancellation_slot(
+                   slot, asio::bind_executor(io_, [this, k, inputs](std::error_code ec,
+                                                                    alloc::PinnedBlock block) {
+                     block_arrived(k, inputs, ec, std::move(block));
+                   })));
+    // The pool installed its cancellation handler in `slot` on this worker;
+    // only from now on may the engine thread emit on it (Asio signals are
+    // not thread-safe: TSan saw drop_queued's emit race the installation).
+    asio::post(io_, [this, k, request] {
+      auto* job = find(k.seq);
+      if (!job) return;
+      auto& ps = job->parts[k.part];
+      if (!ps.cancel || ps.cancel_request != request) return;
+      ps.cancel_armed = true;
+      if (ps.cancel_wanted) ps.cancel->emit(asio::cancellation_type::all);
+    });
+  });
+}
+
+void EngineCore::block_arrived(const Key& k, bool inputs, std::error_code ec,
+                               alloc::PinnedBlock block) {
+  auto& job = *find(k.seq);
+  auto& ps = job.parts[k.part];
+  if (!ec && inputs && ps.out_bytes != 0 && !job.cancelled && !job.failure) {
+    ps.host_in = std::move(block);
+    return request_block(k, false);  // still this partition's turn
+  }
+  allocating_ = false;
+  if (ec) {
+    produced(k, ec,
+             "pinned host memory for partition " + std::to_string(k.part) + ": " + ec.message());
+  } else {
+    (inputs ? ps.host_in : ps.host_out) = std::move(block);
+    run_producer(k);  // ends the partition as cancelled if its job is gone
+  }
+  allocate_next();
 }
 
 void EngineCore::run_producer(const Key& k) {
@@ -444,7 +486,7 @@ void EngineCore::run_producer(const Key& k) {
   auto run = std::make_shared<ProducerRun>();
   std::size_t bytes = 0;
   for (const auto& r : ps.produced) {
-    run->spans.emplace_back(ps.host.data() + r.offset, r.bytes);
+    run->spans.emplace_back(ps.host_in.data() + r.offset, r.bytes);
     bytes += r.bytes;
   }
   if (p.producer) {
@@ -515,7 +557,8 @@ void EngineCore::produced(const Key& k, std::error_code ec, std::string message)
   ps.cancel.reset();
   --prepared_;
   if (ec || job.cancelled || job.failure) {
-    ps.host.reset();
+    ps.host_in.reset();
+    ps.host_out.reset();
     ps.phase = PartPhase::dropped;
     --job.active;
     if (ec && !job.cancelled && ec != make_error_code(Errc::cancelled) && ec != operation_aborted())
@@ -555,16 +598,26 @@ void EngineCore::dispatch(std::size_t d, const Key& k) {
   std::size_t next_produced = 0, next_bounce = 0;
   for (const auto& in : p.inputs)
     req.input_sources.push_back(in.kind == InputKind::produced
-                                    ? ps.host.data() + ps.produced[next_produced++].offset
+                                    ? ps.host_in.data() + ps.produced[next_produced++].offset
                                     : in.data);
   for (const auto& out : p.outputs)
-    req.output_targets.push_back(out.pinned ? out.destination
-                                            : ps.host.data() + ps.bounce[next_bounce++].offset);
-  runners_[d]->launch(std::move(req), [this, d, slot, k](LaunchResult r) {
-    asio::post(io_, [this, d, slot, k, r = std::move(r)]() mutable {
-      launched(d, slot, k, std::move(r));
-    });
-  });
+    req.output_targets.push_back(out.pinned
+                                     ? out.destination
+                                     : ps.host_out.data() + ps.bounce[next_bounce++].offset);
+  std::function<void()> on_inputs_copied;
+  if (ps.host_in)
+    on_inputs_copied = [this, k] { asio::post(io_, [this, k] { inputs_copied(k); }); };
+  runners_[d]->launch(std::move(req), std::move(on_inputs_copied),
+                      [this, d, slot, k](LaunchResult r) {
+                        asio::post(io_, [this, d, slot, k, r = std::move(r)]() mutable {
+                          launched(d, slot, k, std::move(r));
+                        });
+                      });
+}
+
+void EngineCore::inputs_copied(const Key& k) {
+  // Late (the partition has ended) is harmless: the block is gone already.
+  if (auto* job = find(k.seq)) job->parts[k.part].host_in.reset();
 }
 
 void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r) {
@@ -604,7 +657,7 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
   std::size_t b = 0;
   for (const auto& out : p.outputs) {
     if (out.pinned) continue;
-    const std::byte* src = ps.host.data() + ps.bounce[b++].offset;
+    const std::byte* src = ps.host_out.data() + ps.bounce[b++].offset;
     const std::size_t count =
         std::clamp<std::size_t>(out.bytes / kBytesPerWorkerTask, 1, worker_count_);
     for (std::size_t i = 0; i < count; ++i) {
@@ -633,7 +686,8 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
 void EngineCore::finished(const Key& k, Error error) {
   auto& job = *jobs_.at(k.seq);
   auto& ps = job.parts[k.part];
-  ps.host.reset();                            // back to the pool, budget released
+  ps.host_in.reset();  // back to the pool, budget released
+  ps.host_out.reset();
   job.job.partitions[k.part].inputs.clear();  // pinned inputs go back to their pool
   ps.phase = PartPhase::done;
   --prepared_;
@@ -667,7 +721,8 @@ void EngineCore::drop_queued(JobState& job) {
   for (auto it = ready_.begin(); it != ready_.end();) {
     if (it->seq == job.seq) {
       auto& ps = job.parts[it->part];
-      ps.host.reset();
+      ps.host_in.reset();
+      ps.host_out.reset();
       ps.phase = PartPhase::dropped;
       --prepared_;
       it = ready_.erase(it);
@@ -842,8 +897,8 @@ std::size_t Engine::lookahead() const noexcept {
   return core_->lookahead();
 }
 
-std::error_code Engine::reserve_pinned(std::size_t bytes_per_partition, std::size_t count) {
-  return core_->reserve_pinned(bytes_per_partition, count);
+std::error_code Engine::reserve_pinned(const Partition& like, std::size_t count) {
+  return core_->reserve_pinned(like, count);
 }
 
 std::size_t Engine::pinned_bytes(const Partition& p) {

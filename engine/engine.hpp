@@ -82,14 +82,14 @@ class Engine {
   const devices::DeviceSet& devices() const noexcept;
   const Config& config() const noexcept;
   EngineStats stats() const;
-  // Pins `count` host blocks big enough for partitions needing
-  // `bytes_per_partition` of produced inputs and output landing areas, before
-  // any job runs. A cold pool grows by pinning memory: about 0.05 s/GiB for
+  // Pins the host blocks of `count` partitions shaped like `like` (one for
+  // its produced inputs, one for the landing areas of its pageable outputs)
+  // before any job runs. A cold pool grows by pinning memory: about 0.05 s/GiB for
   // slabs of 64 MiB and more (huge-page mappings registered with CUDA), 0.5
   // s/GiB for smaller ones (cudaHostAlloc, which also blocks other CUDA calls
   // of the process while it runs).
   // Never more blocks than the host budget can hand out at once.
-  std::error_code reserve_pinned(std::size_t bytes_per_partition, std::size_t count);
+  std::error_code reserve_pinned(const Partition& like, std::size_t count);
   // Pinned bytes a partition of `job` takes from the pool (0 when none).
   static std::size_t pinned_bytes(const Partition& partition);
   // How many partitions the engine holds at once, from preparation to

@@ -280,7 +280,7 @@ int run_command(int argc, char** argv) {
   {
     const auto t0 = std::chrono::steady_clock::now();
     const auto count = std::min(n_partitions, e.lookahead());
-    if (auto ec = e.reserve_pinned(engine::Engine::pinned_bytes(job->partitions[0]), count))
+    if (auto ec = e.reserve_pinned(job->partitions[0], count))
       std::fprintf(stderr,
                    "stoker run: could not pin the pool ahead (%s); it will grow during the job\n",
                    ec.message().c_str());

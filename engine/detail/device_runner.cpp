@@ -20,7 +20,8 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 DeviceRunner::DeviceRunner(devices::Device& device)
     : device_(device),
       feeder_work_(feeder_io_.get_executor()),
-      waiter_work_(waiter_io_.get_executor()) {}
+      waiter_work_(waiter_io_.get_executor()),
+      copy_waiter_work_(copy_waiter_io_.get_executor()) {}
 
 Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& device,
                                                            const Config& config) {
@@ -49,7 +50,8 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   for (auto& s : r->slots_) {
     for (auto* e : {&s.in_ready, &s.compute_done})
       if (auto err = event(K::ordering, *e)) return err;
-    if (auto err = event(K::blocking_sync, s.out_done)) return err;
+    for (auto* e : {&s.out_done, &s.copied_in})
+      if (auto err = event(K::blocking_sync, *e)) return err;
     for (auto* e : {&s.h2d0, &s.h2d1, &s.k0, &s.k1, &s.d2h0, &s.d2h1})
       if (auto err = event(K::timing, *e)) return err;
   }
@@ -71,6 +73,7 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   r->epoch_host_ = Clock::now();
   r->feeder_ = std::thread([io = &r->feeder_io_] { io->run(); });
   r->waiter_ = std::thread([io = &r->waiter_io_] { io->run(); });
+  r->copy_waiter_ = std::thread([io = &r->copy_waiter_io_] { io->run(); });
   return r;
 }
 
@@ -81,6 +84,8 @@ DeviceRunner::~DeviceRunner() {
   if (feeder_.joinable()) feeder_.join();
   waiter_work_.reset();
   if (waiter_.joinable()) waiter_.join();
+  copy_waiter_work_.reset();
+  if (copy_waiter_.joinable()) copy_waiter_.join();
   if (copiers_) copiers_->join();
   // Streams drain in their destructors; staging outlives them (declared first).
   h2d_.synchronize();
@@ -94,9 +99,19 @@ double DeviceRunner::device_time_ms(const devices::Event& e, Clock::time_point j
   return ms_between(job_start, epoch_host_) + *ms;
 }
 
-void DeviceRunner::launch(LaunchRequest request, std::function<void(LaunchResult)> done) {
-  boost::asio::post(feeder_io_, [this, r = std::move(request), done = std::move(done)]() mutable {
+void DeviceRunner::launch(LaunchRequest request, std::function<void()> inputs_copied,
+                          std::function<void(LaunchResult)> done) {
+  boost::asio::post(feeder_io_, [this, r = std::move(request),
+                                 inputs_copied = std::move(inputs_copied),
+                                 done = std::move(done)]() mutable {
     LaunchResult enq = enqueue(r);
+    // Should the slot be reused before this wait starts, the wait covers the
+    // newer copy: the signal comes late, never early.
+    if (inputs_copied && !enq.error)
+      boost::asio::post(copy_waiter_io_, [this, slot = r.slot, f = std::move(inputs_copied)] {
+        const auto ec = slots_[static_cast<std::size_t>(slot)].copied_in.synchronize();
+        if (!ec && !device_.health()) f();
+      });
     boost::asio::post(waiter_io_,
                       [this, r = std::move(r), enq = std::move(enq),
                        done = std::move(done)]() mutable { finish(r, std::move(enq), done); });
@@ -239,6 +254,7 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
   }
   if (auto ec = h2d_.record(slot.h2d1)) fail(ec, "record");
   if (auto ec = h2d_.record(slot.in_ready)) fail(ec, "record");
+  if (auto ec = h2d_.record(slot.copied_in)) fail(ec, "record");
 
   // Kernels
   if (auto ec = compute_.wait(slot.in_ready)) fail(ec, "stream wait");

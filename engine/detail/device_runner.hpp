@@ -57,9 +57,12 @@ class DeviceRunner {
   devices::Device& device() const noexcept { return device_; }
   int depth() const noexcept { return static_cast<int>(slots_.size()); }
 
-  // Enqueues the partition on the feeder thread; `done` runs on the waiter
-  // thread once the slot's work has completed or failed.
-  void launch(LaunchRequest request, std::function<void(LaunchResult)> done);
+  // Enqueues the partition on the feeder thread; `inputs_copied` (if set)
+  // runs on the copy waiter thread once the device has read every input
+  // (never after an enqueue error or a fault), `done` on the waiter thread
+  // once the slot's work has completed or failed.
+  void launch(LaunchRequest request, std::function<void()> inputs_copied,
+              std::function<void(LaunchResult)> done);
 
   // Grows the device's stream-ordered memory pool to `bytes` on the feeder
   // thread, ahead of the launches queued after it. The first cudaMallocAsync
@@ -70,6 +73,7 @@ class DeviceRunner {
  private:
   struct Slot {
     devices::Event in_ready, compute_done, out_done;
+    devices::Event copied_in;  // in_ready for a host thread to block on
     devices::Event h2d0, h2d1, k0, k1, d2h0, d2h1;
   };
   struct Staging {
@@ -108,10 +112,13 @@ class DeviceRunner {
   std::unique_ptr<boost::asio::thread_pool> copiers_;  // staging memcpy helpers
   int staging_threads_ = 1;
   PageableInputs pageable_inputs_ = PageableInputs::stage;
-  boost::asio::io_context feeder_io_, waiter_io_;
+  // The copy waiter has a thread of its own: the waiter blocks on each
+  // slot's last event in turn, and would learn of a partition's inputs only
+  // after the partition ahead had finished.
+  boost::asio::io_context feeder_io_, waiter_io_, copy_waiter_io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> feeder_work_,
-      waiter_work_;
-  std::thread feeder_, waiter_;
+      waiter_work_, copy_waiter_work_;
+  std::thread feeder_, waiter_, copy_waiter_;
 };
 
 }  // namespace stoker::engine::detail

@@ -62,12 +62,9 @@ class EngineCore {
   const Config& config() const noexcept { return config_; }
   EngineStats stats();
   std::size_t lookahead() const noexcept { return max_prepared_; }
-  // No more blocks than the host budget could ever hand out at once.
-  std::error_code reserve_pinned(std::size_t bytes, std::size_t count) {
-    if (bytes == 0 || count == 0) return {};
-    count = std::min(count, host_budget_->limit() / alloc::PinnedPool::block_capacity(bytes));
-    return count == 0 ? std::error_code{} : pool_->reserve(bytes, count);
-  }
+  // `count` blocks of each kind a partition like `like` takes, no more than
+  // the host budget could ever hand out at once.
+  std::error_code reserve_pinned(const Partition& like, std::size_t count);
 
   void submit(Job job, SubmitHandler handler, boost::asio::any_io_executor handler_executor);
   void shutdown(ShutdownHandler handler, boost::asio::any_io_executor handler_executor);
@@ -79,15 +76,19 @@ class EngineCore {
     struct Range {
       std::size_t offset, bytes;
     };
-    alloc::PinnedBlock host;      // one block: produced inputs, then output landing areas
-    std::vector<Range> produced;  // where in `host` each produced input lives
-    std::vector<Range> bounce;    // where each pageable output lands first
+    // Two pinned blocks: the produced inputs, given back as soon as their
+    // copy to the device has completed, and the landing areas of pageable
+    // outputs, kept until the partition ends.
+    alloc::PinnedBlock host_in, host_out;
+    std::vector<Range> produced;  // where in `host_in` each produced input lives
+    std::vector<Range> bounce;    // where in `host_out` each pageable output lands first
     std::unique_ptr<boost::asio::cancellation_signal> cancel;  // pending pool waits
-    bool cancel_armed = false;   // the pool's handler is installed: emit may run
-    bool cancel_wanted = false;  // dropped before that: emit when armed
+    unsigned cancel_request = 0;  // which pool request the slot's handler belongs to
+    bool cancel_armed = false;    // the pool's handler is installed: emit may run
+    bool cancel_wanted = false;   // dropped before that: emit when armed
     Clock::time_point ready_at{};
     std::size_t device_bytes = 0;
-    std::size_t host_bytes = 0;  // its pinned block: produced inputs and bounce areas
+    std::size_t in_bytes = 0, out_bytes = 0;  // sizes of host_in and host_out
     PartitionReport report;
   };
   struct JobState {
@@ -128,8 +129,15 @@ class EngineCore {
   void pump();
   void prepare(const Key& k);
   // Pinned blocks are requested one at a time in prepare order, so
-  // producers start in the order partitions were ranked.
+  // producers start in the order partitions were ranked; a partition's two
+  // blocks are requested back to back, so none holds one while another
+  // partition takes what it needs for its second.
   void allocate_next();
+  void request_block(const Key& k, bool inputs);
+  void block_arrived(const Key& k, bool inputs, std::error_code ec, alloc::PinnedBlock block);
+  // The device has read the partition's produced inputs: their block goes
+  // back to the pool, so producers ahead can use it while kernels run.
+  void inputs_copied(const Key& k);
   void run_producer(const Key& k);
   // A partition's producer work: its shares (one for a plain producer).
   struct ProducerRun {

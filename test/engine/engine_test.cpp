@@ -543,7 +543,7 @@ TEST(Engine, PoolDoesNotGrowMidJobAfterReservingTheLookahead) {
   Engine engine(io.get_executor(), host_config(2));
   std::shared_ptr<workloads::SyntheticRun> run;
   auto job = synthetic(run, 3 * engine.lookahead() + 1, 64 << 10);
-  ASSERT_FALSE(engine.reserve_pinned(Engine::pinned_bytes(job.partitions[0]), engine.lookahead()));
+  ASSERT_FALSE(engine.reserve_pinned(job.partitions[0], engine.lookahead()));
   const auto warm = engine.stats();
   std::error_code result = make_error_code(Errc::cancelled);
   engine.async_submit(std::move(job), [&](std::error_code ec, JobReport) { result = ec; });
@@ -764,6 +764,50 @@ TEST(Engine, SmallHostBudgetMakesProducersWaitNotFail) {
   io.run();
   EXPECT_FALSE(result) << message;
   expect_outputs_correct(*run);
+  expect_idle(engine);
+}
+
+// A partition's produced inputs go back to the pool once the device has read
+// them, not when the partition ends: with room for one whole partition plus
+// one more input block, the next partition's producer runs while this
+// partition's kernel does.
+TEST(Engine, ProducedInputsAreGivenBackOnceCopiedSoTheNextProducerOverlapsTheKernel) {
+  asio::io_context io;
+  auto c = host_config(1);
+  constexpr std::size_t kBytes = 1 << 20;  // a size class of its own: blocks of exactly 1 MiB
+  c.host_budget_bytes = 3 * kBytes;         // inputs and output of one, the inputs of another
+  Engine engine(io.get_executor(), c);
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kKernel = std::chrono::milliseconds(200);
+  std::vector<Clock::time_point> produced_at(2), kernel_end(2);
+  std::vector<std::vector<std::byte>> out(2, std::vector<std::byte>(kBytes));
+  Job job;
+  job.name = "early-release";
+  for (std::size_t i = 0; i < 2; ++i) {
+    Partition p;
+    p.inputs.push_back(Input::produced(kBytes));
+    p.producer = [&, i](std::span<const std::span<std::byte>> spans) {
+      produced_at[i] = Clock::now();
+      std::memset(spans[0].data(), static_cast<int>(i + 1), kBytes);
+      return std::error_code{};
+    };
+    p.work.cpu = [&, i](const KernelContext& k) {
+      std::this_thread::sleep_for(kKernel);
+      kernel_end[i] = Clock::now();
+      return copy_through(k);
+    };
+    p.outputs.push_back(Output::to(std::span(out[i])));  // pageable: a bounce block
+    job.partitions.push_back(std::move(p));
+  }
+  std::error_code ec;
+  run_job(engine, io, std::move(job), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_LT(produced_at[1], kernel_end[0])
+      << "partition 1 was produced only "
+      << std::chrono::duration<double, std::milli>(produced_at[1] - kernel_end[0]).count()
+      << " ms after partition 0's kernel ended: its input block came back late";
+  for (std::size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(out[i], std::vector<std::byte>(kBytes, static_cast<std::byte>(i + 1))) << i;
   expect_idle(engine);
 }
 
