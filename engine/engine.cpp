@@ -404,8 +404,8 @@ std::error_code EngineCore::reserve_pinned(const Partition& like, std::size_t co
     if (in.kind == InputKind::produced) in_bytes += (in.bytes + 255) / 256 * 256;
   for (const auto& out : like.outputs)
     if (!out.pinned) out_bytes += (out.bytes + 255) / 256 * 256;
-  const std::size_t per_partition = alloc::PinnedPool::block_capacity(in_bytes) +
-                                    alloc::PinnedPool::block_capacity(out_bytes);
+  const std::size_t per_partition =
+      alloc::PinnedPool::block_capacity(in_bytes) + alloc::PinnedPool::block_capacity(out_bytes);
   if (per_partition == 0 || count == 0) return {};
   count = std::min(count, host_budget_->limit() / per_partition);
   for (const std::size_t bytes : {in_bytes, out_bytes})
@@ -440,10 +440,10 @@ void EngineCore::request_block(const Key& k, bool inputs) {
                          slot = ps.cancel->slot()] {
     pool_->async_allocate(
         bytes, asio::bind_cancellation_slot(
-                   slot, asio::bind_executor(io_, [this, k, inputs](std::error_code ec,
-                                                                    alloc::PinnedBlock block) {
-                     block_arrived(k, inputs, ec, std::move(block));
-                   })));
+                   slot, asio::bind_executor(
+                             io_, [this, k, inputs](std::error_code ec, alloc::PinnedBlock block) {
+                               block_arrived(k, inputs, ec, std::move(block));
+                             })));
     // The pool installed its cancellation handler in `slot` on this worker;
     // only from now on may the engine thread emit on it (Asio signals are
     // not thread-safe: TSan saw drop_queued's emit race the installation).
@@ -601,9 +601,8 @@ void EngineCore::dispatch(std::size_t d, const Key& k) {
                                     ? ps.host_in.data() + ps.produced[next_produced++].offset
                                     : in.data);
   for (const auto& out : p.outputs)
-    req.output_targets.push_back(out.pinned
-                                     ? out.destination
-                                     : ps.host_out.data() + ps.bounce[next_bounce++].offset);
+    req.output_targets.push_back(out.pinned ? out.destination
+                                            : ps.host_out.data() + ps.bounce[next_bounce++].offset);
   std::function<void()> on_inputs_copied;
   if (ps.host_in)
     on_inputs_copied = [this, k] { asio::post(io_, [this, k] { inputs_copied(k); }); };

@@ -775,7 +775,7 @@ TEST(Engine, ProducedInputsAreGivenBackOnceCopiedSoTheNextProducerOverlapsTheKer
   asio::io_context io;
   auto c = host_config(1);
   constexpr std::size_t kBytes = 1 << 20;  // a size class of its own: blocks of exactly 1 MiB
-  c.host_budget_bytes = 3 * kBytes;         // inputs and output of one, the inputs of another
+  c.host_budget_bytes = 3 * kBytes;        // inputs and output of one, the inputs of another
   Engine engine(io.get_executor(), c);
   using Clock = std::chrono::steady_clock;
   constexpr auto kKernel = std::chrono::milliseconds(200);
