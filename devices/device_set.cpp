@@ -201,6 +201,14 @@ void* map_and_register(std::size_t bytes, std::size_t& mapped) {
   if (p + mapped < base + span)
     munmap(p + mapped, static_cast<std::size_t>(base + span - (p + mapped)));
   madvise(p, mapped, MADV_HUGEPAGE);  // a hint: without THP the mapping still works
+  // Not inherited by a child the process forks: shared copy-on-write, the
+  // first write by the parent would move its page to a new frame while the
+  // device still reads the old one. A child cannot use the parent's CUDA
+  // memory anyway.
+  if (madvise(p, mapped, MADV_DONTFORK) != 0) {
+    munmap(p, mapped);
+    return nullptr;
+  }
 
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t threads =

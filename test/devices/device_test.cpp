@@ -3,8 +3,12 @@
 #include <cuda_runtime_api.h>  // error codes (and, on the CUDA backend, the runtime itself)
 #include <gtest/gtest.h>
 
+#include <cinttypes>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <numeric>
 #include <vector>
 
@@ -264,6 +268,22 @@ TEST_F(DeviceTest, StreamPrioritiesMapToTheDeviceRange) {
   EXPECT_TRUE(normal <= least && normal >= greatest) << normal;
 }
 
+// The VmFlags line of the mapping that holds `p` in /proc/self/smaps.
+std::string vm_flags(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t from = 0, to = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &from, &to) == 2 &&
+        line.find(':') > line.find(' '))
+      inside = from <= addr && addr < to;
+    else if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line.substr(9);
+  }
+  return "";
+}
+
 // Small pinned buffers come from cudaHostAlloc, large ones are registered
 // huge-page mappings: both must be page-locked host memory the driver
 // knows (or copies would go through its pageable path), copy both ways to
@@ -290,6 +310,13 @@ TEST_F(DeviceTest, SmallAndLargePinnedBuffersArePageLockedAndCopy) {
       ASSERT_FALSE(st.copy(back.data(), d.data(), bytes));
       ASSERT_FALSE(st.synchronize());
       EXPECT_EQ(std::memcmp(p.data(), back.data(), bytes), 0);
+      // A forked child does not share pinned pages ("dd": VM_DONTCOPY), so
+      // the parent's writes stay in the frames the device reads.
+      const std::string flags = vm_flags(p.data());
+      std::printf("  pinned %zu bytes: VmFlags %s\n", bytes, flags.c_str());
+      if (bytes >= (64 << 20)) {
+        EXPECT_NE((" " + flags + " ").find(" dd "), std::string::npos) << flags;
+      }
     }
     // Freed: the driver no longer knows the range as pinned.
     cudaPointerAttributes attr{};
