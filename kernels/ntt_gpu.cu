@@ -130,40 +130,52 @@ __device__ __forceinline__ void radix2_level(const Tile& sm, const Fr* local_tw,
 // one shared-memory round trip and one barrier instead of two, and gives the
 // scheduler two independent products per level. Twiddles: level s + 1 pairs
 // (x0, x2) with j and (x1, x3) with j + 2^s, level s both pairs with j. For
-// s = 0, j = 0: three of the four twiddles are one and skipped.
-template <bool kDif, typename Tile>
-__device__ __forceinline__ void radix4_levels(const Tile& sm, const Fr* local_tw, std::uint32_t s,
-                                              std::uint32_t c, std::uint32_t quads) {
+// s = 0 (kUnit), j = 0: three of the four twiddles are one and skipped.
+// The pass is latency-bound and ptxas overlaps only products of one basic
+// block, so s = 0 is a loop of its own rather than a branch inside this
+// one: with `if (s)` around a product, level s + 1's two products fell into
+// two blocks and ran one after the other (3 % of the NTT, measured).
+template <bool kDif, bool kUnit, typename Tile>
+__device__ __forceinline__ void radix4_loop(const Tile& sm, const Fr* local_tw, std::uint32_t s,
+                                            std::uint32_t c, std::uint32_t quads) {
   const std::uint32_t m = 1u << s, cmask = (1u << c) - 1;
   const std::uint32_t sh = kLocalLog - 2 - s;  // level s + 1 twiddle: W[j' << sh]
   for (std::uint32_t b = threadIdx.x; b < quads; b += blockDim.x) {
+    // Loaded in the loop: held across it, it costs 8 registers and more
+    // spills (DIF 44 -> 56-68 bytes).
+    Fr w_unit{};
+    if (kUnit) w_unit = load_ro(local_tw + (std::uint32_t{1} << sh));
     const std::uint32_t lc = b & cmask, q = b >> c;
     const std::uint32_t j = q & (m - 1);
     const std::uint32_t t0 = ((q - j) << 2) + j;
     const std::uint32_t e0 = (t0 << c) | lc, e1 = ((t0 + m) << c) | lc,
                         e2 = ((t0 + 2 * m) << c) | lc, e3 = ((t0 + 3 * m) << c) | lc;
     Fr x0 = sm.get(e0), x1 = sm.get(e1), x2 = sm.get(e2), x3 = sm.get(e3);
-    const Fr w_hi1 = load_ro(local_tw + ((j + m) << sh));
     if (kDif) {
       Fr d0 = x0 - x2, d1 = x1 - x3;
       x0 = x0 + x2;
       x1 = x1 + x3;
-      if (s) d0 = d0 * load_ro(local_tw + (j << sh));
-      x3 = d1 * w_hi1;
-      x2 = d0;
+      if (kUnit) {
+        x2 = d0;
+        x3 = d1 * w_unit;
+      } else {
+        x2 = d0 * load_ro(local_tw + (j << sh));
+        x3 = d1 * load_ro(local_tw + ((j + m) << sh));
+      }
       d0 = x0 - x1;
       d1 = x2 - x3;
       x0 = x0 + x1;
       x2 = x2 + x3;
-      if (s) {
+      if (kUnit) {
+        x1 = d0;
+        x3 = d1;
+      } else {
         const Fr w_lo = load_ro(local_tw + (j << (sh + 1)));
-        d0 = d0 * w_lo;
-        d1 = d1 * w_lo;
+        x1 = d0 * w_lo;
+        x3 = d1 * w_lo;
       }
-      x1 = d0;
-      x3 = d1;
     } else {
-      if (s) {
+      if (!kUnit) {
         const Fr w_lo = load_ro(local_tw + (j << (sh + 1)));
         x1 = x1 * w_lo;
         x3 = x3 * w_lo;
@@ -171,8 +183,12 @@ __device__ __forceinline__ void radix4_levels(const Tile& sm, const Fr* local_tw
       Fr d0 = x0 - x1, d1 = x2 - x3;
       x0 = x0 + x1;
       x2 = x2 + x3;
-      if (s) x2 = x2 * load_ro(local_tw + (j << sh));
-      d1 = d1 * w_hi1;
+      if (kUnit) {
+        d1 = d1 * w_unit;
+      } else {
+        x2 = x2 * load_ro(local_tw + (j << sh));
+        d1 = d1 * load_ro(local_tw + ((j + m) << sh));
+      }
       x1 = d0 + d1;
       x3 = d0 - d1;
       d0 = x0 - x2;
@@ -186,9 +202,20 @@ __device__ __forceinline__ void radix4_levels(const Tile& sm, const Fr* local_tw
   }
 }
 
+template <bool kDif, typename Tile>
+__device__ __forceinline__ void radix4_levels(const Tile& sm, const Fr* local_tw, std::uint32_t s,
+                                              std::uint32_t c, std::uint32_t quads) {
+  if (s == 0)
+    radix4_loop<kDif, true>(sm, local_tw, s, c, quads);
+  else
+    radix4_loop<kDif, false>(sm, local_tw, s, c, quads);
+}
+
 // Three blocks of 256 threads per SM (the shared-memory limit of 64 KiB
-// tiles) caps registers at 80; ptxas spills a few bytes of the DIT form.
-// Measured against 114-118 registers and two blocks: 3-5 % faster.
+// tiles) caps registers at 80; ptxas spills 44 bytes of the DIF form, none
+// of the DIT one. Measured against 114-118 registers and two blocks: 3-5 %
+// faster; against two quads per thread at 128 registers and two blocks
+// (four products per level in flight): 3.5 % faster at 2^24.
 template <bool kDif>
 __global__ void __launch_bounds__(kThreads, 3) pass_kernel(PassArgs a) {
   extern __shared__ std::uint64_t smem[];

@@ -310,12 +310,12 @@ TEST_F(DeviceTest, SmallAndLargePinnedBuffersArePageLockedAndCopy) {
       ASSERT_FALSE(st.copy(back.data(), d.data(), bytes));
       ASSERT_FALSE(st.synchronize());
       EXPECT_EQ(std::memcmp(p.data(), back.data(), bytes), 0);
-      // A forked child does not share pinned pages ("dd": VM_DONTCOPY), so
+      // A forked child does not get the mapped pages ("dc": VM_DONTCOPY), so
       // the parent's writes stay in the frames the device reads.
       const std::string flags = vm_flags(p.data());
       std::printf("  pinned %zu bytes: VmFlags %s\n", bytes, flags.c_str());
       if (bytes >= (64 << 20)) {
-        EXPECT_NE((" " + flags + " ").find(" dd "), std::string::npos) << flags;
+        EXPECT_NE((" " + flags + " ").find(" dc "), std::string::npos) << flags;
       }
     }
     // Freed: the driver no longer knows the range as pinned.
