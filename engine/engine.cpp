@@ -223,23 +223,22 @@ Error EngineCore::validate(const Job& job) const {
     if (p.producer_tasks > 4096)
       return {Errc::invalid_argument, where + " asks for " + std::to_string(p.producer_tasks) +
                                           " producer tasks (at most 4096)"};
-    std::size_t in_bytes = 0, out_bytes = 0;
+    // What its blocks take from the budget (the pool rounds each up to its
+    // size class; one too large for any class is refused by the pool).
+    const auto taken = [](std::size_t b) {
+      return std::max(b, alloc::PinnedPool::block_capacity(b));
+    };
+    std::size_t host_bytes = 0;
     for (const auto& in : p.inputs)
-      if (in.kind == InputKind::produced) in_bytes += in.bytes;
+      if (in.kind == InputKind::produced) host_bytes += taken(in.bytes);
     for (std::size_t k = 0; k < p.outputs.size(); ++k) {
       const auto& out = p.outputs[k];
       if (out.bytes == 0 || out.destination == nullptr)
         return {Errc::invalid_argument,
                 where + ": output " + std::to_string(k) +
                     (out.bytes == 0 ? " is empty (0 bytes)" : " has no destination")};
-      if (!out.pinned) out_bytes += out.bytes;
+      if (!out.pinned) host_bytes += taken(out.bytes);
     }
-    // What the two blocks take from the budget (the pool rounds each up to
-    // its size class; one too large for any class is refused by the pool).
-    const auto taken = [](std::size_t b) {
-      return std::max(b, alloc::PinnedPool::block_capacity(b));
-    };
-    const std::size_t host_bytes = taken(in_bytes) + taken(out_bytes);
     if (host_bytes > host_budget_->limit())
       return {Errc::invalid_argument, where + " needs " + bytes_str(host_bytes) +
                                           " of pinned host memory; the host budget is " +
@@ -383,42 +382,46 @@ void EngineCore::prepare(const Key& k) {
   ps.cancel = std::make_unique<asio::cancellation_signal>();
   ++prepared_;
   ++job.active;
-  auto carve = [](std::size_t& total, std::size_t bytes) {
-    const auto at = total;
-    total += (bytes + 255) / 256 * 256;
-    return at;
-  };
   for (const auto& in : p.inputs)
-    if (in.kind == InputKind::produced)
-      ps.produced.push_back({carve(ps.in_bytes, in.bytes), in.bytes});
+    if (in.kind == InputKind::produced) ps.block_bytes.push_back(in.bytes);
+  ps.input_blocks = ps.block_bytes.size();
   for (const auto& out : p.outputs)
-    if (!out.pinned) ps.bounce.push_back({carve(ps.out_bytes, out.bytes), out.bytes});
-  if (ps.in_bytes + ps.out_bytes == 0) return produced(k, {}, {});
+    if (!out.pinned) ps.block_bytes.push_back(out.bytes);
+  if (ps.block_bytes.empty()) return produced(k, {}, {});
   to_allocate_.push_back(k);
   allocate_next();
 }
 
 std::error_code EngineCore::reserve_pinned(const Partition& like, std::size_t count) {
-  std::size_t in_bytes = 0, out_bytes = 0;
+  // Blocks per partition by size class (capacity -> a size of that class
+  // and how many), the last kind of block a partition gives back noted.
+  std::map<std::size_t, std::pair<std::size_t, std::size_t>> classes;
+  std::size_t per_partition = 0, last_cap = 0;
+  const auto add = [&](std::size_t bytes) {
+    last_cap = alloc::PinnedPool::block_capacity(bytes);
+    auto& [size, n] = classes[last_cap];
+    size = std::max(size, bytes);
+    ++n;
+    per_partition += last_cap;
+  };
   for (const auto& in : like.inputs)
-    if (in.kind == InputKind::produced) in_bytes += (in.bytes + 255) / 256 * 256;
+    if (in.kind == InputKind::produced) add(in.bytes);
   for (const auto& out : like.outputs)
-    if (!out.pinned) out_bytes += (out.bytes + 255) / 256 * 256;
-  const std::size_t in_cap = alloc::PinnedPool::block_capacity(in_bytes),
-                    out_cap = alloc::PinnedPool::block_capacity(out_bytes);
+    if (!out.pinned) add(out.bytes);
+  if (per_partition == 0 || count == 0 || classes.count(0)) return {};
+  // Whole partitions first; what the budget has left goes to the blocks held
+  // longest (output landing areas, kept after the inputs went back), so
+  // that partitions past the first few, which hold only those, find them.
   const std::size_t limit = host_budget_->limit();
-  if (in_cap + out_cap == 0 || count == 0) return {};
-  // Whole partitions first. Input blocks come back before output blocks, so
-  // partitions past the first few hold only their output block: the rest of
-  // the budget goes to output blocks (measured: without them the pool grew
-  // by two 4 GiB slabs mid-job, and pinning them stalled the feeder 0.8 s).
-  const std::size_t pairs = std::min(count, limit / (in_cap + out_cap));
-  const std::size_t outs =
-      out_cap == 0 ? 0 : std::min(count, pairs + (limit - pairs * (in_cap + out_cap)) / out_cap);
-  if (in_bytes != 0 && pairs != 0)
-    if (auto ec = pool_->reserve(in_bytes, pairs)) return ec;
-  if (outs != 0)
-    if (auto ec = pool_->reserve(out_bytes, outs)) return ec;
+  const std::size_t whole = std::min(count, limit / per_partition);
+  const std::size_t extra =
+      std::min(count * classes[last_cap].second - whole * classes[last_cap].second,
+               (limit - whole * per_partition) / last_cap);
+  for (const auto& [cap, kind] : classes) {
+    const std::size_t n = whole * kind.second + (cap == last_cap ? extra : 0);
+    if (n != 0)
+      if (auto ec = pool_->reserve(kind.first, n)) return ec;
+  }
   return {};
 }
 
@@ -432,11 +435,11 @@ void EngineCore::allocate_next() {
       continue;
     }
     allocating_ = true;
-    request_block(k, job.parts[k.part].in_bytes != 0);
+    request_block(k);
   }
 }
 
-void EngineCore::request_block(const Key& k, bool inputs) {
+void EngineCore::request_block(const Key& k) {
   auto& ps = find(k.seq)->parts[k.part];
   // The slot gets a new handler for each request; an arming message of an
   // earlier request must not arm it (its handler may not be installed yet).
@@ -444,14 +447,14 @@ void EngineCore::request_block(const Key& k, bool inputs) {
   ps.cancel_armed = false;
   // Initiated from a worker: growing the pool pins memory (0.05-0.5
   // s/GiB), which must never stall this scheduling thread.
-  asio::post(*workers_, [this, k, inputs, request, bytes = inputs ? ps.in_bytes : ps.out_bytes,
+  asio::post(*workers_, [this, k, request, bytes = ps.block_bytes[ps.blocks.size()],
                          slot = ps.cancel->slot()] {
     pool_->async_allocate(
-        bytes, asio::bind_cancellation_slot(
-                   slot, asio::bind_executor(
-                             io_, [this, k, inputs](std::error_code ec, alloc::PinnedBlock block) {
-                               block_arrived(k, inputs, ec, std::move(block));
-                             })));
+        bytes,
+        asio::bind_cancellation_slot(
+            slot, asio::bind_executor(io_, [this, k](std::error_code ec, alloc::PinnedBlock block) {
+              block_arrived(k, ec, std::move(block));
+            })));
     // The pool installed its cancellation handler in `slot` on this worker;
     // only from now on may the engine thread emit on it (Asio signals are
     // not thread-safe: TSan saw drop_queued's emit race the installation).
@@ -466,22 +469,18 @@ void EngineCore::request_block(const Key& k, bool inputs) {
   });
 }
 
-void EngineCore::block_arrived(const Key& k, bool inputs, std::error_code ec,
-                               alloc::PinnedBlock block) {
+void EngineCore::block_arrived(const Key& k, std::error_code ec, alloc::PinnedBlock block) {
   auto& job = *find(k.seq);
   auto& ps = job.parts[k.part];
-  if (!ec && inputs && ps.out_bytes != 0 && !job.cancelled && !job.failure) {
-    ps.host_in = std::move(block);
-    return request_block(k, false);  // still this partition's turn
-  }
+  if (!ec) ps.blocks.push_back(std::move(block));
+  if (!ec && ps.blocks.size() < ps.block_bytes.size() && !job.cancelled && !job.failure)
+    return request_block(k);  // still this partition's turn
   allocating_ = false;
-  if (ec) {
+  if (ec)
     produced(k, ec,
              "pinned host memory for partition " + std::to_string(k.part) + ": " + ec.message());
-  } else {
-    (inputs ? ps.host_in : ps.host_out) = std::move(block);
+  else
     run_producer(k);  // ends the partition as cancelled if its job is gone
-  }
   allocate_next();
 }
 
@@ -493,9 +492,9 @@ void EngineCore::run_producer(const Key& k) {
   if (!p.producer && !p.split_producer) return produced(k, {}, {});
   auto run = std::make_shared<ProducerRun>();
   std::size_t bytes = 0;
-  for (const auto& r : ps.produced) {
-    run->spans.emplace_back(ps.host_in.data() + r.offset, r.bytes);
-    bytes += r.bytes;
+  for (std::size_t i = 0; i < ps.input_blocks; ++i) {
+    run->spans.push_back(ps.blocks[i].bytes());
+    bytes += ps.blocks[i].size();
   }
   if (p.producer) {
     run->plain = p.producer;
@@ -565,8 +564,7 @@ void EngineCore::produced(const Key& k, std::error_code ec, std::string message)
   ps.cancel.reset();
   --prepared_;
   if (ec || job.cancelled || job.failure) {
-    ps.host_in.reset();
-    ps.host_out.reset();
+    ps.blocks.clear();
     ps.phase = PartPhase::dropped;
     --job.active;
     if (ec && !job.cancelled && ec != make_error_code(Errc::cancelled) && ec != operation_aborted())
@@ -603,16 +601,14 @@ void EngineCore::dispatch(std::size_t d, const Key& k) {
   req.slot = slot;
   req.partition = &p;
   req.job_start = job.start;
-  std::size_t next_produced = 0, next_bounce = 0;
+  std::size_t next_block = 0;
   for (const auto& in : p.inputs)
-    req.input_sources.push_back(in.kind == InputKind::produced
-                                    ? ps.host_in.data() + ps.produced[next_produced++].offset
-                                    : in.data);
+    req.input_sources.push_back(in.kind == InputKind::produced ? ps.blocks[next_block++].data()
+                                                               : in.data);
   for (const auto& out : p.outputs)
-    req.output_targets.push_back(out.pinned ? out.destination
-                                            : ps.host_out.data() + ps.bounce[next_bounce++].offset);
+    req.output_targets.push_back(out.pinned ? out.destination : ps.blocks[next_block++].data());
   std::function<void()> on_inputs_copied;
-  if (ps.host_in)
+  if (ps.input_blocks != 0)
     on_inputs_copied = [this, k] { asio::post(io_, [this, k] { inputs_copied(k); }); };
   runners_[d]->launch(std::move(req), std::move(on_inputs_copied),
                       [this, d, slot, k](LaunchResult r) {
@@ -624,7 +620,11 @@ void EngineCore::dispatch(std::size_t d, const Key& k) {
 
 void EngineCore::inputs_copied(const Key& k) {
   // Late (the partition has ended) is harmless: the block is gone already.
-  if (auto* job = find(k.seq)) job->parts[k.part].host_in.reset();
+  if (auto* job = find(k.seq)) {
+    auto& ps = job->parts[k.part];
+    for (std::size_t i = 0; i < std::min(ps.input_blocks, ps.blocks.size()); ++i)
+      ps.blocks[i].reset();
+  }
 }
 
 void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r) {
@@ -661,10 +661,10 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
     std::size_t bytes;
   };
   std::vector<Piece> pieces;
-  std::size_t b = 0;
+  std::size_t b = ps.input_blocks;
   for (const auto& out : p.outputs) {
     if (out.pinned) continue;
-    const std::byte* src = ps.host_out.data() + ps.bounce[b++].offset;
+    const std::byte* src = ps.blocks[b++].data();
     const std::size_t count =
         std::clamp<std::size_t>(out.bytes / kBytesPerWorkerTask, 1, worker_count_);
     for (std::size_t i = 0; i < count; ++i) {
@@ -693,8 +693,7 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
 void EngineCore::finished(const Key& k, Error error) {
   auto& job = *jobs_.at(k.seq);
   auto& ps = job.parts[k.part];
-  ps.host_in.reset();  // back to the pool, budget released
-  ps.host_out.reset();
+  ps.blocks.clear();                          // back to the pool, budget released
   job.job.partitions[k.part].inputs.clear();  // pinned inputs go back to their pool
   ps.phase = PartPhase::done;
   --prepared_;
@@ -728,8 +727,7 @@ void EngineCore::drop_queued(JobState& job) {
   for (auto it = ready_.begin(); it != ready_.end();) {
     if (it->seq == job.seq) {
       auto& ps = job.parts[it->part];
-      ps.host_in.reset();
-      ps.host_out.reset();
+      ps.blocks.clear();
       ps.phase = PartPhase::dropped;
       --prepared_;
       it = ready_.erase(it);

@@ -73,22 +73,20 @@ class EngineCore {
   enum class PartPhase { queued, preparing, ready, running, finishing, done, dropped };
   struct PartState {
     PartPhase phase = PartPhase::queued;
-    struct Range {
-      std::size_t offset, bytes;
-    };
-    // Two pinned blocks: the produced inputs, given back as soon as their
-    // copy to the device has completed, and the landing areas of pageable
-    // outputs, kept until the partition ends.
-    alloc::PinnedBlock host_in, host_out;
-    std::vector<Range> produced;  // where in `host_in` each produced input lives
-    std::vector<Range> bounce;    // where in `host_out` each pageable output lands first
+    // A pinned block per produced input, given back as soon as the device
+    // has read it, then one per pageable output (its landing area), kept
+    // until the partition ends. Blocks of equal size share a pool size class
+    // (hpoly's a, b, c and h), so early returns never make the pool trade
+    // slabs of one class for another mid-job.
+    std::vector<std::size_t> block_bytes;  // inputs first, then outputs
+    std::size_t input_blocks = 0;
+    std::vector<alloc::PinnedBlock> blocks;                    // as granted, in block_bytes order
     std::unique_ptr<boost::asio::cancellation_signal> cancel;  // pending pool waits
     unsigned cancel_request = 0;  // which pool request the slot's handler belongs to
     bool cancel_armed = false;    // the pool's handler is installed: emit may run
     bool cancel_wanted = false;   // dropped before that: emit when armed
     Clock::time_point ready_at{};
     std::size_t device_bytes = 0;
-    std::size_t in_bytes = 0, out_bytes = 0;  // sizes of host_in and host_out
     PartitionReport report;
   };
   struct JobState {
@@ -129,12 +127,12 @@ class EngineCore {
   void pump();
   void prepare(const Key& k);
   // Pinned blocks are requested one at a time in prepare order, so
-  // producers start in the order partitions were ranked; a partition's two
-  // blocks are requested back to back, so none holds one while another
-  // partition takes what it needs for its second.
+  // producers start in the order partitions were ranked; a partition's
+  // blocks are requested back to back, so none holds some while another
+  // partition takes what it needs for the rest.
   void allocate_next();
-  void request_block(const Key& k, bool inputs);
-  void block_arrived(const Key& k, bool inputs, std::error_code ec, alloc::PinnedBlock block);
+  void request_block(const Key& k);
+  void block_arrived(const Key& k, std::error_code ec, alloc::PinnedBlock block);
   // The device has read the partition's produced inputs: their block goes
   // back to the pool, so producers ahead can use it while kernels run.
   void inputs_copied(const Key& k);
