@@ -285,7 +285,9 @@ int run_command(int argc, char** argv) {
                    "stoker run: could not pin the pool ahead (%s); it will grow during the job\n",
                    ec.message().c_str());
     else if (!json)
-      std::printf("  pinned pool: %zu blocks reserved in %.2f s\n", count, seconds_since(t0));
+      std::printf("  pinned pool: %.0f MiB reserved for %zu partitions in flight in %.2f s\n",
+                  static_cast<double>(e.stats().pinned_bytes_pooled) / (1u << 20), count,
+                  seconds_since(t0));
   }
   if (progress && !json)
     job->progress = [](std::size_t done, std::size_t total) {
