@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "engine/workloads/detail/hpoly_fill.hpp"
+#include "engine/workloads/detail/hpoly_fill_ifma.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
@@ -242,6 +243,32 @@ __attribute__((target("bmi2,adx"), STOKER_NO_SLP)) void fill_adx(std::uint64_t k
   }
   if constexpr (kStreaming) _mm_sfence();
 }
+#if defined(STOKER_HPOLY_IFMA)
+// The adx path's draws and stores, the products eight at a time through
+// IFMA lanes: the draws' words go to the lanes through a small stack buffer.
+template <bool kStreaming>
+__attribute__((target("bmi2,adx"), STOKER_NO_SLP)) void fill_ifma(
+    std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count, Fr* a, Fr* b, Fr* c) {
+  alignas(64) std::uint64_t aw[4][8], bw[4][8], cw[4][8];
+  std::size_t k = 0;
+  for (; k + 8 <= count; k += 8) {
+    for (std::size_t e = 0; e < 8; ++e) {
+      const Fr x = draw_asm(ka, first + k + e), y = draw_asm(kb, first + k + e);
+      store(a + k + e, x, kStreaming);
+      store(b + k + e, y, kStreaming);
+      for (int w = 0; w < 4; ++w) {
+        aw[w][e] = x.l[w];
+        bw[w][e] = y.l[w];
+      }
+    }
+    detail::mont_mul_ifma8_lanes(aw, bw, cw);
+    for (std::size_t e = 0; e < 8; ++e)
+      store(c + k + e, Fr{{cw[0][e], cw[1][e], cw[2][e], cw[3][e]}}, kStreaming);
+  }
+  if (k < count) fill_adx<kStreaming, true>(ka, kb, first + k, count - k, a + k, b + k, c + k);
+  if constexpr (kStreaming) _mm_sfence();
+}
+#endif
 #undef STOKER_NO_SLP
 
 // CPUID leaf 7: EBX bit 8 is BMI2 (MULX), bit 19 is ADX (ADCX, ADOX).
@@ -266,11 +293,26 @@ bool fill_adx_supported() {
 #endif
 }
 
+bool fill_ifma_path_supported() {
+#if defined(STOKER_HPOLY_ADX) && defined(STOKER_HPOLY_IFMA)
+  return fill_adx_supported() && fill_ifma_supported();
+#else
+  return false;
+#endif
+}
+
 void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, std::size_t first,
                      std::size_t count, Fr* a, Fr* b, Fr* c, bool streaming) {
   const std::uint64_t ka = stream_key(seed, partition, 0), kb = stream_key(seed, partition, 1);
+#if defined(STOKER_HPOLY_ADX) && defined(STOKER_HPOLY_IFMA)
+  if (path == FillPath::ifma && c) {
+    streaming ? fill_ifma<true>(ka, kb, first, count, a, b, c)
+              : fill_ifma<false>(ka, kb, first, count, a, b, c);
+    return;
+  }
+#endif
 #if defined(STOKER_HPOLY_ADX)
-  if (path == FillPath::adx) {
+  if (path == FillPath::adx || path == FillPath::ifma) {  // ifma without c: the same draws
     if (streaming)
       c ? fill_adx<true, true>(ka, kb, first, count, a, b, c)
         : fill_adx<true, false>(ka, kb, first, count, a, b, c);
@@ -337,9 +379,10 @@ HpolySums sums_range(std::uint64_t seed, std::size_t partition, const Fr& w_inv,
 
 void hpoly_fill(std::uint64_t seed, std::size_t partition, std::size_t first, std::size_t count,
                 Fr* a, Fr* b, Fr* c, bool streaming) {
-  detail::hpoly_fill_path(
-      detail::fill_adx_supported() ? detail::FillPath::adx : detail::FillPath::portable, seed,
-      partition, first, count, a, b, c, streaming);
+  static const detail::FillPath path = detail::fill_ifma_path_supported() ? detail::FillPath::ifma
+                                       : detail::fill_adx_supported()     ? detail::FillPath::adx
+                                                                      : detail::FillPath::portable;
+  detail::hpoly_fill_path(path, seed, partition, first, count, a, b, c, streaming);
 }
 
 Fr hpoly_point(std::uint64_t seed, std::size_t partition, unsigned log_n) {

@@ -1,8 +1,8 @@
-// The two fill paths of the hpoly producer (engine/workloads/detail/hpoly_fill.hpp):
-// on a CPU with BMI2 and ADX the fast path writes the same bits as the
-// portable one, and its Montgomery product equals Fr's on edge values and
-// random pairs. Without BMI2 and ADX (or in an unoptimized build) there is
-// one path and the tests skip.
+// The fill paths of the hpoly producer (engine/workloads/detail/hpoly_fill.hpp):
+// on a CPU with BMI2 and ADX (and AVX-512 IFMA) the fast paths write the
+// same bits as the portable one, and their Montgomery products equal Fr's
+// on edge values and random pairs. Where the CPU or the build lacks a path,
+// its tests skip.
 #include "engine/workloads/detail/hpoly_fill.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/workloads/detail/hpoly_fill_ifma.hpp"
 #include "test/kernels/fr_test_util.hpp"
 
 namespace stoker::engine::workloads::detail {
@@ -35,6 +36,27 @@ bool same(const std::vector<Fr>& x, const std::vector<Fr>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(Fr)) == 0;
 }
 
+std::vector<Fr> edge_values() {
+  // Montgomery-form words (not field values) at the edges of [0, r).
+  std::vector<Fr> edges = {Fr::zero(),
+                           Fr::one(),
+                           -Fr::one(),
+                           Fr{{1, 0, 0, 0}},
+                           Fr{{fr::kP0 - 1, fr::kP1, fr::kP2, fr::kP3}},
+                           Fr{{fr::kP0 - 2, fr::kP1, fr::kP2, fr::kP3}},
+                           Fr{{0, fr::kP1, fr::kP2, fr::kP3}},
+                           Fr{{~0ull, fr::kP1 - 1, fr::kP2, fr::kP3}},
+                           Fr{{~0ull, ~0ull, ~0ull, fr::kP3 - 1}},
+                           Fr{{~0ull, ~0ull, ~0ull, 0}},
+                           Fr{{0xffffffffull, 0, 0xffffffff00000000ull, 0x7000000000000000ull}}};
+  for (int bit = 0; bit < 255; ++bit) {  // powers of two below r
+    Fr x = Fr::zero();
+    x.l[bit / 64] = std::uint64_t{1} << (bit % 64);
+    if (Fr::is_canonical(x.l)) edges.push_back(x);
+  }
+  return edges;
+}
+
 TEST(HpolyFill, AdxPathWritesTheSameBitsAsThePortablePath) {
   if (!fill_adx_supported()) GTEST_SKIP() << "no BMI2/ADX path in this build or on this CPU";
   struct Range {
@@ -57,23 +79,7 @@ TEST(HpolyFill, AdxPathWritesTheSameBitsAsThePortablePath) {
 
 TEST(HpolyFill, AdxProductEqualsFrProductOnEdgeValues) {
   if (!fill_adx_supported()) GTEST_SKIP() << "no BMI2/ADX path in this build or on this CPU";
-  // Montgomery-form words (not field values) at the edges of [0, r).
-  std::vector<Fr> edges = {Fr::zero(),
-                           Fr::one(),
-                           -Fr::one(),
-                           Fr{{1, 0, 0, 0}},
-                           Fr{{fr::kP0 - 1, fr::kP1, fr::kP2, fr::kP3}},
-                           Fr{{fr::kP0 - 2, fr::kP1, fr::kP2, fr::kP3}},
-                           Fr{{0, fr::kP1, fr::kP2, fr::kP3}},
-                           Fr{{~0ull, fr::kP1 - 1, fr::kP2, fr::kP3}},
-                           Fr{{~0ull, ~0ull, ~0ull, fr::kP3 - 1}},
-                           Fr{{~0ull, ~0ull, ~0ull, 0}},
-                           Fr{{0xffffffffull, 0, 0xffffffff00000000ull, 0x7000000000000000ull}}};
-  for (int bit = 0; bit < 255; ++bit) {  // powers of two below r
-    Fr x = Fr::zero();
-    x.l[bit / 64] = std::uint64_t{1} << (bit % 64);
-    if (Fr::is_canonical(x.l)) edges.push_back(x);
-  }
+  const auto edges = edge_values();
   for (const Fr& a : edges)
     for (const Fr& b : edges)
       ASSERT_EQ(mont_mul_adx(a, b), a * b)
@@ -95,6 +101,53 @@ TEST(HpolyFill, AdxProductEqualsFrProductOnRandomPairs) {
     ASSERT_EQ(x, y) << "step " << i;
   }
 }
+
+#if defined(STOKER_HPOLY_IFMA)
+TEST(HpolyFill, IfmaPathWritesTheSameBitsAsThePortablePath) {
+  if (!fill_ifma_path_supported()) GTEST_SKIP() << "no AVX-512 IFMA (or no ADX) path here";
+  struct Range {
+    std::size_t first, count;
+  };
+  // Counts that are and are not multiples of the eight lanes.
+  for (const Range r :
+       {Range{0, 4096}, Range{123457, 1001}, Range{(std::size_t{1} << 28) - 5, 5}, Range{77, 15}})
+    for (const bool streaming : {false, true}) {
+      const auto portable = fill(FillPath::portable, r.first, r.count, true, streaming);
+      const auto ifma = fill(FillPath::ifma, r.first, r.count, true, streaming);
+      EXPECT_TRUE(same(ifma.a, portable.a)) << "a from " << r.first << ", streaming " << streaming;
+      EXPECT_TRUE(same(ifma.b, portable.b)) << "b from " << r.first << ", streaming " << streaming;
+      EXPECT_TRUE(same(ifma.c, portable.c)) << "c from " << r.first << ", streaming " << streaming;
+      const auto no_c = fill(FillPath::ifma, r.first, r.count, false, streaming);
+      EXPECT_TRUE(same(no_c.a, portable.a) && same(no_c.b, portable.b)) << "without c";
+    }
+}
+
+TEST(HpolyFill, IfmaProductEqualsFrProductOnEdgeValuesAndRandomPairs) {
+  if (!fill_ifma_supported()) GTEST_SKIP() << "no AVX-512 IFMA on this CPU";
+  const auto edges = edge_values();
+  // Every pair of edge values, eight lanes at a time (lanes differ).
+  std::vector<Fr> xs, ys;
+  for (const Fr& a : edges)
+    for (const Fr& b : edges) {
+      xs.push_back(a);
+      ys.push_back(b);
+    }
+  std::mt19937_64 rng(20261202);
+  for (int i = 0; i < 200000; ++i) {
+    xs.push_back(kernels::test::random_fr(rng));
+    ys.push_back(kernels::test::random_fr(rng));
+  }
+  while (xs.size() % 8) {
+    xs.push_back(Fr::one());
+    ys.push_back(Fr::one());
+  }
+  std::vector<Fr> zs(xs.size());
+  for (std::size_t i = 0; i < xs.size(); i += 8) mont_mul_ifma8(&xs[i], &ys[i], &zs[i]);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    ASSERT_EQ(zs[i], xs[i] * ys[i]) << kernels::test::fr_to_hex(xs[i]) << " * "
+                                    << kernels::test::fr_to_hex(ys[i]) << " (pair " << i << ")";
+}
+#endif
 
 }  // namespace
 }  // namespace stoker::engine::workloads::detail
