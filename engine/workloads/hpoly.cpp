@@ -46,7 +46,8 @@ inline std::uint64_t stream_key(std::uint64_t seed, std::size_t partition, unsig
 // The words of a stream: wyrand's output function on the counter state
 // key + counter * kWyStep, i.e. one 64x64->128 multiplication per word with
 // its halves folded (splitmix64 needs two).
-constexpr std::uint64_t kWyStep = 0xa0761d6478bd642full, kWyMix = 0xe7037ed1a0b428dbull;
+using detail::kWyMix;
+using detail::kWyStep;
 
 inline std::uint64_t wy(std::uint64_t state) {
   using u128 = unsigned __int128;
@@ -243,32 +244,6 @@ __attribute__((target("bmi2,adx"), STOKER_NO_SLP)) void fill_adx(std::uint64_t k
   }
   if constexpr (kStreaming) _mm_sfence();
 }
-#if defined(STOKER_HPOLY_IFMA)
-// The adx path's draws and stores, the products eight at a time through
-// IFMA lanes: the draws' words go to the lanes through a small stack buffer.
-template <bool kStreaming>
-__attribute__((target("bmi2,adx"), STOKER_NO_SLP)) void fill_ifma(
-    std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count, Fr* a, Fr* b, Fr* c) {
-  alignas(64) std::uint64_t aw[4][8], bw[4][8], cw[4][8];
-  std::size_t k = 0;
-  for (; k + 8 <= count; k += 8) {
-    for (std::size_t e = 0; e < 8; ++e) {
-      const Fr x = draw_asm(ka, first + k + e), y = draw_asm(kb, first + k + e);
-      store(a + k + e, x, kStreaming);
-      store(b + k + e, y, kStreaming);
-      for (int w = 0; w < 4; ++w) {
-        aw[w][e] = x.l[w];
-        bw[w][e] = y.l[w];
-      }
-    }
-    detail::mont_mul_ifma8_lanes(aw, bw, cw);
-    for (std::size_t e = 0; e < 8; ++e)
-      store(c + k + e, Fr{{cw[0][e], cw[1][e], cw[2][e], cw[3][e]}}, kStreaming);
-  }
-  if (k < count) fill_adx<kStreaming, true>(ka, kb, first + k, count - k, a + k, b + k, c + k);
-  if constexpr (kStreaming) _mm_sfence();
-}
-#endif
 #undef STOKER_NO_SLP
 
 // CPUID leaf 7: EBX bit 8 is BMI2 (MULX), bit 19 is ADX (ADCX, ADOX).
@@ -305,14 +280,20 @@ void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, s
                      std::size_t count, Fr* a, Fr* b, Fr* c, bool streaming) {
   const std::uint64_t ka = stream_key(seed, partition, 0), kb = stream_key(seed, partition, 1);
 #if defined(STOKER_HPOLY_ADX) && defined(STOKER_HPOLY_IFMA)
-  if (path == FillPath::ifma && c) {
-    streaming ? fill_ifma<true>(ka, kb, first, count, a, b, c)
-              : fill_ifma<false>(ka, kb, first, count, a, b, c);
-    return;
+  if (path == FillPath::ifma) {
+    // Eight at a time in AVX-512 lanes; the last count % 8 on the adx path.
+    const std::size_t lanes = count / 8 * 8;
+    fill_ifma_lanes(ka, kb, first, lanes, a, b, c, streaming);
+    first += lanes;
+    count -= lanes;
+    a += lanes;
+    b += lanes;
+    if (c) c += lanes;
+    path = FillPath::adx;
   }
 #endif
 #if defined(STOKER_HPOLY_ADX)
-  if (path == FillPath::adx || path == FillPath::ifma) {  // ifma without c: the same draws
+  if (path == FillPath::adx) {
     if (streaming)
       c ? fill_adx<true, true>(ka, kb, first, count, a, b, c)
         : fill_adx<true, false>(ka, kb, first, count, a, b, c);

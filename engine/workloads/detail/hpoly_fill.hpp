@@ -23,6 +23,11 @@ namespace stoker::engine::workloads::detail {
 // streaming stores, 2^22 elements).
 enum class FillPath { portable, adx, ifma };
 
+// The generator: word j of element i of a stream with key k is wyrand's
+// output function (the two halves of s (s ^ kWyMix), 128 bits, XORed) at
+// s = k + (4 i + j) kWyStep.
+inline constexpr std::uint64_t kWyStep = 0xa0761d6478bd642full, kWyMix = 0xe7037ed1a0b428dbull;
+
 // Whether this build and this CPU can take the adx path.
 bool fill_adx_supported();
 // The same for the ifma path (it needs the adx path too).

@@ -4,6 +4,7 @@
 // declarations are absent and the path is never offered.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/field.cuh"
@@ -20,6 +21,13 @@ bool fill_ifma_supported();
 // of element e is w[k][e]. Requires fill_ifma_supported().
 void mont_mul_ifma8_lanes(const std::uint64_t (&a)[4][8], const std::uint64_t (&b)[4][8],
                           std::uint64_t (&c)[4][8]);
+
+// Elements [first, first + count) of a and b (streams ka, kb) and, when c is
+// not null, c = a * b, eight at a time in AVX-512 lanes; count a multiple
+// of eight. Non-temporal stores where `streaming` and the pointers are
+// 64-byte aligned. Requires fill_ifma_supported().
+void fill_ifma_lanes(std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count,
+                     kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool streaming);
 
 // The same on eight elements, for tests.
 void mont_mul_ifma8(const kernels::Fr* a, const kernels::Fr* b, kernels::Fr* c);
