@@ -1,12 +1,13 @@
-// The hpoly producer's products c = a * b, eight at a time with AVX-512 IFMA.
+// The hpoly producer, eight elements at a time in AVX-512 lanes: the draws,
+// their reduction, the product c = a * b (IFMA) and the stores.
 //
 // Measured on the development host (one thread, streaming stores): the adx
 // path takes 25 ns per element, about 13 of them the two draws and the rest
-// the one Montgomery product (a chain of dependent MULX/ADCX/ADOX); with the
-// products here, 19 ns. The producers are what bounds `stoker run
-// --workload hpoly` on a 16-core host. IFMA (VPMADD52LUQ/HUQ: 52 x 52 -> low
-// or high 52 bits, added to 64-bit lanes) does eight independent products in
-// the lanes of one register.
+// the one Montgomery product (a chain of dependent MULX/ADCX/ADOX); this
+// path 12.6-15.0 ns. The producers are what bounded `stoker run --workload
+// hpoly` on a 16-core host (28-31 GB/s; 67-73 with this path). IFMA
+// (VPMADD52LUQ/HUQ: 52 x 52 -> low or high 52 bits, added to 64-bit lanes)
+// does eight independent products in the lanes of one register.
 //
 // Radix 2^52, five limbs, Montgomery with R' = 2^260: mont(x, y) = x y
 // 2^-260 mod r. Fr's product is the 2^256 one, so the second operand goes in

@@ -17,10 +17,9 @@
 
 namespace stoker::engine::workloads::detail {
 
-// ifma: the adx path's draws, with the products eight at a time in
-// AVX-512 IFMA lanes (detail/hpoly_fill_ifma.hpp): 19.0-19.6 ns per element
-// against the adx path's 25.2-25.6 on the development host (one thread,
-// streaming stores, 2^22 elements).
+// ifma: eight elements at a time in AVX-512 lanes, draws, product and
+// stores (detail/hpoly_fill_ifma.hpp): 12.6-15.0 ns per element against the
+// adx path's 25 on the development host (one thread, 2^22 elements).
 enum class FillPath { portable, adx, ifma };
 
 // The generator: word j of element i of a stream with key k is wyrand's
