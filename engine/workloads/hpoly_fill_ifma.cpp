@@ -224,25 +224,21 @@ bool fill_ifma_supported() {
   return supported;
 }
 
-__attribute__((target("avx512f,avx512dq,avx512ifma"))) void mont_mul_ifma8_lanes(
-    const std::uint64_t (&a)[4][8], const std::uint64_t (&b)[4][8], std::uint64_t (&c)[4][8]) {
-  __m512i av[4], bv[4], cv[4];
-  for (int k = 0; k < 4; ++k) {
-    av[k] = _mm512_loadu_si512(a[k]);
-    bv[k] = _mm512_loadu_si512(b[k]);
-  }
-  mont_mul8(av, bv, cv);
-  for (int k = 0; k < 4; ++k) _mm512_storeu_si512(c[k], cv[k]);
-}
-
-void mont_mul_ifma8(const Fr* a, const Fr* b, Fr* c) {
-  std::uint64_t aw[4][8], bw[4][8], cw[4][8];
+__attribute__((target("avx512f,avx512dq,avx512ifma"))) void mont_mul_ifma8(const Fr* a,
+                                                                             const Fr* b, Fr* c) {
+  alignas(64) std::uint64_t aw[4][8], bw[4][8], cw[4][8];
   for (int e = 0; e < 8; ++e)
     for (int k = 0; k < 4; ++k) {
       aw[k][e] = a[e].l[k];
       bw[k][e] = b[e].l[k];
     }
-  mont_mul_ifma8_lanes(aw, bw, cw);
+  __m512i av[4], bv[4], cv[4];
+  for (int k = 0; k < 4; ++k) {
+    av[k] = _mm512_load_si512(aw[k]);
+    bv[k] = _mm512_load_si512(bw[k]);
+  }
+  mont_mul8(av, bv, cv);
+  for (int k = 0; k < 4; ++k) _mm512_store_si512(cw[k], cv[k]);
   for (int e = 0; e < 8; ++e)
     for (int k = 0; k < 4; ++k) c[e].l[k] = cw[k][e];
 }

@@ -1,4 +1,4 @@
-// The hpoly producer's eight-at-a-time product (AVX-512 IFMA), behind the
+// The hpoly producer eight elements at a time (AVX-512 F, DQ, IFMA), behind the
 // fill path FillPath::ifma (detail/hpoly_fill.hpp). x86-64 with GCC or
 // Clang only (target attributes, __builtin_cpu_supports); elsewhere the
 // declarations are absent and the path is never offered.
@@ -14,13 +14,8 @@
 
 namespace stoker::engine::workloads::detail {
 
-// Whether this CPU has AVX-512F and IFMA.
+// Whether this CPU has AVX-512 F, DQ and IFMA.
 bool fill_ifma_supported();
-
-// c[e] = a[e] * b[e] (Fr's product) for e < 8, words as eight lanes: word k
-// of element e is w[k][e]. Requires fill_ifma_supported().
-void mont_mul_ifma8_lanes(const std::uint64_t (&a)[4][8], const std::uint64_t (&b)[4][8],
-                          std::uint64_t (&c)[4][8]);
 
 // Elements [first, first + count) of a and b (streams ka, kb) and, when c is
 // not null, c = a * b, eight at a time in AVX-512 lanes; count a multiple
@@ -29,7 +24,7 @@ void mont_mul_ifma8_lanes(const std::uint64_t (&a)[4][8], const std::uint64_t (&
 void fill_ifma_lanes(std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count,
                      kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool streaming);
 
-// The same on eight elements, for tests.
+// c[e] = a[e] * b[e] (Fr's product) for e < 8 through the lanes, for tests.
 void mont_mul_ifma8(const kernels::Fr* a, const kernels::Fr* b, kernels::Fr* c);
 
 }  // namespace stoker::engine::workloads::detail
