@@ -224,8 +224,8 @@ bool fill_ifma_supported() {
   return supported;
 }
 
-__attribute__((target("avx512f,avx512dq,avx512ifma"))) void mont_mul_ifma8(const Fr* a,
-                                                                             const Fr* b, Fr* c) {
+__attribute__((target("avx512f,avx512dq,avx512ifma"))) void mont_mul_ifma8(const Fr* a, const Fr* b,
+                                                                           Fr* c) {
   alignas(64) std::uint64_t aw[4][8], bw[4][8], cw[4][8];
   for (int e = 0; e < 8; ++e)
     for (int k = 0; k < 4; ++k) {
