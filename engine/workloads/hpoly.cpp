@@ -269,8 +269,8 @@ bool fill_adx_supported() {
 }
 
 bool fill_ifma_path_supported() {
-#if defined(STOKER_HPOLY_ADX) && defined(STOKER_HPOLY_IFMA)
-  return fill_adx_supported() && fill_ifma_supported();
+#if defined(STOKER_HPOLY_IFMA)
+  return fill_ifma_supported();
 #else
   return false;
 #endif
@@ -279,9 +279,10 @@ bool fill_ifma_path_supported() {
 void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, std::size_t first,
                      std::size_t count, Fr* a, Fr* b, Fr* c, bool streaming) {
   const std::uint64_t ka = stream_key(seed, partition, 0), kb = stream_key(seed, partition, 1);
-#if defined(STOKER_HPOLY_ADX) && defined(STOKER_HPOLY_IFMA)
+#if defined(STOKER_HPOLY_IFMA)
   if (path == FillPath::ifma) {
-    // Eight at a time in AVX-512 lanes; the last count % 8 on the adx path.
+    // Eight at a time in AVX-512 lanes; the last count % 8 on the adx path
+    // where there is one (sanitizer builds have none), else the portable one.
     const std::size_t lanes = count / 8 * 8;
     fill_ifma_lanes(ka, kb, first, lanes, a, b, c, streaming);
     first += lanes;
@@ -289,7 +290,7 @@ void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, s
     a += lanes;
     b += lanes;
     if (c) c += lanes;
-    path = FillPath::adx;
+    path = fill_adx_supported() ? FillPath::adx : FillPath::portable;
   }
 #endif
 #if defined(STOKER_HPOLY_ADX)

@@ -106,7 +106,7 @@ TEST(HpolyFill, AdxProductEqualsFrProductOnRandomPairs) {
 
 #if defined(STOKER_HPOLY_IFMA)
 TEST(HpolyFill, IfmaPathWritesTheSameBitsAsThePortablePath) {
-  if (!fill_ifma_path_supported()) GTEST_SKIP() << "no AVX-512 IFMA (or no ADX) path here";
+  if (!fill_ifma_path_supported()) GTEST_SKIP() << "no AVX-512 IFMA path on this CPU";
   struct Range {
     std::size_t first, count;
   };

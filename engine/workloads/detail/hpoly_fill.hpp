@@ -29,7 +29,7 @@ inline constexpr std::uint64_t kWyStep = 0xa0761d6478bd642full, kWyMix = 0xe7037
 
 // Whether this build and this CPU can take the adx path.
 bool fill_adx_supported();
-// The same for the ifma path (it needs the adx path too).
+// The same for the ifma path.
 bool fill_ifma_path_supported();
 
 // hpoly_fill through the given path; `adx` requires fill_adx_supported(),
