@@ -370,10 +370,11 @@ void EngineCore::pump() {
 }
 
 // Pinned storage first (waiting on the budget: backpressure), then the
-// producer on a worker thread. A partition's two blocks (produced inputs,
-// output landing areas) are requested back to back with no other request
-// between them: the budget they wait for is held only by partitions that
-// have everything they need, so a small budget cannot deadlock.
+// producer on a worker thread. A partition's blocks (one per produced
+// input, one per pageable output's landing area) are requested back to back
+// with no other request between them: the budget they wait for is held only
+// by partitions that have everything they need, so a small budget cannot
+// deadlock.
 void EngineCore::prepare(const Key& k) {
   auto& job = *jobs_.at(k.seq);
   auto& ps = job.parts[k.part];

@@ -82,13 +82,15 @@ class Engine {
   const devices::DeviceSet& devices() const noexcept;
   const Config& config() const noexcept;
   EngineStats stats() const;
-  // Pins the host blocks of `count` partitions shaped like `like` (one for
-  // its produced inputs, one for the landing areas of its pageable outputs)
-  // before any job runs. A cold pool grows by pinning memory: about 0.05 s/GiB for
-  // slabs of 64 MiB and more (huge-page mappings registered with CUDA), 0.5
-  // s/GiB for smaller ones (cudaHostAlloc, which also blocks other CUDA calls
-  // of the process while it runs).
-  // Never more blocks than the host budget can hand out at once.
+  // Pins the host blocks of `count` partitions shaped like `like` (one per
+  // produced input, one per pageable output's landing area) before any job
+  // runs: whole partitions while the host budget lasts, then the rest of the
+  // budget as output blocks, which partitions keep after their inputs went
+  // back. A cold pool grows by pinning memory: about 0.05 s/GiB for slabs of
+  // 64 MiB and more (huge-page mappings registered with CUDA), 0.5 s/GiB for
+  // smaller ones (cudaHostAlloc, which also blocks other CUDA calls of the
+  // process while it runs), and registering memory slows every copy in
+  // flight to a third (docs/ENGINE.md).
   std::error_code reserve_pinned(const Partition& like, std::size_t count);
   // Pinned bytes a partition of `job` takes from the pool (0 when none).
   static std::size_t pinned_bytes(const Partition& partition);

@@ -62,8 +62,8 @@ class EngineCore {
   const Config& config() const noexcept { return config_; }
   EngineStats stats();
   std::size_t lookahead() const noexcept { return max_prepared_; }
-  // `count` blocks of each kind a partition like `like` takes, no more than
-  // the host budget could ever hand out at once.
+  // The blocks of `count` partitions like `like`, no more than the host
+  // budget could ever hand out at once (see Engine::reserve_pinned).
   std::error_code reserve_pinned(const Partition& like, std::size_t count);
 
   void submit(Job job, SubmitHandler handler, boost::asio::any_io_executor handler_executor);
@@ -133,8 +133,8 @@ class EngineCore {
   void allocate_next();
   void request_block(const Key& k);
   void block_arrived(const Key& k, std::error_code ec, alloc::PinnedBlock block);
-  // The device has read the partition's produced inputs: their block goes
-  // back to the pool, so producers ahead can use it while kernels run.
+  // The device has read the partition's produced inputs: their blocks go
+  // back to the pool, so producers ahead can use them while kernels run.
   void inputs_copied(const Key& k);
   void run_producer(const Key& k);
   // A partition's producer work: its shares (one for a plain producer).
