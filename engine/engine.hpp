@@ -95,7 +95,7 @@ class Engine {
   // Pinned bytes a partition of `job` takes from the pool (0 when none).
   static std::size_t pinned_bytes(const Partition& partition);
   // How many partitions the engine holds at once, from preparation to
-  // completion (each holding its pinned block): what reserve_pinned needs.
+  // completion (each holding its pinned blocks): what reserve_pinned needs.
   std::size_t lookahead() const noexcept;
 
   template <typename CompletionToken>
