@@ -59,24 +59,46 @@ std::vector<Fr> edge_values() {
   return edges;
 }
 
-TEST(HpolyFill, AdxPathWritesTheSameBitsAsThePortablePath) {
-  if (!fill_adx_supported()) GTEST_SKIP() << "no BMI2/ADX path in this build or on this CPU";
+// `path` against the portable path on ranges whose counts are and are not
+// multiples of eight (the lanes path's width), with and without c (the
+// verifier's call), into std::vectors and into 64-byte aligned buffers
+// (what the engine's pinned blocks are, and what non-temporal vector stores
+// need).
+void expect_same_bits_as_portable(FillPath path) {
   struct Range {
     std::size_t first, count;
   };
-  for (const Range r : {Range{0, 4096}, Range{123457, 1000}, Range{(std::size_t{1} << 28) - 5, 5}})
+  struct Free {
+    void operator()(Fr* p) const { std::free(p); }
+  };
+  for (const Range r :
+       {Range{0, 4096}, Range{123457, 1001}, Range{(std::size_t{1} << 28) - 5, 5}, Range{77, 15}})
     for (const bool streaming : {false, true}) {
+      SCOPED_TRACE(::testing::Message()
+                   << r.count << " from " << r.first << ", streaming " << streaming);
       const auto portable = fill(FillPath::portable, r.first, r.count, true, streaming);
-      const auto adx = fill(FillPath::adx, r.first, r.count, true, streaming);
-      EXPECT_TRUE(same(adx.a, portable.a)) << "a from " << r.first << ", streaming " << streaming;
-      EXPECT_TRUE(same(adx.b, portable.b)) << "b from " << r.first << ", streaming " << streaming;
-      EXPECT_TRUE(same(adx.c, portable.c)) << "c from " << r.first << ", streaming " << streaming;
-      // The verifier's call, without c.
-      const auto no_c = fill(FillPath::adx, r.first, r.count, false, streaming);
+      const auto v = fill(path, r.first, r.count, true, streaming);
+      EXPECT_TRUE(same(v.a, portable.a)) << "a";
+      EXPECT_TRUE(same(v.b, portable.b)) << "b";
+      EXPECT_TRUE(same(v.c, portable.c)) << "c";
+      const auto no_c = fill(path, r.first, r.count, false, streaming);
       EXPECT_TRUE(same(no_c.a, portable.a) && same(no_c.b, portable.b)) << "without c";
+      const std::size_t bytes = (r.count * sizeof(Fr) + 63) / 64 * 64;
+      std::unique_ptr<Fr, Free> a(static_cast<Fr*>(std::aligned_alloc(64, bytes))),
+          b(static_cast<Fr*>(std::aligned_alloc(64, bytes))),
+          c(static_cast<Fr*>(std::aligned_alloc(64, bytes)));
+      hpoly_fill_path(path, 42, 3, r.first, r.count, a.get(), b.get(), c.get(), streaming);
+      EXPECT_EQ(std::memcmp(a.get(), portable.a.data(), r.count * sizeof(Fr)), 0) << "aligned a";
+      EXPECT_EQ(std::memcmp(b.get(), portable.b.data(), r.count * sizeof(Fr)), 0) << "aligned b";
+      EXPECT_EQ(std::memcmp(c.get(), portable.c.data(), r.count * sizeof(Fr)), 0) << "aligned c";
       for (std::size_t i = 0; i < r.count; ++i)
         ASSERT_EQ(portable.c[i], portable.a[i] * portable.b[i]) << "element " << r.first + i;
     }
+}
+
+TEST(HpolyFill, AdxPathWritesTheSameBitsAsThePortablePath) {
+  if (!fill_adx_supported()) GTEST_SKIP() << "no BMI2/ADX path in this build or on this CPU";
+  expect_same_bits_as_portable(FillPath::adx);
 }
 
 TEST(HpolyFill, AdxProductEqualsFrProductOnEdgeValues) {
@@ -107,35 +129,7 @@ TEST(HpolyFill, AdxProductEqualsFrProductOnRandomPairs) {
 #if defined(STOKER_HPOLY_IFMA)
 TEST(HpolyFill, IfmaPathWritesTheSameBitsAsThePortablePath) {
   if (!fill_ifma_path_supported()) GTEST_SKIP() << "no AVX-512 IFMA path on this CPU";
-  struct Range {
-    std::size_t first, count;
-  };
-  // Counts that are and are not multiples of the eight lanes.
-  for (const Range r :
-       {Range{0, 4096}, Range{123457, 1001}, Range{(std::size_t{1} << 28) - 5, 5}, Range{77, 15}})
-    for (const bool streaming : {false, true}) {
-      const auto portable = fill(FillPath::portable, r.first, r.count, true, streaming);
-      const auto ifma = fill(FillPath::ifma, r.first, r.count, true, streaming);
-      EXPECT_TRUE(same(ifma.a, portable.a)) << "a from " << r.first << ", streaming " << streaming;
-      EXPECT_TRUE(same(ifma.b, portable.b)) << "b from " << r.first << ", streaming " << streaming;
-      EXPECT_TRUE(same(ifma.c, portable.c)) << "c from " << r.first << ", streaming " << streaming;
-      const auto no_c = fill(FillPath::ifma, r.first, r.count, false, streaming);
-      EXPECT_TRUE(same(no_c.a, portable.a) && same(no_c.b, portable.b)) << "without c";
-      // Non-temporal vector stores need 64-byte aligned destinations, as
-      // the engine's pinned blocks are; a std::vector's are not.
-      struct Free {
-        void operator()(Fr* p) const { std::free(p); }
-      };
-      const std::size_t bytes = (r.count * sizeof(Fr) + 63) / 64 * 64;
-      std::unique_ptr<Fr, Free> a(static_cast<Fr*>(std::aligned_alloc(64, bytes))),
-          b(static_cast<Fr*>(std::aligned_alloc(64, bytes))),
-          c(static_cast<Fr*>(std::aligned_alloc(64, bytes)));
-      hpoly_fill_path(FillPath::ifma, 42, 3, r.first, r.count, a.get(), b.get(), c.get(),
-                      streaming);
-      EXPECT_EQ(std::memcmp(a.get(), portable.a.data(), r.count * sizeof(Fr)), 0) << "aligned a";
-      EXPECT_EQ(std::memcmp(b.get(), portable.b.data(), r.count * sizeof(Fr)), 0) << "aligned b";
-      EXPECT_EQ(std::memcmp(c.get(), portable.c.data(), r.count * sizeof(Fr)), 0) << "aligned c";
-    }
+  expect_same_bits_as_portable(FillPath::ifma);
 }
 
 TEST(HpolyFill, IfmaProductEqualsFrProductOnEdgeValuesAndRandomPairs) {
