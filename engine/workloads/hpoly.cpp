@@ -268,13 +268,11 @@ bool fill_adx_supported() {
 #endif
 }
 
-bool fill_ifma_path_supported() {
-#if defined(STOKER_HPOLY_IFMA)
-  return fill_ifma_supported();
-#else
+#if !defined(STOKER_HPOLY_IFMA)
+bool fill_ifma_supported() {
   return false;
-#endif
 }
+#endif
 
 void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, std::size_t first,
                      std::size_t count, Fr* a, Fr* b, Fr* c, bool streaming) {
@@ -361,8 +359,8 @@ HpolySums sums_range(std::uint64_t seed, std::size_t partition, const Fr& w_inv,
 
 void hpoly_fill(std::uint64_t seed, std::size_t partition, std::size_t first, std::size_t count,
                 Fr* a, Fr* b, Fr* c, bool streaming) {
-  static const detail::FillPath path = detail::fill_ifma_path_supported() ? detail::FillPath::ifma
-                                       : detail::fill_adx_supported()     ? detail::FillPath::adx
+  static const detail::FillPath path = detail::fill_ifma_supported()  ? detail::FillPath::ifma
+                                       : detail::fill_adx_supported() ? detail::FillPath::adx
                                                                       : detail::FillPath::portable;
   detail::hpoly_fill_path(path, seed, partition, first, count, a, b, c, streaming);
 }

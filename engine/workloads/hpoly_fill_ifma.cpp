@@ -153,8 +153,8 @@ STOKER_IFMA void draw8(std::uint64_t key, std::uint64_t index, __m512i (&w)[4]) 
     const __m512i r = splat(kR64[j]);
     const __mmask8 below = _mm512_cmplt_epu64_mask(w[j], r);
     const __mmask8 equal = _mm512_cmpeq_epu64_mask(w[j], r);
-    d[j] = _mm512_mask_sub_epi64(_mm512_sub_epi64(w[j], r), borrow, _mm512_sub_epi64(w[j], r),
-                                 splat(1));
+    const __m512i diff = _mm512_sub_epi64(w[j], r);
+    d[j] = _mm512_mask_sub_epi64(diff, borrow, diff, splat(1));  // minus the borrow in
     borrow = static_cast<__mmask8>(below | (equal & borrow));
   }
   for (int j = 0; j < 4; ++j) w[j] = _mm512_mask_blend_epi64(borrow, d[j], w[j]);

@@ -128,7 +128,7 @@ TEST(HpolyFill, AdxProductEqualsFrProductOnRandomPairs) {
 
 #if defined(STOKER_HPOLY_IFMA)
 TEST(HpolyFill, IfmaPathWritesTheSameBitsAsThePortablePath) {
-  if (!fill_ifma_path_supported()) GTEST_SKIP() << "no AVX-512 IFMA path on this CPU";
+  if (!fill_ifma_supported()) GTEST_SKIP() << "no AVX-512 IFMA path on this CPU";
   expect_same_bits_as_portable(FillPath::ifma);
 }
 

@@ -29,11 +29,11 @@ inline constexpr std::uint64_t kWyStep = 0xa0761d6478bd642full, kWyMix = 0xe7037
 
 // Whether this build and this CPU can take the adx path.
 bool fill_adx_supported();
-// The same for the ifma path.
-bool fill_ifma_path_supported();
+// The same for the ifma path (AVX-512 F, DQ and IFMA; x86-64 GCC/Clang builds).
+bool fill_ifma_supported();
 
 // hpoly_fill through the given path; `adx` requires fill_adx_supported(),
-// `ifma` fill_ifma_path_supported().
+// `ifma` fill_ifma_supported().
 void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, std::size_t first,
                      std::size_t count, kernels::Fr* a, kernels::Fr* b, kernels::Fr* c,
                      bool streaming);

@@ -14,13 +14,10 @@
 
 namespace stoker::engine::workloads::detail {
 
-// Whether this CPU has AVX-512 F, DQ and IFMA.
-bool fill_ifma_supported();
-
 // Elements [first, first + count) of a and b (streams ka, kb) and, when c is
 // not null, c = a * b, eight at a time in AVX-512 lanes; count a multiple
 // of eight. Non-temporal stores where `streaming` and the pointers are
-// 64-byte aligned. Requires fill_ifma_supported().
+// 64-byte aligned. Requires fill_ifma_supported() (detail/hpoly_fill.hpp).
 void fill_ifma_lanes(std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count,
                      kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool streaming);
 
