@@ -36,6 +36,9 @@ hpoly (Groth16 H polynomial over a, b, c of 2^K BLS12-381 scalars per partition)
   --verify            check every h on the CPU: h(x)(x^n - 1) == A(x)B(x) - C(x) at a random x
                       (default on the host backend; on GPUs it costs CPU time beside the producers)
   --no-verify         do not check
+  --h-memory M        where h lands: registered (default; page-locked once before the job, so
+                      the D2H writes it in place) or pageable (through a pinned bounce block
+                      and a host copy per partition)
 synthetic (implied by --size-mib, --rounds or --pageable):
   --size-mib M        input MiB per partition (default: 256 on GPUs, 4 on the host backend)
   --rounds R          integer mixing rounds per output word: 0 copy-bound .. 1000 compute-bound (default 16)
@@ -118,7 +121,7 @@ int run_command(int argc, char** argv) {
   long partitions = -1, size_mib = -1, log_n = -1;
   int verify = -1;  // -1: the backend's default
   std::uint64_t seed = 1;
-  bool json = false, progress = isatty(STDOUT_FILENO);
+  bool json = false, progress = isatty(STDOUT_FILENO), h_registered = true;
   std::string trace;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
@@ -156,6 +159,15 @@ int run_command(int argc, char** argv) {
     } else if (a == "--log-n") {
       hpoly_only();
       log_n = number(value());
+    } else if (a == "--h-memory") {
+      hpoly_only();
+      const std::string m = value();
+      if (m != "registered" && m != "pageable") {
+        std::fprintf(stderr, "stoker run: --h-memory must be registered or pageable, not '%s'\n",
+                     m.c_str());
+        return 2;
+      }
+      h_registered = m == "registered";
     } else if (a == "--verify") {
       verify = 1;
     } else if (a == "--no-verify") {
@@ -219,6 +231,7 @@ int run_command(int argc, char** argv) {
 
   std::shared_ptr<engine::workloads::SyntheticRun> synthetic_run;
   std::shared_ptr<engine::workloads::HpolyRun> hpoly_run;
+  double h_setup_s = 0;  // allocating, zeroing and page-locking every h
   Result<engine::Job> job = Error{Errc::invalid_argument, "no workload"};
   if (hpoly) {
     ho.partitions =
@@ -227,7 +240,10 @@ int run_command(int argc, char** argv) {
     ho.seed = seed;
     ho.verify = verifying;
     ho.name = "hpoly-2^" + std::to_string(ho.log_n);
+    if (h_registered) ho.registered_outputs = e.devices().backend();
+    const auto t0 = std::chrono::steady_clock::now();
     job = engine::workloads::make_hpoly_job(ho, hpoly_run);
+    h_setup_s = seconds_since(t0);
   } else {
     so.partitions =
         partitions >= 0 ? static_cast<std::size_t>(partitions) : (gpu ? 16 * devices : 8);
@@ -247,10 +263,14 @@ int run_command(int argc, char** argv) {
       const std::size_t vec_bytes = (std::size_t{1} << ho.log_n) * sizeof(kernels::Fr);
       std::printf(
           "stoker run: hpoly, %zu partitions of 2^%u (a, b, c: %.1f MiB in, h: %.1f MiB out "
-          "each; pinned producers; %s) on %zu %s device(s), depth %d\n",
+          "each; pinned producers; %s) on %zu %s device(s), depth %d\n"
+          "  h in %s, set up in %.2f s\n",
           ho.partitions, ho.log_n, 3.0 * vec_bytes / (1 << 20), 1.0 * vec_bytes / (1 << 20),
           verifying ? "verified on the CPU" : "not verified", devices,
-          devices::to_string(e.devices().backend()), e.config().pipeline_depth);
+          devices::to_string(e.devices().backend()), e.config().pipeline_depth,
+          h_registered ? "registered memory (D2H in place)"
+                       : "pageable memory (bounce block + host copy)",
+          h_setup_s);
     } else {
       std::printf(
           "stoker run: synthetic, %zu partitions x %zu MiB (%s inputs, %d rounds) on %zu %s "
@@ -321,9 +341,13 @@ int run_command(int argc, char** argv) {
   if (json) {
     char extra[256];
     std::snprintf(extra, sizeof extra,
-                  "\"workload\":\"%s\",\"log_n\":%u,\"verified\":%s,\"prepare_ms\":%.3f,",
+                  "\"workload\":\"%s\",\"log_n\":%u,\"verified\":%s,\"prepare_ms\":%.3f,"
+                  "\"h_memory\":\"%s\",",
                   hpoly ? "hpoly" : "synthetic", hpoly ? ho.log_n : 0u,
-                  verifying && !result ? "true" : "false", prepare_s * 1e3);
+                  verifying && !result ? "true" : "false", prepare_s * 1e3,
+                  !hpoly         ? ""
+                  : h_registered ? "registered"
+                                 : "pageable");
     std::printf("%s\n", json_report(report, e, extra).c_str());
   } else {
     std::printf("%s", engine::summarize(report).c_str());

@@ -31,12 +31,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "devices/device_set.hpp"
+#include "devices/pinned_buffer.hpp"
 #include "engine/job.hpp"
 #include "kernels/field.cuh"
 
@@ -55,6 +57,14 @@ struct HpolyOptions {
   unsigned cpu_threads = 0;     // kernels::cpu::hpoly threads on the host backend; 0: hardware
   int priority = 0;
   std::string name = "hpoly";
+  // Where h lands. Unset: in pageable memory, so the engine's D2H goes to a
+  // pinned bounce block from the pool and workers copy it out, one more read
+  // and write of every h byte on the host memory that producers and DMA
+  // share, and a block of the host budget per partition until then. Set to
+  // the engine's backend: every h is page-locked for that backend's DMA once,
+  // when the job is built (cudaHostRegister, ~0.1 s/GiB), and the D2H writes
+  // it in place, as a prover that reuses its h buffers registers them once.
+  std::optional<devices::Backend> registered_outputs;
 };
 
 // What verification found for one partition.
@@ -70,14 +80,24 @@ struct HpolyCheck {
 // lambdas hold it too). h[p] holds partition p's n coefficients once the job
 // completed; checks[p] is filled by verify.
 struct HpolyRun {
+  // Page-aligned and whole pages long, so that no other allocation shares a
+  // page of h: CUDA will not register a page twice.
+  struct FreeDeleter {
+    void operator()(kernels::Fr* p) const noexcept;
+  };
   HpolyOptions options;
   std::size_t n = 0;
-  std::vector<std::unique_ptr<kernels::Fr[]>> h;
+  std::vector<std::unique_ptr<kernels::Fr[], FreeDeleter>> h;
+  // With options.registered_outputs, one per h; declared after h so that the
+  // pages are unlocked before they are freed.
+  std::vector<devices::HostRegistration> h_registrations;
   std::vector<HpolyCheck> checks;
   std::span<const kernels::Fr> output(std::size_t p) const { return {h[p].get(), n}; }
+  bool h_registered() const { return !h_registrations.empty(); }
 };
 
-// Builds the job; `run` receives the output buffers. Errors name a bad option.
+// Builds the job; `run` receives the output buffers. Errors name a bad option
+// or an h that could not be page-locked.
 Result<Job> make_hpoly_job(const HpolyOptions& options, std::shared_ptr<HpolyRun>& run);
 
 // Builds the twiddle tables of log_n on every CUDA device of `set` (nothing on

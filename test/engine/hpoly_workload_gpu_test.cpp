@@ -21,7 +21,7 @@ using kernels::Fr;
 using test::gpu_config;
 
 void run_and_compare(Engine& engine, asio::io_context& io, unsigned log_n, std::size_t per_gpu,
-                     bool prepare) {
+                     bool prepare, bool registered_h = false) {
   if (prepare) {
     ASSERT_FALSE(workloads::hpoly_prepare(engine.devices(), log_n));
   }
@@ -29,9 +29,11 @@ void run_and_compare(Engine& engine, asio::io_context& io, unsigned log_n, std::
   o.log_n = log_n;
   o.partitions = per_gpu * engine.devices().size();
   o.seed = 1000 + log_n;
+  if (registered_h) o.registered_outputs = devices::Backend::cuda;
   std::shared_ptr<workloads::HpolyRun> run;
   auto job = workloads::make_hpoly_job(o, run);
   ASSERT_TRUE(job) << job.error().what();
+  ASSERT_EQ(run->h_registered(), registered_h);
   std::error_code ec;
   JobReport report;
   engine.async_submit(std::move(*job), [&](std::error_code e, JobReport r) {
@@ -75,6 +77,15 @@ TEST(HpolyWorkloadGpu, EveryGpuMatchesCpuBitForBit) {
   Engine engine(io.get_executor(), gpu_config());
   run_and_compare(engine, io, 16, 4, /*prepare=*/true);
   run_and_compare(engine, io, 20, 2, /*prepare=*/true);
+}
+
+// h page-locked before the job: the D2H writes it in place, no bounce block.
+TEST(HpolyWorkloadGpu, RegisteredHMatchesCpuBitForBit) {
+  STOKER_REQUIRE_GPU();
+  asio::io_context io;
+  Engine engine(io.get_executor(), gpu_config());
+  run_and_compare(engine, io, 20, 3, /*prepare=*/true, /*registered_h=*/true);
+  run_and_compare(engine, io, 6, 4, /*prepare=*/true, /*registered_h=*/true);
 }
 
 TEST(HpolyWorkloadGpu, FirstPartitionBuildsTablesWhenNotPrepared) {

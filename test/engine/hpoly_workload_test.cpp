@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "alloc/pinned_pool.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/hpoly.hpp"
 #include "kernels/hpoly.hpp"
@@ -76,6 +77,69 @@ TEST(HpolyWorkload, JobOnTwoHostDevicesMatchesCpuReferenceAndVerifies) {
   const auto s = engine.stats();
   EXPECT_EQ(s.pinned_bytes_in_use, 0u);
   EXPECT_EQ(s.host_budget_in_use, 0u);
+}
+
+// Registered h: the D2H lands in h itself, so a partition takes pinned blocks
+// for a, b and c only. A budget of exactly those runs the job; the same
+// budget refuses the pageable-h job, which needs a bounce block for h too.
+TEST(HpolyWorkload, RegisteredHNeedsNoBounceBlockAndMatchesCpuReference) {
+  for (unsigned log_n : {4u, 10u}) {  // 2^4: h is 512 bytes, well under a page
+    const std::size_t bytes = (std::size_t{1} << log_n) * sizeof(Fr);
+    Config cfg = host_config();
+    cfg.host_budget_bytes = 3 * alloc::PinnedPool::block_capacity(bytes);
+    asio::io_context io;
+    Engine engine(io.get_executor(), cfg);
+    workloads::HpolyOptions o;
+    o.partitions = 5;
+    o.log_n = log_n;
+    o.seed = 11;
+
+    std::shared_ptr<workloads::HpolyRun> pageable_run;
+    auto pageable = workloads::make_hpoly_job(o, pageable_run);
+    ASSERT_TRUE(pageable) << pageable.error().what();
+    EXPECT_FALSE(pageable_run->h_registered());
+    std::error_code ec;
+    auto report = run_job(engine, io, std::move(*pageable), ec);
+    EXPECT_EQ(ec, make_error_code(Errc::invalid_argument));
+    EXPECT_NE(report.error.find("pinned host memory"), std::string::npos) << report.error;
+
+    o.registered_outputs = devices::Backend::host;
+    std::shared_ptr<workloads::HpolyRun> run;
+    auto job = workloads::make_hpoly_job(o, run);
+    ASSERT_TRUE(job) << job.error().what();
+    ASSERT_TRUE(run->h_registered());
+    EXPECT_EQ(run->h_registrations.size(), o.partitions);
+    for (const auto& part : job->partitions) EXPECT_TRUE(part.outputs[0].pinned);
+    report = run_job(engine, io, std::move(*job), ec);
+    ASSERT_FALSE(ec) << report.error;
+    for (std::size_t p = 0; p < o.partitions; ++p) {
+      EXPECT_TRUE(run->checks[p].ok) << "partition " << p << ", log_n " << log_n;
+      const auto expect = reference_h(o.seed, p, log_n);
+      ASSERT_EQ(std::memcmp(run->output(p).data(), expect.data(), bytes), 0)
+          << "partition " << p << ", log_n " << log_n << " differs from kernels::cpu::hpoly";
+    }
+    const auto s = engine.stats();
+    EXPECT_EQ(s.pinned_bytes_in_use, 0u);
+    EXPECT_EQ(s.host_budget_in_use, 0u);
+  }
+}
+
+// The registrations end with the run: the same memory can be registered again.
+TEST(HpolyWorkload, RegisteredHIsUnlockedWhenTheRunGoes) {
+  workloads::HpolyOptions o;
+  o.partitions = 2;
+  o.log_n = 12;
+  o.registered_outputs = devices::Backend::host;
+  std::shared_ptr<workloads::HpolyRun> run;
+  auto job = workloads::make_hpoly_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  auto* h0 = run->h[0].get();
+  const std::size_t bytes = run->n * sizeof(Fr);
+  // Registered now: a second registration of the same pages is refused.
+  EXPECT_FALSE(devices::register_host(devices::Backend::host, h0, bytes));
+  run->h_registrations.clear();
+  auto again = devices::register_host(devices::Backend::host, h0, bytes);
+  EXPECT_TRUE(again) << again.error().what();
 }
 
 TEST(HpolyWorkload, PartitionsAreDistinctReproducibleAndCIsAB) {
