@@ -25,6 +25,10 @@ Fr hpoly_z_inverse(unsigned log_n);
 
 namespace gpu {
 std::error_code hpoly(Fr* h, Fr* a, Fr* b, Fr* c, unsigned log_n, cudaStream_t stream);
+// Builds the tables of (current device, log_n) and loads every kernel hpoly
+// launches, so that a later call neither allocates nor loads code: under
+// lazy loading a kernel's first launch may wait for the device's queued work.
+std::error_code prepare_hpoly(unsigned log_n);
 }  // namespace gpu
 
 namespace cpu {

@@ -22,6 +22,12 @@ __global__ void pointwise_kernel(Fr* h, const Fr* a, const Fr* b, const Fr* c, s
 
 }  // namespace
 
+std::error_code prepare_hpoly(unsigned log_n) {
+  if (auto ec = prepare(log_n)) return ec;
+  cudaFuncAttributes attr{};
+  return make_cuda_error(cudaFuncGetAttributes(&attr, pointwise_kernel));
+}
+
 std::error_code hpoly(Fr* h, Fr* a, Fr* b, Fr* c, unsigned log_n, cudaStream_t stream) {
   if (log_n == 0 || log_n > kMaxLogN) return make_error_code(Errc::invalid_argument);
   if (!h || !a || !b || !c) return make_error_code(Errc::invalid_argument);

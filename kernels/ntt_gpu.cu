@@ -79,8 +79,8 @@ struct PassArgs {
   Fr* out;
   std::size_t stride;  // elements between vectors of a batch
   std::uint32_t log_n, s0, k, c;
-  const Fr* local_tw;  // w_{2^11}^(+-i)
-  GeoTable tw;         // w_n^(+-j) for the cross-pass twiddles
+  const Fr* local_tw;   // w_{2^11}^(+-i)
+  GeoTable tw;          // w_n^(+-j) for the cross-pass twiddles
   const Fr* tw_direct;  // this pass's w_n^(+-(j << shift)) by j, or null
   LoadSpec load;
   StoreSpec store;
@@ -450,6 +450,15 @@ DeviceInfo device_info(int device) {
   if (!e)
     e = cudaFuncSetAttribute(pass_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              bytes);
+  // Under lazy loading (CUDA's default since 12.2) a kernel is loaded at its
+  // first launch, and loading may synchronize the context: a pipeline's
+  // first partition then kept its feeder waiting until its own kernels had
+  // run, and the next partition's H2D started a whole kernel late (one H200,
+  // hpoly 2^27: 240 ms). Setting an attribute loads the pass kernels above;
+  // asking for attributes loads the rest now, outside any pipeline.
+  cudaFuncAttributes attr{};
+  if (!e) e = cudaFuncGetAttributes(&attr, bitrev_kernel);
+  if (!e) e = cudaFuncGetAttributes(&attr, geo_kernel);
   if (e) {
     info.error = make_cuda_error(e);
     return info;

@@ -100,10 +100,12 @@ struct HpolyRun {
 // or an h that could not be page-locked.
 Result<Job> make_hpoly_job(const HpolyOptions& options, std::shared_ptr<HpolyRun>& run);
 
-// Builds the twiddle tables of log_n on every CUDA device of `set` (nothing on
-// the host backend), so that no partition pays for them on the hot path.
-// Without it the first partition of each (device, log_n) builds them inside
-// its kernel launch (it allocates and waits, a few ms).
+// Builds the twiddle tables of log_n on every CUDA device of `set` and loads
+// the kernels (nothing on the host backend), so that no partition pays for
+// them on the hot path. Without it the first partition of each (device,
+// log_n) builds them inside its kernel launch (it allocates and waits, a few
+// ms), and loading a kernel there may wait for the work queued ahead of it,
+// holding up the next partition's copies by as long (a kernel's length).
 std::error_code hpoly_prepare(const devices::DeviceSet& set, unsigned log_n);
 
 // Elements [first, first + count) of partition `partition`'s a, b and c

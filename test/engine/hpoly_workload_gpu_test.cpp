@@ -2,7 +2,9 @@
 // engine's pipelines, h equal to kernels::cpu::hpoly bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -86,6 +88,47 @@ TEST(HpolyWorkloadGpu, RegisteredHMatchesCpuBitForBit) {
   Engine engine(io.get_executor(), gpu_config());
   run_and_compare(engine, io, 20, 3, /*prepare=*/true, /*registered_h=*/true);
   run_and_compare(engine, io, 6, 4, /*prepare=*/true, /*registered_h=*/true);
+}
+
+// After hpoly_prepare, the first partition's launch neither builds tables nor
+// loads kernels, so the feeder is free at once and partition 1's inputs
+// cross while partition 0's kernels run. (Lazy loading of the last kernel in
+// the launch once held the feeder until partition 0's kernels had finished.)
+TEST(HpolyWorkloadGpu, PreparedFirstPartitionDoesNotHoldUpTheNextCopy) {
+  STOKER_REQUIRE_GPU();
+  const unsigned log_n = 23;  // kernels ~16 ms, a, b, c ~25 ms of H2D
+  Config cfg = gpu_config();
+  cfg.devices.cuda_ordinals = {0};
+  asio::io_context io;
+  Engine engine(io.get_executor(), cfg);
+  ASSERT_FALSE(workloads::hpoly_prepare(engine.devices(), log_n));
+  workloads::HpolyOptions o;
+  o.log_n = log_n;
+  o.partitions = 3;
+  o.verify = false;
+  o.registered_outputs = devices::Backend::cuda;
+  std::shared_ptr<workloads::HpolyRun> run;
+  auto job = workloads::make_hpoly_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  ASSERT_FALSE(engine.reserve_pinned(job->partitions[0], o.partitions));
+  std::error_code ec;
+  const JobReport r = test::run_job(engine, io, std::move(*job), ec);
+  ASSERT_FALSE(ec) << r.error;
+  const auto& p0 = r.parts[0];
+  const auto& p1 = r.parts[1];
+  const double k0_end = p0.kernels.start_ms + p0.kernels.ms;
+  const double ready1 =
+      std::max(p1.producer.start_ms + p1.producer.ms, p0.h2d.start_ms + p0.h2d.ms);
+  std::printf(
+      "partition 0: h2d %.1f+%.1f, kernels %.1f+%.1f; partition 1: produced by %.1f, h2d "
+      "%.1f+%.1f\n",
+      p0.h2d.start_ms, p0.h2d.ms, p0.kernels.start_ms, p0.kernels.ms,
+      p1.producer.start_ms + p1.producer.ms, p1.h2d.start_ms, p1.h2d.ms);
+  if (ready1 > k0_end - 0.5 * p0.kernels.ms)
+    GTEST_SKIP() << "partition 1 was not ready early enough in partition 0's kernels to tell";
+  EXPECT_LT(p1.h2d.start_ms, ready1 + 0.25 * p0.kernels.ms)
+      << "partition 1's H2D waited for something other than its inputs and the copy stream";
+  EXPECT_LT(p1.h2d.start_ms, k0_end) << "partition 1's H2D waited for partition 0's kernels";
 }
 
 TEST(HpolyWorkloadGpu, FirstPartitionBuildsTablesWhenNotPrepared) {
