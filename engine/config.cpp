@@ -109,11 +109,10 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
   return {};
 }
 
-const char* const kNames[] = {"backend",          "devices",          "slowdown",
-                              "host-devices",     "depth",            "host-budget-mib",
-                              "device-budget-mib", "chunk-mib",       "workers",
-                              "staging-threads",  "pageable-inputs",  "copy-priority",
-                              "compute-priority"};
+const char* const kNames[] = {
+    "backend",         "devices",           "slowdown",        "host-devices", "depth",
+    "host-budget-mib", "device-budget-mib", "chunk-mib",       "workers",      "staging-threads",
+    "pageable-inputs", "copy-priority",     "compute-priority"};
 
 }  // namespace
 

@@ -220,6 +220,10 @@ Error EngineCore::validate(const Job& job) const {
       return {Errc::invalid_argument, where + " has produced inputs but no producer"};
     if (!any_produced && has_producer)
       return {Errc::invalid_argument, where + " has a producer but no produced input"};
+    if (p.stream_align != 0 && !p.split_producer)
+      return {Errc::invalid_argument,
+              where + " sets stream_align (" + std::to_string(p.stream_align) +
+                  ") without a split producer: only shares can be streamed"};
     if (p.producer_tasks > 4096)
       return {Errc::invalid_argument, where + " asks for " + std::to_string(p.producer_tasks) +
                                           " producer tasks (at most 4096)"};
@@ -348,25 +352,31 @@ void EngineCore::pump() {
   for (std::size_t d = 0; d < order.size(); ++d) order[d] = d;
   std::stable_sort(order.begin(), order.end(),
                    [&](auto a, auto b) { return dev_[a].free_slots > dev_[b].free_slots; });
+  const auto take = [&](std::set<Key>& from, std::size_t d) {
+    const auto& ds = dev_[d];
+    for (auto it = from.begin(); it != from.end(); ++it) {
+      const auto& job = *jobs_.at(it->seq);
+      if (job.cancelled || job.failure || !allowed(job, d)) continue;
+      if (job.parts[it->part].device_bytes > ds.budget - ds.in_use) continue;
+      const Key k = *it;
+      from.erase(it);
+      dispatch(d, k);
+      return true;
+    }
+    return false;
+  };
   bool progress = true;
-  while (progress && !ready_.empty()) {
+  while (progress && !(ready_.empty() && streaming_.empty())) {
     progress = false;
     for (auto d : order) {
       auto& ds = dev_[d];
       if (!ds.healthy || ds.free_slots == 0) continue;
-      for (auto it = ready_.begin(); it != ready_.end(); ++it) {
-        auto& job = *jobs_.at(it->seq);
-        if (!allowed(job, d)) continue;
-        if (job.parts[it->part].device_bytes > ds.budget - ds.in_use) continue;
-        const Key k = *it;
-        ready_.erase(it);
-        dispatch(d, k);
-        progress = true;
-        break;
-      }
+      // A produced partition first: a slot should not wait on a producer
+      // while another partition is ready.
+      if (take(ready_, d) || take(streaming_, d)) progress = true;
     }
   }
-  if (!to_prepare_.empty() || !ready_.empty()) fail_unschedulable();
+  if (!to_prepare_.empty() || !ready_.empty() || !streaming_.empty()) fail_unschedulable();
 }
 
 // Pinned storage first (waiting on the budget: backpressure), then the
@@ -501,13 +511,20 @@ void EngineCore::run_producer(const Key& k) {
     run->plain = p.producer;
   } else {
     run->split = p.split_producer;
-    run->tasks = p.producer_tasks ? p.producer_tasks
-                                  : std::clamp<std::size_t>(bytes / kBytesPerWorkerTask, 1,
-                                                            worker_count_);
+    run->tasks = p.producer_tasks
+                     ? p.producer_tasks
+                     : std::clamp<std::size_t>(bytes / kBytesPerWorkerTask, 1, worker_count_);
   }
   run->left = run->tasks;
+  const bool streamed = p.split_producer && p.stream_align != 0;
+  if (streamed) {
+    run->feed = ps.feed = std::make_shared<ShareFeed>(run->tasks, p.stream_align);
+    ps.ready_at = Clock::now();
+    streaming_.insert(k);
+  }
   producing_.emplace(k, std::move(run));
   start_shares();
+  if (streamed) pump();
 }
 
 void EngineCore::start_shares() {
@@ -536,9 +553,9 @@ void EngineCore::start_shares() {
     asio::post(*workers_, [this, k, run, t] {
       const std::error_code ec =
           run->plain ? run->plain(run->spans) : run->split(run->spans, ProducerTask{t, run->tasks});
-      asio::post(io_, [this, k, run, ec, end = Clock::now()] {
+      asio::post(io_, [this, k, run, t, ec, end = Clock::now()] {
         --shares_running_;
-        share_done(k, run, ec, end);
+        share_done(k, run, t, ec, end);
         start_shares();
       });
     });
@@ -546,8 +563,9 @@ void EngineCore::start_shares() {
 }
 
 void EngineCore::share_done(const Key& k, const std::shared_ptr<ProducerRun>& run,
-                            std::error_code ec, Clock::time_point end) {
+                            std::size_t share, std::error_code ec, Clock::time_point end) {
   if (ec && !run->error) run->error = ec;
+  if (!ec && run->feed) run->feed->share_done(share);
   run->last_end = std::max(run->last_end, end);
   if (--run->left == 0) producer_done(k, *run);
 }
@@ -556,29 +574,40 @@ void EngineCore::producer_done(const Key& k, const ProducerRun& run) {
   if (run.first_start != Clock::time_point{})
     find(k.seq)->parts[k.part].report.producer.ms =
         std::chrono::duration<double, std::milli>(run.last_end - run.first_start).count();
-  produced(k, run.error, run.error ? "producer failed: " + run.error.message() : std::string{});
+  const std::string message = run.error ? "producer failed: " + run.error.message() : std::string{};
+  // Every started share has ended: a feeder waiting for the others may stop.
+  if (run.feed && run.error) run.feed->abort(run.error, message);
+  produced(k, run.error, message);
 }
 
 void EngineCore::produced(const Key& k, std::error_code ec, std::string message) {
   auto& job = *find(k.seq);
   auto& ps = job.parts[k.part];
   ps.cancel.reset();
-  --prepared_;
-  if (ec || job.cancelled || job.failure) {
-    ps.blocks.clear();
-    ps.phase = PartPhase::dropped;
-    --job.active;
-    if (ec && !job.cancelled && ec != make_error_code(Errc::cancelled) && ec != operation_aborted())
-      fail(job, Error{ec, "job '" + job.job.name + "' partition " + std::to_string(k.part) + ": " +
-                              message});
-    maybe_complete(k.seq);
-    return pump();
-  }
+  --job.active;  // no longer preparing
+  // Streamed and on a device already: the launch, which ends after this,
+  // ends the partition (its feeder was told of a failure).
+  if (ps.phase == PartPhase::running) return;
+  const bool was_streaming = streaming_.erase(k) != 0;
+  ps.feed.reset();  // no slot took it while it was produced: copied whole
+  if (ec || job.cancelled || job.failure) return drop(k, ec, message);
   ps.phase = PartPhase::ready;
-  ps.ready_at = Clock::now();
-  --job.active;
-  ++prepared_;  // still counted while it waits for a slot
-  ready_.insert(k);
+  if (!was_streaming) ps.ready_at = Clock::now();  // a slot could take it from then on
+  ready_.insert(k);  // still counted in prepared_ while it waits for a slot
+  pump();
+}
+
+void EngineCore::drop(const Key& k, std::error_code ec, const std::string& message) {
+  auto& job = *find(k.seq);
+  auto& ps = job.parts[k.part];
+  ps.blocks.clear();
+  ps.feed.reset();
+  ps.phase = PartPhase::dropped;
+  --prepared_;
+  if (ec && !job.cancelled && !job.failure)
+    fail(job, Error{ec, "job '" + job.job.name + "' partition " + std::to_string(k.part) + ": " +
+                            message});
+  maybe_complete(k.seq);
   pump();
 }
 
@@ -602,6 +631,7 @@ void EngineCore::dispatch(std::size_t d, const Key& k) {
   req.slot = slot;
   req.partition = &p;
   req.job_start = job.start;
+  req.feed = ps.feed;
   std::size_t next_block = 0;
   for (const auto& in : p.inputs)
     req.input_sources.push_back(in.kind == InputKind::produced ? ps.blocks[next_block++].data()
@@ -645,6 +675,10 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
   ps.report.h2d = r.h2d;
   ps.report.kernels = r.kernels;
   ps.report.d2h = r.d2h;
+  if (r.producer_failed) {  // streamed: nothing ran on the device
+    --job.active;           // the slot's count; drop() ends the partition's
+    return drop(k, r.error, r.message);
+  }
   if (r.error) {
     finished(k, Error{r.error, "job '" + job.job.name + "' partition " + std::to_string(k.part) +
                                    " on " + r.message});

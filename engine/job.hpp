@@ -121,8 +121,8 @@ struct ProducerTask {
 // itself parallel work, and one thread per partition cannot keep GPUs fed
 // when the host budget allows only a few partitions in flight. Each share
 // must write only its own part of the spans (ProducerTask::range helps).
-using SplitProducer = std::function<std::error_code(
-    std::span<const std::span<std::byte>> produced, ProducerTask task)>;
+using SplitProducer = std::function<std::error_code(std::span<const std::span<std::byte>> produced,
+                                                    ProducerTask task)>;
 
 struct Partition {
   std::vector<Input> inputs;
@@ -130,6 +130,15 @@ struct Partition {
   Producer producer;
   SplitProducer split_producer;
   std::size_t producer_tasks = 0;  // shares of split_producer; 0: the engine picks
+  // Non-zero: a promise that share t of the split producer writes exactly
+  // bytes ProducerTask{t, count}.range(input.bytes, stream_align) of every
+  // produced input and no others. The engine then streams the partition: it
+  // may take a device slot while the producer runs and copies each share's
+  // bytes to the device as soon as that share has ended, so the first
+  // kernel starts about one share's copy after the producer ends instead of
+  // a whole partition's copy. Its H2D span then runs from the first share's
+  // end to the last copy's end, waits for later shares included.
+  std::size_t stream_align = 0;
   DeviceWork work;
   std::vector<Output> outputs;
   std::size_t scratch_bytes = 0;  // device scratch for the kernels

@@ -101,21 +101,21 @@ double DeviceRunner::device_time_ms(const devices::Event& e, Clock::time_point j
 
 void DeviceRunner::launch(LaunchRequest request, std::function<void()> inputs_copied,
                           std::function<void(LaunchResult)> done) {
-  boost::asio::post(feeder_io_, [this, r = std::move(request),
-                                 inputs_copied = std::move(inputs_copied),
-                                 done = std::move(done)]() mutable {
-    LaunchResult enq = enqueue(r);
-    // Should the slot be reused before this wait starts, the wait covers the
-    // newer copy: the signal comes late, never early.
-    if (inputs_copied && !enq.error)
-      boost::asio::post(copy_waiter_io_, [this, slot = r.slot, f = std::move(inputs_copied)] {
-        const auto ec = slots_[static_cast<std::size_t>(slot)].copied_in.synchronize();
-        if (!ec && !device_.health()) f();
+  boost::asio::post(
+      feeder_io_, [this, r = std::move(request), inputs_copied = std::move(inputs_copied),
+                   done = std::move(done)]() mutable {
+        LaunchResult enq = enqueue(r);
+        // Should the slot be reused before this wait starts, the wait covers the
+        // newer copy: the signal comes late, never early.
+        if (inputs_copied && !enq.error)
+          boost::asio::post(copy_waiter_io_, [this, slot = r.slot, f = std::move(inputs_copied)] {
+            const auto ec = slots_[static_cast<std::size_t>(slot)].copied_in.synchronize();
+            if (!ec && !device_.health()) f();
+          });
+        boost::asio::post(waiter_io_,
+                          [this, r = std::move(r), enq = std::move(enq),
+                           done = std::move(done)]() mutable { finish(r, std::move(enq), done); });
       });
-    boost::asio::post(waiter_io_,
-                      [this, r = std::move(r), enq = std::move(enq),
-                       done = std::move(done)]() mutable { finish(r, std::move(enq), done); });
-  });
 }
 
 void DeviceRunner::warm_device_pool(std::size_t bytes) {
@@ -165,6 +165,32 @@ DeviceRunner::InPlace DeviceRunner::register_in_place(const std::byte* src, std:
   res.registrations.push_back(std::move(*reg));
   res.bytes_registered += interior;
   return {head, interior};
+}
+
+bool DeviceRunner::copy_streamed_shares(const LaunchRequest& r, std::byte* device_memory,
+                                        const std::vector<std::size_t>& in_off, LaunchResult& res) {
+  const Partition& p = *r.partition;
+  const ShareFeed& feed = *r.feed;
+  for (std::size_t t = 0; t < feed.shares(); ++t) {
+    if (!feed.wait_for(t)) {
+      res.error = feed.error();
+      res.message = feed.message();
+      res.producer_failed = true;
+      return false;
+    }
+    for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+      if (p.inputs[i].kind != InputKind::produced) continue;
+      const auto [lo, hi] = ProducerTask{t, feed.shares()}.range(p.inputs[i].bytes, feed.align());
+      if (hi == lo) continue;
+      if (auto ec = h2d_.copy(device_memory + in_off[i] + lo, r.input_sources[i] + lo, hi - lo)) {
+        res.error = ec;
+        res.message = "device " + std::to_string(device_.index()) + ": H2D copy of input " +
+                      std::to_string(i) + ", share " + std::to_string(t) + ": " + ec.message();
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 // Splits one host copy across the staging threads and waits for all parts.
@@ -220,6 +246,13 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
   }
 
   // H2D
+  // A streamed partition's span starts when its first share has ended:
+  // waiting for the producer is not copy time.
+  if (r.feed && !res.error && !r.feed->wait_for(0)) {
+    res.error = r.feed->error();
+    res.message = r.feed->message();
+    res.producer_failed = true;
+  }
   if (!res.error) {
     // Registrations first, before the copy stream's start event, so that
     // they count as staging (host-side preparation of pageable inputs),
@@ -246,12 +279,19 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
       } else if (in.kind == InputKind::pageable) {
         if (auto ec = stage_pageable(dst, r.input_sources[i], in.bytes, staging_ms))
           fail(ec, "staging input " + std::to_string(i));
+      } else if (in.kind == InputKind::produced && r.feed) {
+        continue;  // share by share, below
       } else if (auto ec = h2d_.copy(dst, r.input_sources[i], in.bytes)) {
         fail(ec, "H2D copy of input " + std::to_string(i));
       }
     }
+    if (r.feed && !res.error) copy_streamed_shares(r, device_memory, in_off, res);
     if (staging_ms > 0) res.staging = {ms_between(r.job_start, stage_start), staging_ms};
   }
+  // Whatever failed, the launch ends only after the producer has: until
+  // then its shares may still write the blocks the engine frees with the
+  // partition.
+  if (r.feed) r.feed->wait_all();
   if (auto ec = h2d_.record(slot.h2d1)) fail(ec, "record");
   if (auto ec = h2d_.record(slot.in_ready)) fail(ec, "record");
   if (auto ec = h2d_.record(slot.copied_in)) fail(ec, "record");

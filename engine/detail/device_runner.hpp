@@ -18,6 +18,7 @@
 #include "devices/device.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/config.hpp"
+#include "engine/detail/share_feed.hpp"
 #include "engine/job.hpp"
 #include "engine/job_report.hpp"
 
@@ -32,13 +33,17 @@ struct LaunchRequest {
   std::vector<const std::byte*> input_sources;  // pinned or pageable, per input
   std::vector<std::byte*> output_targets;       // pinned: destination or bounce block
   Clock::time_point job_start;
+  // Set for a partition whose producer still runs: its produced inputs are
+  // copied share by share as the feed says each has ended.
+  std::shared_ptr<const ShareFeed> feed;
 };
 
 // What comes back when the slot's last event completed.
 struct LaunchResult {
   std::error_code error;  // enqueue or device error
   std::string message;
-  bool device_fault = false;  // the device is gone for good
+  bool device_fault = false;     // the device is gone for good
+  bool producer_failed = false;  // a streamed partition's producer failed: nothing ran
   StageSpan staging, h2d, kernels, d2h;
   std::size_t bytes_registered = 0;
   // Pageable inputs page-locked in place for this partition's copies;
@@ -93,6 +98,11 @@ class DeviceRunner {
     std::size_t head = 0, interior = 0;
   };
   InPlace register_in_place(const std::byte* src, std::size_t bytes, LaunchResult& res);
+  // The produced inputs of a streamed partition, share by share as they end;
+  // false when the producer failed (res says why), with the copies of the
+  // shares before enqueued.
+  bool copy_streamed_shares(const LaunchRequest& r, std::byte* device_memory,
+                            const std::vector<std::size_t>& in_off, LaunchResult& res);
   double device_time_ms(const devices::Event& e, Clock::time_point job_start) const;
   void finish(const LaunchRequest& r, LaunchResult result,
               const std::function<void(LaunchResult)>& done);

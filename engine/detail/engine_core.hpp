@@ -3,13 +3,13 @@
 // runners, producer workers and cancellation signals talk to it by posting.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -86,6 +86,9 @@ class EngineCore {
     bool cancel_armed = false;    // the pool's handler is installed: emit may run
     bool cancel_wanted = false;   // dropped before that: emit when armed
     Clock::time_point ready_at{};
+    // A streamed partition's shares while its producer runs (null once it
+    // has ended before a slot took the partition: then it is copied whole).
+    std::shared_ptr<ShareFeed> feed;
     std::size_t device_bytes = 0;
     PartitionReport report;
   };
@@ -143,6 +146,7 @@ class EngineCore {
     Producer plain;
     SplitProducer split;
     std::size_t tasks = 1, started = 0, left = 1;
+    std::shared_ptr<ShareFeed> feed;  // streamed: told of each share as it ends
     std::error_code error;
     Clock::time_point first_start{}, last_end{};
   };
@@ -150,8 +154,8 @@ class EngineCore {
   // one per worker), so that the partitions ahead finish first whatever
   // order their blocks arrived in.
   void start_shares();
-  void share_done(const Key& k, const std::shared_ptr<ProducerRun>& run, std::error_code ec,
-                  Clock::time_point end);
+  void share_done(const Key& k, const std::shared_ptr<ProducerRun>& run, std::size_t share,
+                  std::error_code ec, Clock::time_point end);
   void producer_done(const Key& k, const ProducerRun& run);
   // Runs task(i) -> std::error_code for i < count on the workers, back to
   // back in their queue; the last to finish calls last(first error), also
@@ -180,6 +184,9 @@ class EngineCore {
       });
   }
   void produced(const Key& k, std::error_code ec, std::string message);
+  // Ends a partition that holds no slot and will not run; `ec` fails its job
+  // unless the job is over already (then it is a consequence, not news).
+  void drop(const Key& k, std::error_code ec, const std::string& message);
   void dispatch(std::size_t device, const Key& k);
   void launched(std::size_t device, int slot, const Key& k, LaunchResult result);
   void finished(const Key& k, Error error);
@@ -199,9 +206,11 @@ class EngineCore {
   std::vector<DevState> dev_;
 
   std::map<std::uint64_t, std::unique_ptr<JobState>> jobs_;
-  std::set<Key> to_prepare_, ready_;
-  std::deque<Key> to_allocate_;  // prepared, block not yet requested
-  bool allocating_ = false;      // one block request in flight
+  // ready_: produced, waiting for a slot; streaming_: streamed partitions
+  // whose producer runs, which a slot may take when no ready one fits.
+  std::set<Key> to_prepare_, ready_, streaming_;
+  std::deque<Key> to_allocate_;                            // prepared, block not yet requested
+  bool allocating_ = false;                                // one block request in flight
   std::map<Key, std::shared_ptr<ProducerRun>> producing_;  // shares not all started
   std::size_t shares_running_ = 0;
   std::size_t prepared_ = 0;  // preparing, ready, running or finishing: bounded lookahead

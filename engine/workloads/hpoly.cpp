@@ -521,6 +521,9 @@ Result<Job> make_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run
                  /*streaming=*/true);
       return std::error_code{};
     };
+    // Share t writes elements task.range(n, 8), i.e. bytes range(bytes, 8 *
+    // sizeof(Fr)) of each vector: the engine may copy each share as it ends.
+    part.stream_align = 8 * sizeof(Fr);
     part.outputs.push_back(Output::to(
         std::span(reinterpret_cast<std::byte*>(run->h[p].get()), bytes), run->h_registered()));
     part.work.gpu = [log_n](const KernelContext& c) {
