@@ -536,6 +536,170 @@ TEST(Engine, FailingProducerShareFailsTheJobAndReturnsEverything) {
   expect_idle(engine);
 }
 
+// A streamed partition's shares, share `slow` much slower than the others:
+// each share writes its range of both inputs with its index + 1.
+Partition streamed_partition(std::size_t bytes, std::size_t shares, std::size_t slow,
+                             std::chrono::milliseconds slow_for, std::vector<std::byte>& out,
+                             std::atomic<int>& kernels_run) {
+  Partition p;
+  p.inputs.push_back(Input::produced(bytes));
+  p.inputs.push_back(Input::produced(bytes));
+  p.producer_tasks = shares;
+  p.stream_align = 64;
+  p.split_producer = [=](std::span<const std::span<std::byte>> in, ProducerTask t) {
+    if (t.index == slow) std::this_thread::sleep_for(slow_for);
+    for (const auto& span : in) {
+      const auto [lo, hi] = t.range(span.size(), 64);
+      std::memset(span.data() + lo, static_cast<int>(t.index + 1), hi - lo);
+    }
+    return std::error_code{};
+  };
+  p.work.cpu = [&kernels_run](const KernelContext& c) {
+    ++kernels_run;
+    for (std::size_t b = 0; b < c.output_bytes[0]; ++b)
+      c.outputs[0][b] = c.inputs[0][b] ^ c.inputs[1][b] ^ std::byte{0x5a};
+    return std::error_code{};
+  };
+  p.outputs.push_back(Output::to(std::span(out)));
+  return p;
+}
+
+// With stream_align, shares that have ended cross while a later one is still
+// being produced; without it, nothing crosses before the producer has ended.
+TEST(Engine, StreamedSharesCrossWhileLaterSharesAreStillProduced) {
+  constexpr std::size_t kBytes = 256 << 10, kShares = 4;
+  for (bool streamed : {true, false}) {
+    asio::io_context io;
+    Engine engine(io.get_executor(), host_config(1));
+    std::vector<std::byte> out(kBytes);
+    std::atomic<int> kernels{0};
+    Job job;
+    job.name = streamed ? "streamed" : "whole";
+    job.partitions.push_back(streamed_partition(kBytes, kShares, kShares - 1,
+                                                std::chrono::milliseconds(150), out, kernels));
+    if (!streamed) job.partitions[0].stream_align = 0;
+    std::error_code ec;
+    const auto report = run_job(engine, io, std::move(job), ec);
+    ASSERT_FALSE(ec) << report.error;
+    const auto& part = report.parts.at(0);
+    const double produced_at = part.producer.start_ms + part.producer.ms;
+    if (streamed)
+      EXPECT_LT(part.h2d.start_ms, produced_at - 100)
+          << "the first shares waited for the last (H2D from " << part.h2d.start_ms
+          << " ms, producer ended at " << produced_at << " ms)";
+    else
+      EXPECT_GE(part.h2d.start_ms, produced_at - 1) << "H2D began before its producer ended";
+    for (std::size_t t = 0; t < kShares; ++t) {
+      const auto [lo, hi] = ProducerTask{t, kShares}.range(kBytes, 64);
+      for (std::size_t b = lo; b < hi; ++b)
+        ASSERT_EQ(out[b], std::byte{0x5a}) << "byte " << b << " of share " << t;  // v ^ v ^ 0x5a
+    }
+    EXPECT_EQ(kernels.load(), 1);
+    expect_idle(engine);
+  }
+}
+
+// A share that fails while the partition is on a device already: the job
+// fails with the producer's error, its kernel never runs, and the blocks,
+// budget and slot all come back (only after the last running share ended).
+TEST(Engine, StreamedProducerFailureFailsTheJobAndReturnsEverything) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(1));
+  constexpr std::size_t kBytes = 256 << 10;
+  std::vector<std::byte> out(kBytes), other_out(kBytes);
+  std::atomic<int> kernels{0}, other_kernels{0};
+  Job job;
+  job.name = "streamed-failing";
+  job.partitions.push_back(
+      streamed_partition(kBytes, 4, 3, std::chrono::milliseconds(50), out, kernels));
+  auto inner = job.partitions[0].split_producer;
+  job.partitions[0].split_producer = [inner](std::span<const std::span<std::byte>> in,
+                                             ProducerTask t) {
+    if (t.index == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return make_error_code(Errc::io_error);
+    }
+    return inner(in, t);
+  };
+  Job other;
+  other.name = "streamed-fine";
+  other.partitions.push_back(
+      streamed_partition(kBytes, 4, 1, std::chrono::milliseconds(30), other_out, other_kernels));
+  std::error_code result, other_result;
+  std::string message;
+  engine.async_submit(std::move(job), [&](std::error_code ec, JobReport r) {
+    result = ec;
+    message = r.error;
+  });
+  engine.async_submit(std::move(other), [&](std::error_code ec, JobReport) { other_result = ec; });
+  io.run();
+  EXPECT_EQ(result, make_error_code(Errc::io_error)) << result.message();
+  EXPECT_NE(message.find("partition 0: producer failed"), std::string::npos) << message;
+  EXPECT_EQ(kernels.load(), 0) << "the kernel ran on partly produced inputs";
+  EXPECT_FALSE(other_result) << other_result.message();
+  EXPECT_EQ(other_kernels.load(), 1);
+  EXPECT_EQ(other_out, std::vector<std::byte>(kBytes, std::byte{0x5a}));
+  expect_idle(engine);
+}
+
+// Cancelled while a streamed partition waits on a device for its shares:
+// the shares not started never start, the kernel never runs, and the job
+// completes aborted with everything back.
+TEST(Engine, CancellingAStreamedPartitionMidProductionAbortsAndReturnsEverything) {
+  asio::io_context io;
+  auto c = host_config(1);
+  c.worker_threads = 2;
+  Engine engine(io.get_executor(), c);
+  constexpr std::size_t kBytes = 256 << 10, kShares = 12;
+  std::vector<std::byte> out(kBytes);
+  std::atomic<int> kernels{0}, shares_run{0};
+  Job job;
+  job.name = "streamed-cancelled";
+  job.partitions.push_back(
+      streamed_partition(kBytes, kShares, kShares, std::chrono::milliseconds(0), out, kernels));
+  auto inner = job.partitions[0].split_producer;
+  job.partitions[0].split_producer = [inner, &shares_run](std::span<const std::span<std::byte>> in,
+                                                          ProducerTask t) {
+    ++shares_run;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    return inner(in, t);
+  };
+  asio::cancellation_signal cancel;
+  std::error_code result;
+  engine.async_submit(std::move(job),
+                      asio::bind_cancellation_slot(
+                          cancel.slot(), [&](std::error_code ec, JobReport) { result = ec; }));
+  asio::steady_timer t(io, std::chrono::milliseconds(40));
+  t.async_wait([&](auto) { cancel.emit(asio::cancellation_type::terminal); });
+  io.run();
+  EXPECT_EQ(result, operation_aborted()) << result.message();
+  EXPECT_LT(shares_run.load(), static_cast<int>(kShares));
+  EXPECT_EQ(kernels.load(), 0);
+  expect_idle(engine);
+}
+
+TEST(Engine, StreamAlignWithoutASplitProducerIsRejected) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(1));
+  std::vector<std::byte> out(4096);
+  std::atomic<int> kernels{0};
+  Job job;
+  job.name = "bad-stream";
+  job.partitions.push_back(
+      streamed_partition(4096, 2, 0, std::chrono::milliseconds(0), out, kernels));
+  job.partitions[0].split_producer = nullptr;
+  job.partitions[0].producer = [](std::span<const std::span<std::byte>>) {
+    return std::error_code{};
+  };
+  std::error_code ec;
+  const auto report = run_job(engine, io, std::move(job), ec);
+  EXPECT_EQ(ec, make_error_code(Errc::invalid_argument));
+  EXPECT_NE(report.error.find("stream_align (64) without a split producer"), std::string::npos)
+      << report.error;
+  EXPECT_EQ(kernels.load(), 0);
+  expect_idle(engine);
+}
+
 // reserve_pinned(lookahead) is enough for any job: the pool never pins on
 // the hot path (cudaHostAlloc costs 0.5 s/GiB and stalls the process's CUDA).
 TEST(Engine, PoolDoesNotGrowMidJobAfterReservingTheLookahead) {
