@@ -220,10 +220,10 @@ Error EngineCore::validate(const Job& job) const {
       return {Errc::invalid_argument, where + " has produced inputs but no producer"};
     if (!any_produced && has_producer)
       return {Errc::invalid_argument, where + " has a producer but no produced input"};
-    if (p.stream_align != 0 && !p.split_producer)
+    if (p.stream_align != 0 && p.producer)
       return {Errc::invalid_argument,
               where + " sets stream_align (" + std::to_string(p.stream_align) +
-                  ") without a split producer: only shares can be streamed"};
+                  ") with a plain producer: only a split producer's shares can be streamed"};
     if (p.producer_tasks > 4096)
       return {Errc::invalid_argument, where + " asks for " + std::to_string(p.producer_tasks) +
                                           " producer tasks (at most 4096)"};

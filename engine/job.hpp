@@ -137,7 +137,8 @@ struct Partition {
   // bytes to the device as soon as that share has ended, so the first
   // kernel starts about one share's copy after the producer ends instead of
   // a whole partition's copy. Its H2D span then runs from the first share's
-  // end to the last copy's end, waits for later shares included.
+  // end to the last copy's end, waits for later shares included. Ignored
+  // without a split producer; refused with a plain one.
   std::size_t stream_align = 0;
   DeviceWork work;
   std::vector<Output> outputs;

@@ -101,10 +101,12 @@ std::string JobSpec::name() const {
 
 std::string JobSpec::describe() const {
   std::string s = "job " + name() + " (id " + std::to_string(id) + "): ";
-  s += workload == Workload::synthetic
-           ? "synthetic, " + std::to_string(partitions) + " x " + std::to_string(synthetic_bytes) +
-                 " bytes " + (synthetic_pageable ? "pageable" : "produced")
-           : "blend, " + std::to_string(partitions) + " partitions [";
+  s += workload == Workload::synthetic ? "synthetic, " + std::to_string(partitions) + " x " +
+                                             std::to_string(synthetic_bytes) + " bytes " +
+                                             (synthetic_pageable   ? "pageable"
+                                              : synthetic_streamed ? "produced, streamed"
+                                                                   : "produced")
+                                       : "blend, " + std::to_string(partitions) + " partitions [";
   if (workload == Workload::blend) {
     for (std::size_t p = 0; p < parts.size(); ++p) {
       s += p ? "; " : "";
@@ -173,6 +175,7 @@ JobSpec make_spec(Rng& rng, const MixLimits& L, int round, int submitter, std::s
   if (j.workload == Workload::synthetic) {
     j.synthetic_pageable = j.fault != Fault::producer_error && rng.chance(0.5);
     j.synthetic_bytes = round_up(draw_words(rng, L.max_partition_bytes) * 4, 16);
+    j.synthetic_streamed = !j.synthetic_pageable && rng.chance(0.5);
   } else {
     for (std::size_t p = 0; p < j.partitions; ++p) {
       PartSpec ps;
@@ -241,6 +244,8 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
     auto j = engine::workloads::make_synthetic_job(o, buf.synthetic);
     if (!j) return Error{j.error().code, "building " + s.name() + ": " + j.error().what()};
     job = std::move(*j);
+    if (!s.synthetic_streamed)
+      for (auto& part : job.partitions) part.stream_align = 0;
   } else {
     job.name = s.name();
     const std::uint32_t salt = static_cast<std::uint32_t>(s.id);
@@ -399,7 +404,13 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
       break;
     }
     case Fault::producer_error:
-      if (s.workload == Workload::synthetic) {
+      if (s.workload == Workload::synthetic && s.synthetic_streamed) {
+        // One share fails, maybe while the partition waits on a device for it.
+        fp.split_producer = [inner = fp.split_producer](std::span<const std::span<std::byte>> in,
+                                                        engine::ProducerTask t) {
+          return t.index == t.count / 2 ? make_error_code(Errc::io_error) : inner(in, t);
+        };
+      } else if (s.workload == Workload::synthetic) {
         fp.split_producer = nullptr;  // the synthetic workload's own, replaced
         fp.producer = [](std::span<const std::span<std::byte>>) {
           return make_error_code(Errc::io_error);

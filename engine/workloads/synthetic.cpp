@@ -93,6 +93,9 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
         synthetic_fill(seed, p, words.subspan(begin, end - begin), begin);
         return std::error_code{};
       };
+      // Words task.range(words, 2) are bytes range(bytes, 8): each share
+      // may be copied to the device as soon as it has ended.
+      part.stream_align = 2 * sizeof(std::uint32_t);
     }
     part.outputs.push_back(Output::to(std::as_writable_bytes(std::span(run->outputs[p]))));
     part.work.gpu = [rounds](const KernelContext& c) {

@@ -678,7 +678,7 @@ TEST(Engine, CancellingAStreamedPartitionMidProductionAbortsAndReturnsEverything
   expect_idle(engine);
 }
 
-TEST(Engine, StreamAlignWithoutASplitProducerIsRejected) {
+TEST(Engine, StreamAlignWithAPlainProducerIsRejected) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(1));
   std::vector<std::byte> out(4096);
@@ -694,7 +694,7 @@ TEST(Engine, StreamAlignWithoutASplitProducerIsRejected) {
   std::error_code ec;
   const auto report = run_job(engine, io, std::move(job), ec);
   EXPECT_EQ(ec, make_error_code(Errc::invalid_argument));
-  EXPECT_NE(report.error.find("stream_align (64) without a split producer"), std::string::npos)
+  EXPECT_NE(report.error.find("stream_align (64) with a plain producer"), std::string::npos)
       << report.error;
   EXPECT_EQ(kernels.load(), 0);
   expect_idle(engine);
