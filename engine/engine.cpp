@@ -507,16 +507,19 @@ void EngineCore::run_producer(const Key& k) {
     run->spans.push_back(ps.blocks[i].bytes());
     bytes += ps.blocks[i].size();
   }
+  const bool streamed = p.split_producer && p.stream_align != 0;
   if (p.producer) {
     run->plain = p.producer;
   } else {
+    // Shares that all run at once also all end at once, and a streamed
+    // partition's copies could only start then: streamed partitions get
+    // several waves of shares, which end (and cross) one wave after another.
+    const std::size_t most = worker_count_ * (streamed ? kStreamedShareWaves : 1);
     run->split = p.split_producer;
-    run->tasks = p.producer_tasks
-                     ? p.producer_tasks
-                     : std::clamp<std::size_t>(bytes / kBytesPerWorkerTask, 1, worker_count_);
+    run->tasks = p.producer_tasks ? p.producer_tasks
+                                  : std::clamp<std::size_t>(bytes / kBytesPerWorkerTask, 1, most);
   }
   run->left = run->tasks;
-  const bool streamed = p.split_producer && p.stream_align != 0;
   if (streamed) {
     run->feed = ps.feed = std::make_shared<ShareFeed>(run->tasks, p.stream_align);
     ps.ready_at = Clock::now();

@@ -228,6 +228,9 @@ class EngineCore {
   // to one per worker: large enough that posting a task costs nothing
   // beside the work in it.
   static constexpr std::size_t kBytesPerWorkerTask = std::size_t{8} << 20;
+  // Shares per worker of a streamed partition (when it is large enough):
+  // its first copy starts after about 1/kStreamedShareWaves of its producer.
+  static constexpr std::size_t kStreamedShareWaves = 8;
   std::thread thread_;
 };
 
