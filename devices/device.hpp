@@ -46,6 +46,9 @@ class Device {
   // Bytes the stream-ordered pool keeps cached instead of returning to the
   // system at a synchronisation point.
   virtual std::error_code set_pool_release_threshold(std::size_t bytes) = 0;
+  // Bytes of device memory the stream-ordered pool holds mapped now, in use
+  // or cached (0 on the host backend, which has no pool).
+  virtual Result<std::size_t> pool_reserved_bytes() = 0;
 
   virtual Result<MemoryInfo> memory_info() = 0;
 

@@ -329,15 +329,37 @@ void EngineCore::start(std::uint64_t seq) {
 void EngineCore::warm_device_pools(const JobState& job) {
   std::size_t largest = 0;
   for (const auto& ps : job.parts) largest = std::max(largest, ps.device_bytes);
-  for (std::size_t d = 0; d < dev_.size(); ++d) {
-    auto& ds = dev_[d];
-    if (!ds.healthy || !allowed(job, d)) continue;
-    const std::size_t want =
-        std::min(largest * static_cast<std::size_t>(runners_[d]->depth()), ds.budget);
-    if (want <= ds.pool_warmed) continue;
-    ds.pool_warmed = want;
-    runners_[d]->warm_device_pool(want);
+  for (std::size_t d = 0; d < dev_.size(); ++d)
+    if (allowed(job, d))
+      if (const std::size_t want = pool_growth(d, largest)) runners_[d]->warm_device_pool(want);
+}
+
+std::size_t EngineCore::pool_growth(std::size_t d, std::size_t largest) {
+  auto& ds = dev_[d];
+  if (!ds.healthy) return 0;
+  const std::size_t want =
+      std::min(largest * static_cast<std::size_t>(runners_[d]->depth()), ds.budget);
+  if (want <= ds.pool_warmed) return 0;
+  ds.pool_warmed = want;
+  return want;
+}
+
+void EngineCore::reserve_device(const Partition& like) {
+  // The engine thread owns the devices' state: it decides, the feeders map.
+  std::promise<std::vector<std::size_t>> plan;
+  asio::post(io_, [&] {
+    std::vector<std::size_t> want(dev_.size());
+    for (std::size_t d = 0; d < dev_.size(); ++d) want[d] = pool_growth(d, like.device_bytes());
+    plan.set_value(std::move(want));
+  });
+  const auto want = plan.get_future().get();
+  std::vector<std::promise<void>> mapped(want.size());
+  for (std::size_t d = 0; d < want.size(); ++d) {
+    if (want[d] == 0) continue;
+    runners_[d]->warm_device_pool(want[d], [&p = mapped[d]] { p.set_value(); });
   }
+  for (std::size_t d = 0; d < want.size(); ++d)
+    if (want[d] != 0) mapped[d].get_future().wait();
 }
 
 void EngineCore::pump() {
@@ -942,6 +964,10 @@ std::size_t Engine::lookahead() const noexcept {
 
 std::error_code Engine::reserve_pinned(const Partition& like, std::size_t count) {
   return core_->reserve_pinned(like, count);
+}
+
+void Engine::reserve_device(const Partition& like) {
+  core_->reserve_device(like);
 }
 
 std::size_t Engine::pinned_bytes(const Partition& p) {

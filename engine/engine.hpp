@@ -92,6 +92,13 @@ class Engine {
   // process while it runs), and registering memory slows every copy in
   // flight to a third (docs/ENGINE.md).
   std::error_code reserve_pinned(const Partition& like, std::size_t count);
+  // Grows every device's stream-ordered memory pool to a full pipeline of
+  // partitions like `like` and returns once the memory is mapped. A job does
+  // this itself when it starts, on each device's feeder, and its first copy
+  // waits for it (mapping device memory takes milliseconds per GiB); before
+  // timing anything, call this beside reserve_pinned. Best effort: a device
+  // that cannot grow its pool that far pays at its first launch instead.
+  void reserve_device(const Partition& like);
   // Pinned bytes a partition of `job` takes from the pool (0 when none).
   static std::size_t pinned_bytes(const Partition& partition);
   // How many partitions the engine holds at once, from preparation to

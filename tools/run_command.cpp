@@ -317,6 +317,15 @@ int run_command(int argc, char** argv) {
                   static_cast<double>(e.stats().pinned_bytes_pooled) / (1u << 20), count,
                   seconds_since(t0));
   }
+  // And the devices' memory pools: mapping device memory takes time too, and
+  // the job's first copy would wait for it.
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    e.reserve_device(job->partitions[0]);
+    if (!json && gpu)
+      std::printf("  device memory pools grown for %d partitions in flight in %.3f s\n",
+                  e.config().pipeline_depth, seconds_since(t0));
+  }
   if (progress && !json)
     job->progress = [](std::size_t done, std::size_t total) {
       const int width = 40;

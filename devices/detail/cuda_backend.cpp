@@ -235,6 +235,17 @@ std::error_code CudaDevice::set_pool_release_threshold(std::size_t bytes) {
   return check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
 }
 
+Result<std::size_t> CudaDevice::pool_reserved_bytes() {
+  if (auto ec = make_current()) return Error{ec, "cudaSetDevice"};
+  cudaMemPool_t pool = nullptr;
+  if (auto ec = check(cudaDeviceGetDefaultMemPool(&pool, info_.ordinal)))
+    return Error{ec, "cudaDeviceGetDefaultMemPool"};
+  std::uint64_t reserved = 0;
+  if (auto ec = check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved)))
+    return Error{ec, "cudaMemPoolGetAttribute"};
+  return static_cast<std::size_t>(reserved);
+}
+
 Result<MemoryInfo> CudaDevice::memory_info() {
   if (auto ec = make_current()) return Error{ec, "cudaSetDevice"};
   MemoryInfo m;

@@ -26,6 +26,7 @@ class CudaDevice final : public Device {
   Result<void*> allocate_async(std::size_t bytes, Stream& stream) override;
   std::error_code free_async(void* ptr, Stream& stream) override;
   std::error_code set_pool_release_threshold(std::size_t bytes) override;
+  Result<std::size_t> pool_reserved_bytes() override;
   Result<MemoryInfo> memory_info() override;
   std::error_code health() const override;
   std::error_code make_current() override;

@@ -118,14 +118,20 @@ void DeviceRunner::launch(LaunchRequest request, std::function<void()> inputs_co
       });
 }
 
-void DeviceRunner::warm_device_pool(std::size_t bytes) {
-  if (device_.backend() != devices::Backend::cuda) return;  // nothing to map there
-  boost::asio::post(feeder_io_, [this, bytes] {
+void DeviceRunner::warm_device_pool(std::size_t bytes, std::function<void()> done) {
+  if (device_.backend() != devices::Backend::cuda) {  // nothing to map there
+    if (done) done();
+    return;
+  }
+  boost::asio::post(feeder_io_, [this, bytes, done = std::move(done)] {
     // Best effort: a failure here only means the first launch pays instead
     // (and reports any real shortage itself).
-    if (device_.make_current()) return;
-    auto mem = device_.allocate_async(bytes, h2d_);
-    if (mem) device_.free_async(*mem, h2d_);
+    if (!device_.make_current()) {
+      auto mem = device_.allocate_async(bytes, h2d_);
+      if (mem) device_.free_async(*mem, h2d_);
+      if (done) (void)h2d_.synchronize();
+    }
+    if (done) done();
   });
 }
 

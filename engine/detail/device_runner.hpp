@@ -73,7 +73,8 @@ class DeviceRunner {
   // thread, ahead of the launches queued after it. The first cudaMallocAsync
   // of a size maps physical memory (15-37 ms for one 0.3-2 GiB partition,
   // measured) and would otherwise delay the job's first copy by as much.
-  void warm_device_pool(std::size_t bytes);
+  // `done`, if set, runs on the feeder thread once the memory is mapped.
+  void warm_device_pool(std::size_t bytes, std::function<void()> done = {});
 
  private:
   struct Slot {

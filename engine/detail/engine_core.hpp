@@ -65,6 +65,9 @@ class EngineCore {
   // The blocks of `count` partitions like `like`, no more than the host
   // budget could ever hand out at once (see Engine::reserve_pinned).
   std::error_code reserve_pinned(const Partition& like, std::size_t count);
+  // Grows every healthy device's memory pool to a full pipeline of `like`
+  // now and waits until it is mapped (see Engine::reserve_device).
+  void reserve_device(const Partition& like);
 
   void submit(Job job, SubmitHandler handler, boost::asio::any_io_executor handler_executor);
   void shutdown(ShutdownHandler handler, boost::asio::any_io_executor handler_executor);
@@ -127,6 +130,9 @@ class EngineCore {
   Error validate(const Job& job) const;
   void start(std::uint64_t seq);
   void warm_device_pools(const JobState& job);
+  // What device d's pool should hold for a pipeline of partitions of
+  // `largest` device bytes; 0 when it holds that already. Marks it held.
+  std::size_t pool_growth(std::size_t d, std::size_t largest);
   void pump();
   void prepare(const Key& k);
   // Pinned blocks are requested one at a time in prepare order, so

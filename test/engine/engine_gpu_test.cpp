@@ -21,7 +21,6 @@ using test::expect_outputs_correct;
 using test::gpu_config;
 using test::run_job;
 
-
 TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
   STOKER_REQUIRE_GPU();
   asio::io_context io;
@@ -67,7 +66,8 @@ TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
       } else if (mode == Mode::registered_heap) {
         EXPECT_GT(p.staging.ms, 0.0);
         EXPECT_LE(p.bytes_registered, p.bytes_in);
-        EXPECT_GE(p.bytes_registered + 2 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), p.bytes_in)
+        EXPECT_GE(p.bytes_registered + 2 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)),
+                  p.bytes_in)
             << "whole pages were staged";
       } else {
         EXPECT_EQ(p.bytes_registered, 0u);
@@ -78,6 +78,26 @@ TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
     EXPECT_EQ(s.busy_slots, 0u);
     EXPECT_EQ(s.pinned_bytes_in_use, 0u);
   }
+}
+
+// reserve_device maps a whole pipeline of device memory before any job, so
+// the first job's first copy does not wait for the pool to grow.
+TEST(EngineGpu, ReserveDeviceMapsAFullPipelineOnEveryGpu) {
+  STOKER_REQUIRE_GPU();
+  asio::io_context io;
+  Engine engine(io.get_executor(), gpu_config());
+  Partition like;
+  like.inputs.push_back(Input::produced(std::size_t{768} << 20));
+  like.outputs.push_back(Output{nullptr, std::size_t{256} << 20, false});
+  const std::size_t want =
+      like.device_bytes() * static_cast<std::size_t>(engine.config().pipeline_depth);
+  engine.reserve_device(like);
+  for (std::size_t d = 0; d < engine.devices().size(); ++d) {
+    auto reserved = engine.devices()[d].pool_reserved_bytes();
+    ASSERT_TRUE(reserved) << reserved.error().what();
+    EXPECT_GE(*reserved, want) << "GPU " << d << "'s pool holds " << *reserved << " bytes";
+  }
+  EXPECT_EQ(engine.stats().busy_slots, 0u);
 }
 
 TEST(EngineGpu, FaultingKernelFailsTheJobInsteadOfHanging) {
