@@ -544,7 +544,6 @@ void EngineCore::run_producer(const Key& k) {
   run->left = run->tasks;
   if (streamed) {
     run->feed = ps.feed = std::make_shared<ShareFeed>(run->tasks, p.stream_align);
-    ps.ready_at = Clock::now();
     streaming_.insert(k);
   }
   producing_.emplace(k, std::move(run));
@@ -613,11 +612,11 @@ void EngineCore::produced(const Key& k, std::error_code ec, std::string message)
   // Streamed and on a device already: the launch, which ends after this,
   // ends the partition (its feeder was told of a failure).
   if (ps.phase == PartPhase::running) return;
-  const bool was_streaming = streaming_.erase(k) != 0;
+  streaming_.erase(k);
   ps.feed.reset();  // no slot took it while it was produced: copied whole
   if (ec || job.cancelled || job.failure) return drop(k, ec, message);
   ps.phase = PartPhase::ready;
-  if (!was_streaming) ps.ready_at = Clock::now();  // a slot could take it from then on
+  ps.ready_at = Clock::now();
   ready_.insert(k);  // still counted in prepared_ while it waits for a slot
   pump();
 }
@@ -650,7 +649,8 @@ void EngineCore::dispatch(std::size_t d, const Key& k) {
   ds.in_use += ps.device_bytes;
   ps.report.device = static_cast<int>(d);
   ps.report.slot = slot;
-  ps.report.queue_wait_ms = ms_since(ps.ready_at);
+  // Taken while still being produced (streamed): it never waited.
+  ps.report.queue_wait_ms = ps.feed ? 0.0 : ms_since(ps.ready_at);
 
   LaunchRequest req;
   req.slot = slot;

@@ -19,7 +19,7 @@ struct PartitionReport {
   std::size_t index = 0;
   int device = -1;
   int slot = -1;
-  double queue_wait_ms = 0;  // ready (produced) until a slot took it
+  double queue_wait_ms = 0;  // ready (produced) until a slot took it; 0 if taken while streamed
   StageSpan producer;        // on a CPU worker
   StageSpan staging;         // pageable inputs: host copies into pinned staging, registrations
   StageSpan h2d, kernels, d2h;
