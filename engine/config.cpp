@@ -86,6 +86,15 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
       return {Errc::invalid_argument, what + ": '" + value + "' is not stage or register"};
     return {};
   }
+  if (name == "streaming") {
+    if (value == "on")
+      c.stream_produced = true;
+    else if (value == "off")
+      c.stream_produced = false;
+    else
+      return {Errc::invalid_argument, what + ": '" + value + "' is not on or off"};
+    return {};
+  }
   auto v = parse_int(what, value);
   if (!v) return v.error();
   if (*v < 0) return {Errc::invalid_argument, what + " must not be negative, not " + value};
@@ -110,9 +119,9 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
 }
 
 const char* const kNames[] = {
-    "backend",         "devices",           "slowdown",        "host-devices", "depth",
-    "host-budget-mib", "device-budget-mib", "chunk-mib",       "workers",      "staging-threads",
-    "pageable-inputs", "copy-priority",     "compute-priority"};
+    "backend",         "devices",           "slowdown",      "host-devices",    "depth",
+    "host-budget-mib", "device-budget-mib", "chunk-mib",     "workers",         "staging-threads",
+    "pageable-inputs", "streaming",         "copy-priority", "compute-priority"};
 
 }  // namespace
 

@@ -57,6 +57,10 @@ struct Config {
   // memcpy thread cannot keep up with a 55 GB/s link.
   int staging_threads = 4;
   PageableInputs pageable_inputs = PageableInputs::stage;
+  // Partitions whose split producer promises its shares' ranges
+  // (Partition::stream_align) are copied share by share as the shares end;
+  // false: every partition is copied whole once its producer has ended.
+  bool stream_produced = true;
   // CPU threads that run producers. 0: hardware threads.
   int worker_threads = 0;
   // Link rates for the model bound (DESIGN.md), GB/s. 0: measured defaults
@@ -67,8 +71,8 @@ struct Config {
   static Result<Config> from_env();
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,
   // --host-budget-mib, --device-budget-mib, --chunk-mib, --workers,
-  // --staging-threads, --pageable-inputs, --copy-priority, --compute-priority; consumed
-  // arguments are removed from `args`, unknown ones left for the caller.
+  // --staging-threads, --pageable-inputs, --streaming, --copy-priority, --compute-priority;
+  // consumed arguments are removed from `args`, unknown ones left for the caller.
   Result<Config> apply_args(std::vector<std::string>& args) const;
   // Checks ranges; names the offending field and value.
   Error validate() const;

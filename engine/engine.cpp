@@ -529,7 +529,7 @@ void EngineCore::run_producer(const Key& k) {
     run->spans.push_back(ps.blocks[i].bytes());
     bytes += ps.blocks[i].size();
   }
-  const bool streamed = p.split_producer && p.stream_align != 0;
+  const bool streamed = p.split_producer && p.stream_align != 0 && config_.stream_produced;
   if (p.producer) {
     run->plain = p.producer;
   } else {

@@ -16,7 +16,7 @@ namespace stoker::tools {
 inline constexpr const char* kEngineOptionsHelp =
     "engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2\n"
     "  --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M --workers N\n"
-    "  --staging-threads N --pageable-inputs stage|register\n"
+    "  --staging-threads N --pageable-inputs stage|register --streaming on|off\n"
     "  --copy-priority low|normal|high --compute-priority low|normal|high\n";
 
 // Prints `help` and returns true when the arguments ask for it.

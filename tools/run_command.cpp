@@ -36,8 +36,6 @@ hpoly (Groth16 H polynomial over a, b, c of 2^K BLS12-381 scalars per partition)
   --verify            check every h on the CPU: h(x)(x^n - 1) == A(x)B(x) - C(x) at a random x
                       (default on the host backend; on GPUs it costs CPU time beside the producers)
   --no-verify         do not check
-  --no-streaming      copy a partition's a, b, c only once its whole producer has ended (default:
-                      each producer share's part as soon as that share ends)
   --h-memory M        where h lands: registered (default; page-locked once before the job, so
                       the D2H writes it in place) or pageable (through a pinned bounce block
                       and a host copy per partition)
@@ -123,7 +121,7 @@ int run_command(int argc, char** argv) {
   long partitions = -1, size_mib = -1, log_n = -1;
   int verify = -1;  // -1: the backend's default
   std::uint64_t seed = 1;
-  bool json = false, progress = isatty(STDOUT_FILENO), h_registered = true, streaming = true;
+  bool json = false, progress = isatty(STDOUT_FILENO), h_registered = true;
   std::string trace;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
@@ -170,9 +168,6 @@ int run_command(int argc, char** argv) {
         return 2;
       }
       h_registered = m == "registered";
-    } else if (a == "--no-streaming") {
-      hpoly_only();
-      streaming = false;
     } else if (a == "--verify") {
       verify = 1;
     } else if (a == "--no-verify") {
@@ -249,8 +244,6 @@ int run_command(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     job = engine::workloads::make_hpoly_job(ho, hpoly_run);
     h_setup_s = seconds_since(t0);
-    if (job && !streaming)
-      for (auto& part : job->partitions) part.stream_align = 0;
   } else {
     so.partitions =
         partitions >= 0 ? static_cast<std::size_t>(partitions) : (gpu ? 16 * devices : 8);
@@ -273,7 +266,7 @@ int run_command(int argc, char** argv) {
           "each; pinned producers%s; %s) on %zu %s device(s), depth %d\n"
           "  h in %s, set up in %.2f s\n",
           ho.partitions, ho.log_n, 3.0 * vec_bytes / (1 << 20), 1.0 * vec_bytes / (1 << 20),
-          streaming ? ", copied share by share" : ", copied whole",
+          e.config().stream_produced ? ", copied share by share" : ", copied whole",
           verifying ? "verified on the CPU" : "not verified", devices,
           devices::to_string(e.devices().backend()), e.config().pipeline_depth,
           h_registered ? "registered memory (D2H in place)"

@@ -565,19 +565,24 @@ Partition streamed_partition(std::size_t bytes, std::size_t shares, std::size_t 
 }
 
 // With stream_align, shares that have ended cross while a later one is still
-// being produced; without it, nothing crosses before the producer has ended.
+// being produced; without it, or with streaming off in the config, nothing
+// crosses before the producer has ended.
 TEST(Engine, StreamedSharesCrossWhileLaterSharesAreStillProduced) {
   constexpr std::size_t kBytes = 256 << 10, kShares = 4;
-  for (bool streamed : {true, false}) {
+  enum class Mode { streamed, no_align, config_off };
+  for (Mode mode : {Mode::streamed, Mode::no_align, Mode::config_off}) {
+    const bool streamed = mode == Mode::streamed;
     asio::io_context io;
-    Engine engine(io.get_executor(), host_config(1));
+    auto c = host_config(1);
+    c.stream_produced = mode != Mode::config_off;
+    Engine engine(io.get_executor(), c);
     std::vector<std::byte> out(kBytes);
     std::atomic<int> kernels{0};
     Job job;
     job.name = streamed ? "streamed" : "whole";
     job.partitions.push_back(streamed_partition(kBytes, kShares, kShares - 1,
                                                 std::chrono::milliseconds(150), out, kernels));
-    if (!streamed) job.partitions[0].stream_align = 0;
+    if (mode == Mode::no_align) job.partitions[0].stream_align = 0;
     std::error_code ec;
     const auto report = run_job(engine, io, std::move(job), ec);
     ASSERT_FALSE(ec) << report.error;
