@@ -705,6 +705,27 @@ TEST(Engine, StreamAlignWithAPlainProducerIsRejected) {
   expect_idle(engine);
 }
 
+// A producer's own error is news whatever its code: one that returns
+// Errc::cancelled (or operation_aborted) while nobody cancelled the job fails
+// it. (Such codes were once taken for the engine's own cancellation and the
+// partition dropped silently, so the job never completed.)
+TEST(Engine, ProducerReturningACancelledCodeFailsItsJobInsteadOfHanging) {
+  for (const std::error_code code : {make_error_code(Errc::cancelled), operation_aborted()}) {
+    asio::io_context io;
+    Engine engine(io.get_executor(), host_config());
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = synthetic(run, 3, 64 << 10);
+    job.partitions[1].split_producer = nullptr;
+    job.partitions[1].producer = [code](std::span<const std::span<std::byte>>) { return code; };
+    job.partitions[1].stream_align = 0;
+    std::error_code ec;
+    const auto report = run_job(engine, io, std::move(job), ec);
+    EXPECT_EQ(ec, code) << ec.message();
+    EXPECT_NE(report.error.find("partition 1: producer failed"), std::string::npos) << report.error;
+    expect_idle(engine);
+  }
+}
+
 // reserve_pinned(lookahead) is enough for any job: the pool never pins on
 // the hot path (cudaHostAlloc costs 0.5 s/GiB and stalls the process's CUDA).
 TEST(Engine, PoolDoesNotGrowMidJobAfterReservingTheLookahead) {
