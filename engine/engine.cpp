@@ -227,22 +227,14 @@ Error EngineCore::validate(const Job& job) const {
     if (p.producer_tasks > 4096)
       return {Errc::invalid_argument, where + " asks for " + std::to_string(p.producer_tasks) +
                                           " producer tasks (at most 4096)"};
-    // What its blocks take from the budget (the pool rounds each up to its
-    // size class; one too large for any class is refused by the pool).
-    const auto taken = [](std::size_t b) {
-      return std::max(b, alloc::PinnedPool::block_capacity(b));
-    };
-    std::size_t host_bytes = 0;
-    for (const auto& in : p.inputs)
-      if (in.kind == InputKind::produced) host_bytes += taken(in.bytes);
     for (std::size_t k = 0; k < p.outputs.size(); ++k) {
       const auto& out = p.outputs[k];
       if (out.bytes == 0 || out.destination == nullptr)
         return {Errc::invalid_argument,
                 where + ": output " + std::to_string(k) +
                     (out.bytes == 0 ? " is empty (0 bytes)" : " has no destination")};
-      if (!out.pinned) host_bytes += taken(out.bytes);
     }
+    const std::size_t host_bytes = Engine::pinned_bytes(p);
     if (host_bytes > host_budget_->limit())
       return {Errc::invalid_argument, where + " needs " + bytes_str(host_bytes) +
                                           " of pinned host memory; the host budget is " +
@@ -971,11 +963,16 @@ void Engine::reserve_device(const Partition& like) {
 }
 
 std::size_t Engine::pinned_bytes(const Partition& p) {
+  // The pool rounds each block up to its size class (one too large for any
+  // class is refused by the pool, and counts as asked).
+  const auto taken = [](std::size_t b) {
+    return std::max(b, alloc::PinnedPool::block_capacity(b));
+  };
   std::size_t total = 0;
   for (const auto& in : p.inputs)
-    if (in.kind == InputKind::produced) total += (in.bytes + 255) / 256 * 256;
+    if (in.kind == InputKind::produced) total += taken(in.bytes);
   for (const auto& out : p.outputs)
-    if (!out.pinned) total += (out.bytes + 255) / 256 * 256;
+    if (!out.pinned) total += taken(out.bytes);
   return total;
 }
 

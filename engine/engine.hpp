@@ -99,7 +99,10 @@ class Engine {
   // timing anything, call this beside reserve_pinned. Best effort: a device
   // that cannot grow its pool that far pays at its first launch instead.
   void reserve_device(const Partition& like);
-  // Pinned bytes a partition of `job` takes from the pool (0 when none).
+  // Pinned bytes a partition takes from the host budget while it runs: a
+  // block per produced input and per pageable output's landing area, each
+  // rounded up to its pool size class (0 when none). A partition is refused
+  // when this exceeds the host budget.
   static std::size_t pinned_bytes(const Partition& partition);
   // How many partitions the engine holds at once, from preparation to
   // completion (each holding its pinned blocks): what reserve_pinned needs.

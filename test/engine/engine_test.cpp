@@ -705,6 +705,53 @@ TEST(Engine, StreamAlignWithAPlainProducerIsRejected) {
   expect_idle(engine);
 }
 
+// pinned_bytes is what the budget must hold for the partition: a budget of
+// exactly that admits it, one byte less refuses it by name.
+TEST(Engine, PinnedBytesIsWhatAPartitionTakesFromTheHostBudget) {
+  constexpr std::size_t kIn = (3u << 20) + 100, kOut = 1u << 20;
+  std::vector<std::byte> pageable_out(kOut), pinned_out(kOut);
+  const auto make = [&] {
+    Partition p;
+    p.inputs.push_back(Input::produced(kIn));
+    p.producer = [](std::span<const std::span<std::byte>> in) {
+      std::memset(in[0].data(), 7, in[0].size());
+      return std::error_code{};
+    };
+    p.work.cpu = [](const KernelContext& c) {
+      for (std::size_t o = 0; o < c.outputs.size(); ++o)
+        std::memset(c.outputs[o], 9, c.output_bytes[o]);
+      return std::error_code{};
+    };
+    p.outputs.push_back(Output::to(std::span(pageable_out)));
+    p.outputs.push_back(Output::to(std::span(pinned_out), /*is_pinned=*/true));
+    return p;
+  };
+  const std::size_t want =
+      alloc::PinnedPool::block_capacity(kIn) + alloc::PinnedPool::block_capacity(kOut);
+  ASSERT_EQ(Engine::pinned_bytes(make()), want);
+  for (const std::size_t budget : {want, want - 1}) {
+    asio::io_context io;
+    auto c = host_config(1);
+    c.host_budget_bytes = budget;
+    Engine engine(io.get_executor(), c);
+    Job job;
+    job.name = "budget-" + std::to_string(budget);
+    job.partitions.push_back(make());
+    std::error_code ec;
+    const auto report = run_job(engine, io, std::move(job), ec);
+    if (budget == want) {
+      EXPECT_FALSE(ec) << report.error;
+      EXPECT_EQ(pageable_out, std::vector<std::byte>(kOut, std::byte{9}));
+    } else {
+      EXPECT_EQ(ec, make_error_code(Errc::invalid_argument));
+      EXPECT_NE(report.error.find("needs " + std::to_string(want) + " bytes of pinned host memory"),
+                std::string::npos)
+          << report.error;
+    }
+    expect_idle(engine);
+  }
+}
+
 // A producer's own error is news whatever its code: one that returns
 // Errc::cancelled (or operation_aborted) while nobody cancelled the job fails
 // it. (Such codes were once taken for the engine's own cancellation and the
