@@ -15,6 +15,13 @@ std::size_t align_up(std::size_t n) {
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
+// A streamed partition's producer failed: the launch carries its error and
+// nothing more runs on the device.
+void take_producer_failure(const ShareFeed& feed, LaunchResult& res) {
+  res.error = feed.error();
+  res.message = feed.message();
+  res.producer_failed = true;
+}
 }  // namespace
 
 DeviceRunner::DeviceRunner(devices::Device& device)
@@ -179,9 +186,7 @@ bool DeviceRunner::copy_streamed_shares(const LaunchRequest& r, std::byte* devic
   const ShareFeed& feed = *r.feed;
   for (std::size_t t = 0; t < feed.shares(); ++t) {
     if (!feed.wait_for(t)) {
-      res.error = feed.error();
-      res.message = feed.message();
-      res.producer_failed = true;
+      take_producer_failure(feed, res);
       return false;
     }
     for (std::size_t i = 0; i < p.inputs.size(); ++i) {
@@ -254,11 +259,7 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
   // H2D
   // A streamed partition's span starts when its first share has ended:
   // waiting for the producer is not copy time.
-  if (r.feed && !res.error && !r.feed->wait_for(0)) {
-    res.error = r.feed->error();
-    res.message = r.feed->message();
-    res.producer_failed = true;
-  }
+  if (r.feed && !res.error && !r.feed->wait_for(0)) take_producer_failure(*r.feed, res);
   if (!res.error) {
     // Registrations first, before the copy stream's start event, so that
     // they count as staging (host-side preparation of pageable inputs),
