@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -43,6 +44,7 @@ struct Options {
   int writers = -1;  // -1: min(20, cores - 2)
   int reps = 3;
   bool json = false;
+  std::string trace;  // (b)'s last timed run as Chrome trace JSON
   std::set<std::string> variants = {"a", "b", "c", "b1"};  // which runs to make
   bool wants(const char* v) const { return variants.count(v) != 0; }
 };
@@ -125,6 +127,7 @@ Result<double> run_naive(int gpus, const wl::SyntheticRun& run) {
 struct EngineFigure {
   double ms = 0, bound_ms = 0;
   std::vector<double> busy;
+  engine::JobReport last;  // the last timed run, for --trace
 };
 
 Result<EngineFigure> run_engine(engine::Engine& e, wl::SyntheticOptions o, int reps) {
@@ -147,6 +150,7 @@ Result<EngineFigure> run_engine(engine::Engine& e, wl::SyntheticOptions o, int r
     ms.push_back(rep.wall_ms);
     bound.push_back(rep.bound_ms);
     fig.busy = rep.device_busy;
+    fig.last = std::move(rep);
   }
   fig.ms = median(ms);
   fig.bound_ms = median(bound);
@@ -168,10 +172,12 @@ Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder, boo
 const std::string kHelp =
     std::string(
         "usage: stoker bench pipeline [--partitions N] [--size-mib M] [--rounds R] [--writers W]\n"
-        "                             [--reps N] [--json] [--variants a,b,c,b1] [engine options]\n"
+        "                             [--reps N] [--json] [--variants a,b,c,b1] [--trace FILE]\n"
+        "                             [engine options]\n"
         "Runs (a) the naive baseline, (b) the engine with pinned producers, (c) the engine with\n"
         "pageable inputs, and (b1) (b) on GPU 0 alone, while writer threads load host memory;\n"
-        "--variants picks some of them (default all). Engine options and STOKER_* variables\n"
+        "--variants picks some of them (default all); --trace writes (b)'s last timed run as\n"
+        "Chrome trace JSON. Engine options and STOKER_* variables\n"
         "apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n") +
     kEngineOptionsHelp;
 
@@ -197,6 +203,13 @@ int bench_pipeline_command(int argc, char** argv) {
     else if (a == "--writers") opt.writers = static_cast<int>(next());
     else if (a == "--reps") opt.reps = std::max(1, static_cast<int>(next()));
     else if (a == "--json") opt.json = true;
+    else if (a == "--trace") {
+      if (i + 1 >= count) {
+        std::fprintf(stderr, "stoker bench pipeline: --trace needs a file\n");
+        return 2;
+      }
+      opt.trace = args[static_cast<std::size_t>(++i)];
+    }
     else if (a == "--variants") {
       if (i + 1 >= count) {
         std::fprintf(stderr, "stoker bench pipeline: --variants needs a value\n");
@@ -216,6 +229,10 @@ int bench_pipeline_command(int argc, char** argv) {
       std::fprintf(stderr, "stoker bench pipeline: unknown option '%s'\n", a.c_str());
       return 2;
     }
+  }
+  if (!opt.trace.empty() && !opt.wants("b")) {
+    std::fprintf(stderr, "stoker bench pipeline: --trace records (b), which --variants leaves out\n");
+    return 2;
   }
   const int gpus = devices::cuda_device_count();
   if (gpus == 0) {
@@ -286,6 +303,14 @@ int bench_pipeline_command(int argc, char** argv) {
       return 1;
     }
     *run.figure = *f;
+  }
+  if (!opt.trace.empty()) {
+    std::ofstream f(opt.trace);
+    engine::write_chrome_trace(f, {b.last});
+    if (!f) {
+      std::fprintf(stderr, "stoker bench pipeline: could not write the trace to %s\n", opt.trace.c_str());
+      return 1;
+    }
   }
   auto rate = [&](double ms) { return ms > 0 ? gb / (ms / 1e3) : 0; };
   auto ratio = [](double num, double den) { return num > 0 && den > 0 ? num / den : 0; };
