@@ -266,6 +266,23 @@ int bench_pipeline_command(int argc, char** argv) {
   auto pj = wl::make_synthetic_job(po, pageable_run);
   if (!pj) return 2;
 
+  // Pin each engine's pool and map its devices' pools for a full lookahead
+  // before anything is timed, as a prover does once at start-up: a pool that
+  // grows mid-run pins memory under the writers' load (cudaHostAlloc, which
+  // also blocks the process's other CUDA calls), and a warm-up run alone
+  // does not reach the peak of the faster warm runs after it.
+  {
+    std::shared_ptr<wl::SyntheticRun> like_run;
+    auto like = wl::make_synthetic_job(o, like_run);
+    if (!like) return 2;
+    for (engine::Engine* e : {*all_engine, *one_engine}) {
+      if (auto ec = e->reserve_pinned(like->partitions[0], std::min(o.partitions, e->lookahead())))
+        std::fprintf(stderr, "stoker bench pipeline: could not pin the pool ahead (%s); it will grow in the runs\n",
+                     ec.message().c_str());
+      e->reserve_device(like->partitions[0]);
+    }
+  }
+
   if (!opt.json)
     std::printf("bench pipeline: %zu partitions x %zu MiB, %d rounds, %d GPU(s), %d writer threads, median of %d\n",
                 o.partitions, opt.size_mib, o.rounds, gpus, writers, opt.reps);

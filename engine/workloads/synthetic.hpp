@@ -9,10 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <system_error>
 #include <vector>
 
+#include "devices/pinned_buffer.hpp"
 #include "engine/job.hpp"
 
 namespace stoker::engine::workloads {
@@ -22,6 +24,12 @@ struct SyntheticOptions {
   std::size_t input_bytes = std::size_t{16} << 20;  // per partition, multiple of 16
   int rounds = 16;                                  // integer mixing rounds per output word
   bool pageable = false;  // true: caller-owned std::vector inputs through staging
+  // Set to the engine's backend: the inputs are generated in caller memory
+  // when the job is built and page-locked once for that backend's DMA
+  // (Input::registered), as a prover registers buffers it reuses; the job
+  // then copies and computes only, so a copy-bound run measures the
+  // engine's H2D alone. Not with `pageable`.
+  std::optional<devices::Backend> registered_inputs;
   std::uint64_t seed = 1;
   int priority = 0;
   std::string name = "synthetic";
@@ -32,6 +40,14 @@ struct SyntheticOptions {
 struct SyntheticRun {
   SyntheticOptions options;
   std::vector<std::vector<std::uint32_t>> pageable_inputs;
+  // With options.registered_inputs: page-aligned whole pages (CUDA will not
+  // register a page twice), and their registrations, declared after them so
+  // that the pages are unlocked before they are freed.
+  struct FreeDeleter {
+    void operator()(std::uint32_t* p) const noexcept;
+  };
+  std::vector<std::unique_ptr<std::uint32_t[], FreeDeleter>> registered_inputs;
+  std::vector<devices::HostRegistration> input_registrations;
   std::vector<std::vector<std::uint32_t>> outputs;
   std::vector<std::uint64_t> checksums;  // per partition, filled by verify
 };

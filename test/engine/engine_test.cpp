@@ -22,6 +22,7 @@
 #include <span>
 #include <thread>
 
+#include "alloc/pinned_pool.hpp"
 #include "alloc/pinned_vec.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/workloads/synthetic.hpp"
@@ -56,6 +57,48 @@ Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partiti
   auto job = workloads::make_synthetic_job(o, run);
   EXPECT_TRUE(job) << job.error().what();
   return std::move(*job);
+}
+
+// The copy-bound measure of stoker run --registered: inputs generated and
+// page-locked when the job is built, so the job takes pinned blocks only for
+// its outputs' landing areas and runs no producer.
+TEST(Engine, RegisteredSyntheticInputsAreCopiedInPlaceAndMatchTheCpu) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());
+  workloads::SyntheticOptions o;
+  o.partitions = 6;
+  o.input_bytes = 64 << 10;
+  o.rounds = 4;
+  o.registered_inputs = engine.devices().backend();
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = workloads::make_synthetic_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  ASSERT_EQ(run->input_registrations.size(), 6u);
+  const long page = sysconf(_SC_PAGESIZE);
+  for (const auto& part : job->partitions) {
+    ASSERT_EQ(part.inputs.size(), 1u);
+    EXPECT_EQ(part.inputs[0].kind, InputKind::registered);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(part.inputs[0].data) % page, 0u);
+    EXPECT_FALSE(part.split_producer || part.producer);
+  }
+  std::shared_ptr<workloads::SyntheticRun> produced_run;
+  const auto produced = synthetic(produced_run, 1, 64 << 10);
+  EXPECT_EQ(Engine::pinned_bytes(job->partitions[0]) + alloc::PinnedPool::block_capacity(64 << 10),
+            Engine::pinned_bytes(produced.partitions[0]))
+      << "a registered input should take no pinned block";
+  std::error_code ec;
+  const auto report = run_job(engine, io, std::move(*job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  for (const auto& p : report.parts) EXPECT_EQ(p.producer.ms, 0.0);
+  expect_outputs_correct(*run);
+  expect_idle(engine);
+
+  o.pageable = true;
+  std::shared_ptr<workloads::SyntheticRun> both;
+  const auto refused = workloads::make_synthetic_job(o, both);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().what().find("pageable or registered"), std::string::npos)
+      << refused.error().what();
 }
 
 TEST(Engine, CallbackHandlerRunsOnItsExecutorWithCorrectOutputs) {
