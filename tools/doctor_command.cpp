@@ -260,7 +260,8 @@ struct Rig {
   devices::Device* dev = nullptr;
   int ordinal = 0;
   devices::Stream stream;
-  devices::Event start, stop;
+  devices::Stream back;  // the D2H half of the both-ways measurement
+  devices::Event start, stop, back_stop;
   devices::DeviceBuffer dbuf;
   devices::PinnedBuffer pinned;
   HostMemory pageable;
@@ -300,6 +301,51 @@ Result<double> time_copies(Rig& r, std::size_t bytes, int copies, int warmup, in
   auto m = median(std::move(rates));
   if (!m) return Error{Errc::verification_failed, "no positive event time"};
   return *m;
+}
+
+// H2D into the device buffer's first half on the rig's stream while D2H
+// from its second half runs on the other, `copies` of each (half the copy
+// size) after one start event; each direction's median rate from its own
+// stop event.
+struct Duplex {
+  double h2d = 0, d2h = 0;
+};
+Result<Duplex> time_duplex(Rig& r, std::size_t bytes, int copies, int warmup, int reps) {
+  if (auto ec = r.dev->health()) return Error{ec, "device faulted"};
+  const std::size_t half = bytes / 2;
+  auto* dev = static_cast<std::byte*>(r.dbuf.data());
+  auto* host = static_cast<std::byte*>(r.pinned.data());
+  const auto back = static_cast<cudaStream_t>(r.back.native());
+  std::vector<double> in, out;
+  for (int i = 0; i < warmup + reps; ++i) {
+    if (auto ec = r.dev->make_current()) return Error{ec, "cudaSetDevice"};
+    if (auto ec = r.stream.record(r.start)) return Error{ec, "cudaEventRecord"};
+    if (auto ec = r.back.wait(r.start)) return Error{ec, "cudaStreamWaitEvent"};
+    for (int c = 0; c < copies; ++c) {
+      if (const auto st = cudaMemcpyAsync(dev, host, half, cudaMemcpyHostToDevice, r.native());
+          st != cudaSuccess)
+        return Error{make_cuda_error(st), cuda_message("H2D copy", st)};
+      if (const auto st =
+              cudaMemcpyAsync(host + half, dev + half, half, cudaMemcpyDeviceToHost, back);
+          st != cudaSuccess)
+        return Error{make_cuda_error(st), cuda_message("D2H copy", st)};
+    }
+    if (auto ec = r.stream.record(r.stop)) return Error{ec, "cudaEventRecord"};
+    if (auto ec = r.back.record(r.back_stop)) return Error{ec, "cudaEventRecord"};
+    for (auto* e : {&r.stop, &r.back_stop})
+      if (auto ec = e->synchronize()) return Error{ec, "cudaEventSynchronize"};
+    auto in_ms = devices::elapsed_ms(r.start, r.stop);
+    auto out_ms = devices::elapsed_ms(r.start, r.back_stop);
+    if (!in_ms) return std::move(in_ms).error();
+    if (!out_ms) return std::move(out_ms).error();
+    if (i < warmup || *in_ms <= 0 || *out_ms <= 0) continue;
+    in.push_back(static_cast<double>(half) * copies / 1e9 / (*in_ms / 1e3));
+    out.push_back(static_cast<double>(half) * copies / 1e9 / (*out_ms / 1e3));
+  }
+  auto h = median(std::move(in));
+  auto d = median(std::move(out));
+  if (!h || !d) return Error{Errc::verification_failed, "no positive event time"};
+  return Duplex{*h, *d};
 }
 
 std::optional<double> record(Result<double> r, Errors& errors, const std::string& what) {
@@ -486,6 +532,8 @@ void print_text(const Report& r) {
   row("D2H pinned (cudaHostAlloc)", &T::pinned_d2h);
   row("H2D pageable (malloc, touched)", &T::pageable_h2d);
   row("D2H pageable (malloc, touched)", &T::pageable_d2h);
+  row("H2D + D2H pinned at once: H2D", &T::duplex_h2d);
+  row("H2D + D2H pinned at once: D2H", &T::duplex_d2h);
   row("H2D registered (cudaHostRegister)", &T::registered_h2d);
   row("D2H registered (cudaHostRegister)", &T::registered_d2h);
   if (r.figures.writer_threads > 0) {
@@ -556,6 +604,8 @@ void print_json(const Report& r) {
     s += ",\"pinned_d2h_gbps\":" + num(g.pinned_d2h);
     s += ",\"pageable_h2d_gbps\":" + num(g.pageable_h2d);
     s += ",\"pageable_d2h_gbps\":" + num(g.pageable_d2h);
+    s += ",\"duplex_h2d_gbps\":" + num(g.duplex_h2d);
+    s += ",\"duplex_d2h_gbps\":" + num(g.duplex_d2h);
     s += ",\"registered_h2d_gbps\":" + num(g.registered_h2d);
     s += ",\"registered_d2h_gbps\":" + num(g.registered_d2h);
     s += ",\"loaded_pinned_h2d_gbps\":" + num(g.loaded_pinned_h2d);
@@ -665,14 +715,19 @@ void measure_peers(std::vector<Rig>& rigs, const Plan& plan, Report& rep) {
 void prepare(Rig& r, const Plan& plan, Errors& errors) {
   const std::string tag = gpu_tag(r);
   auto stream = r.dev->create_stream();
+  auto back = r.dev->create_stream();
   auto start = r.dev->create_event(devices::EventKind::timing);
   auto stop = r.dev->create_event(devices::EventKind::timing);
-  for (const Error* e : {stream ? nullptr : &stream.error(), start ? nullptr : &start.error(),
-                         stop ? nullptr : &stop.error()})
+  auto back_stop = r.dev->create_event(devices::EventKind::timing);
+  for (const Error* e : {stream ? nullptr : &stream.error(), back ? nullptr : &back.error(),
+                         start ? nullptr : &start.error(), stop ? nullptr : &stop.error(),
+                         back_stop ? nullptr : &back_stop.error()})
     if (e) return errors.add(tag + ": " + e->what());
   r.stream = std::move(*stream);
+  r.back = std::move(*back);
   r.start = std::move(*start);
   r.stop = std::move(*stop);
+  r.back_stop = std::move(*back_stop);
   auto dbuf = r.dev->allocate(plan.copy_bytes);
   if (!dbuf) return errors.add(tag + ": " + dbuf.error().what());
   r.dbuf = std::move(*dbuf);
@@ -764,6 +819,12 @@ int run_doctor(const Options& opt) {
                             tag + " H2D pageable");
     g.pageable_d2h = record(time_copies(r, b, 1, w, k, d2h(r, r.pageable.get())), rep.errors,
                             tag + " D2H pageable");
+    if (auto both = time_duplex(r, b, fast, w, k)) {
+      g.duplex_h2d = both->h2d;
+      g.duplex_d2h = both->d2h;
+    } else {
+      rep.errors.add(tag + " H2D + D2H at once: " + both.error().what());
+    }
     if (registration) {
       g.registered_h2d = record(time_copies(r, b, fast, w, k, h2d(r, registration.data())),
                                 rep.errors, tag + " H2D registered");

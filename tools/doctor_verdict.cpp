@@ -163,6 +163,8 @@ TransferFigures summarize(const std::vector<TransferFigures>& gpus) {
   s.pageable_d2h = median_of(gpus, &T::pageable_d2h);
   s.registered_h2d = median_of(gpus, &T::registered_h2d);
   s.registered_d2h = median_of(gpus, &T::registered_d2h);
+  s.duplex_h2d = median_of(gpus, &T::duplex_h2d);
+  s.duplex_d2h = median_of(gpus, &T::duplex_d2h);
   s.loaded_pinned_h2d = median_of(gpus, &T::loaded_pinned_h2d);
   s.loaded_pageable_h2d = median_of(gpus, &T::loaded_pageable_h2d);
   return s;
@@ -200,6 +202,20 @@ std::vector<std::string> doctor_verdict(const DoctorFigures& f) {
                       "leave memory bandwidth to the feeding path");
     else
       lines.push_back("pinned H2D holds " + gbps(*s.loaded_pinned_h2d) + " under the same load");
+  }
+  // Both directions at once: a full-duplex link keeps each near its one-way
+  // figure; a shared one splits about one direction's rate between them.
+  if (positive(s.pinned_h2d) && positive(s.pinned_d2h) && positive(s.duplex_h2d) &&
+      positive(s.duplex_d2h)) {
+    const double one_way = std::max(*s.pinned_h2d, *s.pinned_d2h);
+    const double both = *s.duplex_h2d + *s.duplex_d2h;
+    if (both < 1.5 * one_way)
+      lines.push_back("H2D and D2H share the link: at once they move " + gbps(*s.duplex_h2d) +
+                      " + " + gbps(*s.duplex_d2h) + " against " + gbps(one_way) +
+                      " one way, so a partition's H2D slows while another's D2H runs");
+    else
+      lines.push_back("the link is full duplex: H2D and D2H at once move " +
+                      gbps(*s.duplex_h2d) + " + " + gbps(*s.duplex_d2h));
   }
   if (worst >= kMatters)
     lines.push_back(

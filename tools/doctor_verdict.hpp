@@ -46,6 +46,9 @@ struct TransferFigures {
   std::optional<double> pinned_h2d, pinned_d2h;
   std::optional<double> pageable_h2d, pageable_d2h;
   std::optional<double> registered_h2d, registered_d2h;
+  // H2D and D2H at once on two streams, each direction's own rate: below the
+  // one-way figures where the link or the host side is shared by both.
+  std::optional<double> duplex_h2d, duplex_d2h;
   // While `writer_threads` host threads stream-write their own buffers.
   std::optional<double> loaded_pinned_h2d, loaded_pageable_h2d;
 };

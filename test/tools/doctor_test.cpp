@@ -105,6 +105,22 @@ TEST(DoctorVerdict, OneGpuSaysThereIsNothingConcurrentToMeasure) {
   EXPECT_FALSE(any_contains(v, "aggregate"));
 }
 
+TEST(DoctorVerdict, SaysWhetherBothDirectionsShareTheLink) {
+  auto f = reference_machine();
+  for (auto& g : f.gpus) {
+    g.duplex_h2d = 46;
+    g.duplex_d2h = 12;
+  }
+  EXPECT_TRUE(any_contains(doctor_verdict(f),
+                           "H2D and D2H share the link: at once they move 46.0 GB/s + 12.0 GB/s "
+                           "against 55.0 GB/s one way"));
+  for (auto& g : f.gpus) g.duplex_d2h = 50;
+  EXPECT_TRUE(any_contains(doctor_verdict(f), "the link is full duplex"));
+  for (auto& g : f.gpus) g.duplex_d2h.reset();
+  EXPECT_FALSE(any_contains(doctor_verdict(f), "duplex"));
+  EXPECT_FALSE(any_contains(doctor_verdict(f), "share the link"));
+}
+
 TEST(DoctorVerdict, FastPageablePathIsCalledClose) {
   auto f = reference_machine();
   for (auto& g : f.gpus) {
