@@ -550,38 +550,50 @@ void EngineCore::start_shares() {
     const auto run = it->second;
     auto& job = *find(k.seq);
     if (job.cancelled || job.failure) {
-      // Shares not started are skipped; the partition ends with its last
+      // Shares not taken are skipped; the partition ends with its last
       // running share, or now if none runs.
-      run->left -= run->tasks - run->started;
-      run->started = run->tasks;
+      run->stop = true;
+      run->left -= run->tasks - std::min(run->tasks, run->claimed.exchange(run->tasks));
       if (!run->error) run->error = make_error_code(Errc::cancelled);
       producing_.erase(it);
       if (run->left == 0) producer_done(k, *run);
       continue;
     }
-    const std::size_t t = run->started++;
-    if (run->started == run->tasks) producing_.erase(it);
+    const std::size_t t = run->claim();
+    if (run->claimed.load(std::memory_order_relaxed) >= run->tasks) producing_.erase(it);
+    if (t == run->tasks) continue;  // workers going on took the rest
     if (t == 0) {
       run->first_start = Clock::now();
       job.parts[k.part].report.producer.start_ms = ms_since(job.start, run->first_start);
     }
     ++shares_running_;
-    asio::post(*workers_, [this, k, run, t] {
-      const std::error_code ec =
-          run->plain ? run->plain(run->spans) : run->split(run->spans, ProducerTask{t, run->tasks});
-      asio::post(io_, [this, k, run, t, ec, end = Clock::now()] {
-        --shares_running_;
-        share_done(k, run, t, ec, end);
-        start_shares();
-      });
+    asio::post(*workers_, [this, k, run, t] { produce_shares(k, run, t); });
+  }
+}
+
+void EngineCore::produce_shares(const Key& k, std::shared_ptr<ProducerRun> run, std::size_t t) {
+  for (;;) {
+    const std::error_code ec =
+        run->plain ? run->plain(run->spans) : run->split(run->spans, ProducerTask{t, run->tasks});
+    // The feed is lock-free: the feeder may copy this share now.
+    if (!ec && run->feed) run->feed->share_done(t);
+    const std::size_t next =
+        ec || run->stop.load(std::memory_order_relaxed) ? run->tasks : run->claim();
+    const bool going_on = next != run->tasks;
+    asio::post(io_, [this, k, run, t, ec, going_on, end = Clock::now()] {
+      share_done(k, run, ec, end);
+      if (going_on) return;
+      --shares_running_;
+      start_shares();
     });
+    if (!going_on) return;
+    t = next;
   }
 }
 
 void EngineCore::share_done(const Key& k, const std::shared_ptr<ProducerRun>& run,
-                            std::size_t share, std::error_code ec, Clock::time_point end) {
+                            std::error_code ec, Clock::time_point end) {
   if (ec && !run->error) run->error = ec;
-  if (!ec && run->feed) run->feed->share_done(share);
   run->last_end = std::max(run->last_end, end);
   if (--run->left == 0) producer_done(k, *run);
 }
@@ -787,6 +799,9 @@ void EngineCore::drop_queued(JobState& job) {
       ++it;
     }
   }
+  // Workers going on with its shares take no more.
+  for (auto& [k, run] : producing_)
+    if (k.seq == job.seq) run->stop = true;
   // Pool waits still pending complete with operation_aborted.
   for (auto& ps : job.parts)
     if (ps.cancel) {
