@@ -4,7 +4,6 @@
 
 #include <boost/asio/post.hpp>
 #include <cstring>
-#include <latch>
 
 namespace stoker::engine::detail {
 namespace {
@@ -65,10 +64,12 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   r->chunk_bytes_ = chunk_bytes;
   r->staging_threads_ = std::max(1, config.staging_threads);
   r->pageable_inputs_ = config.pageable_inputs;
-  if (r->staging_threads_ > 1)
-    r->copiers_ = std::make_unique<boost::asio::thread_pool>(
-        static_cast<std::size_t>(r->staging_threads_ - 1));
-  for (auto& st : r->staging_) {
+  r->copiers_ =
+      std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(r->staging_threads_));
+  r->staging_count_ = 2 * static_cast<std::size_t>(r->staging_threads_);
+  r->staging_ = std::make_unique<Staging[]>(r->staging_count_);
+  for (std::size_t i = 0; i < r->staging_count_; ++i) {
+    auto& st = r->staging_[i];
     auto b = devices::allocate_pinned(device.backend(), chunk_bytes);
     if (!b) return Error{b.error().code, where + "staging buffer: " + b.error().what()};
     st.buffer = std::move(*b);
@@ -144,19 +145,46 @@ void DeviceRunner::warm_device_pool(std::size_t bytes, std::function<void()> don
 
 std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* src,
                                              std::size_t bytes, double& staging_ms) {
-  // Chunk k+1 is filled by the host while chunk k is in flight; a buffer is
-  // refilled only after the event of its previous copy has completed.
-  for (std::size_t off = 0; off < bytes; off += chunk_bytes_) {
-    const std::size_t n = std::min(chunk_bytes_, bytes - off);
-    auto& st = staging_[next_staging_++ % 2];
-    if (auto ec = st.copied.synchronize()) return ec;
-    const auto t0 = Clock::now();
-    copy_parallel(static_cast<std::byte*>(st.buffer.data()), src + off, n);
-    staging_ms += ms_between(t0, Clock::now());
-    if (auto ec = h2d_.copy(dst + off, st.buffer.data(), n)) return ec;
-    if (auto ec = h2d_.record(st.copied)) return ec;
+  // The staging threads copy chunks into the ring while the feeder sends
+  // the filled ones in order. No barrier: under CPU contention one copy
+  // thread that loses its core delays its own chunk only, while the others
+  // fill the chunks after it (the first version split each chunk across
+  // the threads and waited for all of them: more threads made it slower).
+  // A buffer is refilled only after the event of its previous H2D.
+  const auto t0 = Clock::now();
+  const std::size_t chunks = (bytes + chunk_bytes_ - 1) / chunk_bytes_;
+  const auto buffer = [&](std::size_t c) -> Staging& {
+    return staging_[(next_staging_ + c) % staging_count_];
+  };
+  std::size_t sent = 0, started = 0;
+  std::error_code ec;
+  while (!ec && sent < chunks) {
+    for (; !ec && started < chunks && started < sent + staging_count_; ++started) {
+      Staging& st = buffer(started);
+      if ((ec = st.copied.synchronize())) break;
+      const std::size_t off = started * chunk_bytes_, n = std::min(chunk_bytes_, bytes - off);
+      st.filled.store(false, std::memory_order_relaxed);
+      boost::asio::post(*copiers_, [&st, s = src + off, n] {
+        std::memcpy(st.buffer.data(), s, n);
+        st.filled.store(true, std::memory_order_release);
+        st.filled.notify_one();
+      });
+    }
+    if (ec) break;
+    Staging& st = buffer(sent);
+    st.filled.wait(false, std::memory_order_acquire);
+    const std::size_t off = sent * chunk_bytes_, n = std::min(chunk_bytes_, bytes - off);
+    if ((ec = h2d_.copy(dst + off, st.buffer.data(), n))) break;
+    if ((ec = h2d_.record(st.copied))) break;
+    ++sent;
   }
-  return {};
+  // On an error, copies still running write their buffers: they must end
+  // before the ring is used again.
+  for (std::size_t c = sent; c < started; ++c)
+    buffer(c).filled.wait(false, std::memory_order_acquire);
+  next_staging_ += started;
+  staging_ms += ms_between(t0, Clock::now());
+  return ec;
 }
 
 DeviceRunner::InPlace DeviceRunner::register_in_place(const std::byte* src, std::size_t bytes,
@@ -202,26 +230,6 @@ bool DeviceRunner::copy_streamed_shares(const LaunchRequest& r, std::byte* devic
     }
   }
   return true;
-}
-
-// Splits one host copy across the staging threads and waits for all parts.
-void DeviceRunner::copy_parallel(std::byte* dst, const std::byte* src, std::size_t bytes) {
-  const std::size_t parts = copiers_ ? static_cast<std::size_t>(staging_threads_) : 1;
-  const std::size_t piece = (bytes / parts + 63) / 64 * 64;
-  if (parts == 1 || piece == 0 || bytes < (std::size_t{1} << 20)) {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  std::latch done(static_cast<std::ptrdiff_t>(parts - 1));
-  for (std::size_t i = 1; i < parts; ++i) {
-    const std::size_t off = std::min(bytes, i * piece), n = std::min(piece, bytes - off);
-    boost::asio::post(*copiers_, [&done, d = dst + off, s = src + off, n] {
-      std::memcpy(d, s, n);
-      done.count_down();
-    });
-  }
-  std::memcpy(dst, src, std::min(piece, bytes));
-  done.wait();
 }
 
 // Runs on the feeder thread. Enqueues the whole partition; on an enqueue

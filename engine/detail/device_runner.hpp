@@ -5,6 +5,7 @@
 // engine; the engine core owns the scheduling and talks to it by posting.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -84,7 +85,8 @@ class DeviceRunner {
   };
   struct Staging {
     devices::PinnedBuffer buffer;
-    devices::Event copied;  // last copy out of this buffer
+    devices::Event copied;           // last H2D out of this buffer
+    std::atomic<bool> filled{true};  // its host copy has ended (set by a copier)
   };
 
   explicit DeviceRunner(devices::Device& device);
@@ -111,16 +113,17 @@ class DeviceRunner {
   devices::Device& device_;
   devices::Stream h2d_, compute_, d2h_;
   std::vector<Slot> slots_;
-  Staging staging_[2];
+  // A ring of two chunks per staging thread: each thread copies whole
+  // chunks on its own, and the feeder sends them in order as they fill.
+  std::unique_ptr<Staging[]> staging_;
+  std::size_t staging_count_ = 0;
   std::size_t chunk_bytes_ = 0;
-  unsigned next_staging_ = 0;
+  std::size_t next_staging_ = 0;
   // Maps device event times onto the host clock (DESIGN.md rule 7).
   devices::Event epoch_;
   Clock::time_point epoch_host_;
 
-  void copy_parallel(std::byte* dst, const std::byte* src, std::size_t bytes);
-
-  std::unique_ptr<boost::asio::thread_pool> copiers_;  // staging memcpy helpers
+  std::unique_ptr<boost::asio::thread_pool> copiers_;  // the staging threads
   int staging_threads_ = 1;
   PageableInputs pageable_inputs_ = PageableInputs::stage;
   // The copy waiter has a thread of its own: the waiter blocks on each

@@ -152,10 +152,10 @@ class EngineCore {
     Producer plain;
     SplitProducer split;
     std::size_t tasks = 1;
-    std::size_t left = 1;                  // engine thread: shares not yet ended
-    std::atomic<std::size_t> claimed{0};   // shares taken, by the engine thread or a worker
-    std::atomic<bool> stop{false};         // its job was cancelled or failed: take no more
-    std::shared_ptr<ShareFeed> feed;  // streamed: told of each share as it ends
+    std::size_t left = 1;                 // engine thread: shares not yet ended
+    std::atomic<std::size_t> claimed{0};  // shares taken, by the engine thread or a worker
+    std::atomic<bool> stop{false};        // its job was cancelled or failed: take no more
+    std::shared_ptr<ShareFeed> feed;      // streamed: told of each share as it ends
     std::error_code error;
     Clock::time_point first_start{}, last_end{};
     // The next share nobody has taken, or `tasks` when none is left.
@@ -234,7 +234,7 @@ class EngineCore {
   bool allocating_ = false;                                // one block request in flight
   std::map<Key, std::shared_ptr<ProducerRun>> producing_;  // shares not all started
   std::size_t shares_running_ = 0;  // workers given shares, until they stop taking more
-  std::size_t prepared_ = 0;  // preparing, ready, running or finishing: bounded lookahead
+  std::size_t prepared_ = 0;        // preparing, ready, running or finishing: bounded lookahead
   std::size_t max_prepared_ = 0;
   std::atomic<std::uint64_t> next_seq_{1};  // taken by submit() on callers' threads
   std::shared_ptr<CancelRelay> relay_ = std::make_shared<CancelRelay>(this);

@@ -141,7 +141,8 @@ Error fill_registered_inputs(devices::Backend backend, SyntheticRun& run) {
   }
   std::vector<Result<devices::HostRegistration>> got;
   got.reserve(o.partitions);
-  for (std::size_t p = 0; p < o.partitions; ++p) got.emplace_back(Error{Errc::cancelled, "not attempted"});
+  for (std::size_t p = 0; p < o.partitions; ++p)
+    got.emplace_back(Error{Errc::cancelled, "not attempted"});
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t p; (p = next.fetch_add(1)) < o.partitions;) {
@@ -150,7 +151,8 @@ Error fill_registered_inputs(devices::Backend backend, SyntheticRun& run) {
     }
   };
   std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < std::min<std::size_t>(4, o.partitions); ++t) helpers.emplace_back(work);
+  for (std::size_t t = 1; t < std::min<std::size_t>(4, o.partitions); ++t)
+    helpers.emplace_back(work);
   work();
   for (auto& t : helpers) t.join();
   for (std::size_t p = 0; p < o.partitions; ++p) {
