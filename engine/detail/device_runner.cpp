@@ -5,6 +5,8 @@
 #include <boost/asio/post.hpp>
 #include <cstring>
 
+#include "engine/detail/staging_copy.hpp"
+
 namespace stoker::engine::detail {
 namespace {
 constexpr std::size_t kAlign = 256;
@@ -165,7 +167,7 @@ std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* sr
       const std::size_t off = started * chunk_bytes_, n = std::min(chunk_bytes_, bytes - off);
       st.filled.store(false, std::memory_order_relaxed);
       boost::asio::post(*copiers_, [&st, s = src + off, n] {
-        std::memcpy(st.buffer.data(), s, n);
+        staging_copy(static_cast<std::byte*>(st.buffer.data()), s, n);
         st.filled.store(true, std::memory_order_release);
         st.filled.notify_one();
       });
