@@ -180,9 +180,10 @@ Error Config::validate() const {
   if (worker_threads < 0 || worker_threads > 1024)
     return {Errc::invalid_argument,
             "worker threads must be 0..1024, not " + std::to_string(worker_threads)};
-  if (staging_threads < 1 || staging_threads > 64)
+  if (staging_threads < 0 || staging_threads > 64)
     return {Errc::invalid_argument,
-            "staging threads must be 1..64, not " + std::to_string(staging_threads)};
+            "staging threads must be 0..64 (0: chosen from the machine), not " +
+                std::to_string(staging_threads)};
   if (devices.host.device_count < 1 || devices.host.device_count > 64)
     return {Errc::invalid_argument,
             "host device count must be 1..64, not " + std::to_string(devices.host.device_count)};

@@ -51,11 +51,14 @@ struct Config {
   std::size_t host_budget_bytes = 0;
   // Device memory per device for partitions in flight. 0: 85 % of the device.
   std::size_t device_budget_bytes = 0;
-  // Staging chunk for pageable inputs; two per device.
+  // Staging chunk for pageable inputs; two per staging thread per device.
   std::size_t staging_chunk_bytes = std::size_t{8} << 20;
-  // Threads per device that copy a pageable chunk into staging together: one
-  // memcpy thread cannot keep up with a 55 GB/s link.
-  int staging_threads = 4;
+  // Threads per device that copy pageable inputs into staging chunks, each
+  // a chunk at a time: under host memory load one copy thread moves about
+  // 0.7 GB/s (memory latency, not cores, bounds it), so more threads move
+  // more. 0: hardware threads divided among the devices, 4 to 16 (16 was
+  // best on the 16-core H200 host; 24 moved less; docs/BENCHMARKS.md).
+  int staging_threads = 0;
   PageableInputs pageable_inputs = PageableInputs::stage;
   // Partitions whose split producer promises its shares' ranges
   // (Partition::stream_align) are copied share by share as the shares end;

@@ -123,6 +123,20 @@ TEST(Engine, PageableInputsGoRoundTheStagingRingIntact) {
   }
 }
 
+TEST(Engine, StagingThreadsAreChosenFromTheMachineUnlessSet) {
+  asio::io_context io;
+  auto c = host_config(2);
+  c.staging_threads = 0;
+  Engine chosen(io.get_executor(), c);
+  const unsigned per_device = std::thread::hardware_concurrency() / 2;
+  EXPECT_EQ(chosen.config().staging_threads, std::clamp(static_cast<int>(per_device), 4, 16));
+  c.staging_threads = 5;
+  Engine set(io.get_executor(), c);
+  EXPECT_EQ(set.config().staging_threads, 5);
+  c.staging_threads = 65;
+  EXPECT_FALSE(Engine::create(io.get_executor(), c));
+}
+
 TEST(Engine, CallbackHandlerRunsOnItsExecutorWithCorrectOutputs) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config());
