@@ -214,8 +214,10 @@ std::vector<std::string> doctor_verdict(const DoctorFigures& f) {
                       " + " + gbps(*s.duplex_d2h) + " against " + gbps(one_way) +
                       " one way, so a partition's H2D slows while another's D2H runs");
     else
-      lines.push_back("the link is full duplex: H2D and D2H at once move " +
-                      gbps(*s.duplex_h2d) + " + " + gbps(*s.duplex_d2h));
+      lines.push_back("the link is full duplex: H2D and D2H at once move " + gbps(*s.duplex_h2d) +
+                      " + " + gbps(*s.duplex_d2h) + " (H2D at " +
+                      std::to_string(static_cast<int>(100 * *s.duplex_h2d / *s.pinned_h2d + 0.5)) +
+                      " % of its one-way rate)");
   }
   if (worst >= kMatters)
     lines.push_back(

@@ -123,7 +123,8 @@ int run_command(int argc, char** argv) {
   long partitions = -1, size_mib = -1, log_n = -1;
   int verify = -1;  // -1: the backend's default
   std::uint64_t seed = 1;
-  bool json = false, progress = isatty(STDOUT_FILENO), h_registered = true, registered_inputs = false;
+  bool json = false, progress = isatty(STDOUT_FILENO), h_registered = true,
+       registered_inputs = false;
   std::string trace;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];

@@ -115,7 +115,9 @@ TEST(DoctorVerdict, SaysWhetherBothDirectionsShareTheLink) {
                            "H2D and D2H share the link: at once they move 46.0 GB/s + 12.0 GB/s "
                            "against 55.0 GB/s one way"));
   for (auto& g : f.gpus) g.duplex_d2h = 50;
-  EXPECT_TRUE(any_contains(doctor_verdict(f), "the link is full duplex"));
+  EXPECT_TRUE(any_contains(doctor_verdict(f),
+                           "the link is full duplex: H2D and D2H at once move 46.0 GB/s + 50.0 "
+                           "GB/s (H2D at 84 % of its one-way rate)"));
   for (auto& g : f.gpus) g.duplex_d2h.reset();
   EXPECT_FALSE(any_contains(doctor_verdict(f), "duplex"));
   EXPECT_FALSE(any_contains(doctor_verdict(f), "share the link"));
