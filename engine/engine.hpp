@@ -7,7 +7,7 @@
 //
 // Per device: three streams (H2D, compute, D2H) linked only by events, a
 // pipeline of `pipeline_depth` slots so one partition's copies overlap
-// another's kernels, double-buffered pinned staging for pageable inputs, a
+// another's kernels, a ring of pinned staging chunks for pageable inputs, a
 // feeder thread that enqueues and an event-waiting thread that notices
 // completion (and sticky faults) without CUDA host callbacks. Partitions are
 // pulled by whichever device has a free slot first; jobs are ordered by
