@@ -275,6 +275,7 @@ void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex
   }
   auto state = std::make_unique<JobState>(std::move(job), std::move(handler), tracked(ex));
   state->start = Clock::now();
+  state->pool_at_start = pool_->stats();
   // The cancellation slot is installed here, on the initiating thread, as
   // Asio's own operations do: signals and slots are not thread-safe, and the
   // caller emits from its side (the handler's executor). Installing it later
@@ -866,6 +867,11 @@ void EngineCore::maybe_complete(std::uint64_t seq) {
   r.partitions = job.parts.size();
   r.partitions_done = job.parts.size() - job.remaining;
   r.wall_ms = ms_since(job.start);
+  const auto pool_now = pool_->stats();
+  r.pinned_slabs_grown = pool_now.pinned_allocations - job.pool_at_start.pinned_allocations;
+  r.pinned_bytes_grown = pool_now.bytes_pinned > job.pool_at_start.bytes_pinned
+                             ? pool_now.bytes_pinned - job.pool_at_start.bytes_pinned
+                             : 0;
   r.h2d_gbps_model = config_.h2d_gbps;
   r.d2h_gbps_model = config_.d2h_gbps;
   r.device_busy.assign(set_.size(), 0.0);

@@ -136,6 +136,13 @@ std::string summarize(const JobReport& r) {
                   median([](const PartitionReport& p) { return p.d2h.ms; }));
     s += buf;
   }
+  if (r.pinned_slabs_grown > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "  note: the pinned pool pinned %zu slab(s) (%.0f MiB more held) while the job "
+                  "ran; reserve it ahead (Engine::reserve_pinned) to time the steady state\n",
+                  r.pinned_slabs_grown, static_cast<double>(r.pinned_bytes_grown) / (1u << 20));
+    s += buf;
+  }
   if (!r.error.empty()) s += "  error: " + r.error + "\n";
   return s;
 }

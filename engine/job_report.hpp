@@ -46,6 +46,13 @@ struct JobReport {
   // partition's bound_ms + fill_drain_ms is the sum of its stages.
   double fill_drain_ms = 0;
   double h2d_gbps_model = 0, d2h_gbps_model = 0;
+  // Slabs the pinned pool pinned while the job ran (for it or any job
+  // beside it) and the bytes it holds more than at the start: 0 when the
+  // pool was reserved ahead (Engine::reserve_pinned). Pinning costs 0.2-0.5
+  // s/GiB under load and blocks the process's other CUDA calls meanwhile,
+  // so a job timed while the pool grows measures the growth, not the
+  // pipeline (bench pipeline's (b) did: 394-985 ms, docs/BENCHMARKS.md).
+  std::size_t pinned_slabs_grown = 0, pinned_bytes_grown = 0;
   std::vector<PartitionReport> parts;
 
   double partitions_per_s() const { return wall_ms > 0 ? partitions_done / (wall_ms / 1e3) : 0; }

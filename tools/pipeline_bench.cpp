@@ -128,6 +128,7 @@ struct EngineFigure {
   double ms = 0, bound_ms = 0;
   std::vector<double> busy;
   engine::JobReport last;  // the last timed run, for --trace
+  std::size_t slabs_grown = 0;  // pinned while timed runs ran: their figure is not the steady state
 };
 
 Result<EngineFigure> run_engine(engine::Engine& e, wl::SyntheticOptions o, int reps) {
@@ -150,6 +151,7 @@ Result<EngineFigure> run_engine(engine::Engine& e, wl::SyntheticOptions o, int r
     ms.push_back(rep.wall_ms);
     bound.push_back(rep.bound_ms);
     fig.busy = rep.device_busy;
+    fig.slabs_grown += rep.pinned_slabs_grown;
     fig.last = std::move(rep);
   }
   fig.ms = median(ms);
@@ -364,6 +366,10 @@ int bench_pipeline_command(int argc, char** argv) {
     std::printf("  (c) reaches %.2fx the throughput of (b)\n", ratio(b.ms, c.ms));
   if (ratio(b1.ms, b.ms) > 0)
     std::printf("  scaling: %d GPUs give %.2fx one GPU\n", gpus, ratio(b1.ms, b.ms));
+  for (const auto& [name, fig] : {std::pair{"(b)", &b}, {"(c)", &c}, {"(b) on GPU 0", &b1}})
+    if (fig->slabs_grown > 0)
+      std::printf("  note: the pinned pool grew by %zu slab(s) during %s's timed runs\n",
+                  fig->slabs_grown, name);
   for (std::size_t d = 0; d < b.busy.size(); ++d)
     std::printf("  (b) GPU %zu compute busy %.0f %%\n", d, b.busy[d] * 100);
   return 0;

@@ -106,6 +106,7 @@ class EngineCore {
     SubmitHandler handler;
     boost::asio::any_io_executor handler_executor;  // tracks outstanding work
     Clock::time_point start{};
+    alloc::PoolStats pool_at_start;  // to report the slabs pinned while it ran
     std::vector<PartState> parts;
     std::size_t remaining = 0;  // partitions not yet finished
     std::size_t active = 0;     // preparing, running or finishing

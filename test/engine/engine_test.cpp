@@ -137,6 +137,34 @@ TEST(Engine, StagingThreadsAreChosenFromTheMachineUnlessSet) {
   EXPECT_FALSE(Engine::create(io.get_executor(), c));
 }
 
+// A job timed while the pool grows says so; one whose pool was reserved
+// ahead reports no growth.
+TEST(Engine, ReportSaysWhenThePinnedPoolGrewDuringTheJob) {
+  {
+    asio::io_context io;
+    Engine cold(io.get_executor(), host_config());
+    std::shared_ptr<workloads::SyntheticRun> run;
+    std::error_code ec;
+    const auto report = run_job(cold, io, synthetic(run), ec);
+    ASSERT_FALSE(ec) << report.error;
+    EXPECT_GT(report.pinned_slabs_grown, 0u);
+    EXPECT_GT(report.pinned_bytes_grown, 0u);
+    EXPECT_NE(summarize(report).find("note: the pinned pool pinned"), std::string::npos)
+        << summarize(report);
+  }
+  asio::io_context io;
+  Engine warm(io.get_executor(), host_config());
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = synthetic(run);
+  ASSERT_FALSE(warm.reserve_pinned(job.partitions[0], warm.lookahead()));
+  std::error_code ec;
+  const auto report = run_job(warm, io, std::move(job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  EXPECT_EQ(report.pinned_slabs_grown, 0u);
+  EXPECT_EQ(summarize(report).find("pinned pool pinned"), std::string::npos) << summarize(report);
+  expect_idle(warm);
+}
+
 TEST(Engine, CallbackHandlerRunsOnItsExecutorWithCorrectOutputs) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config());
