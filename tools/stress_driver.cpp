@@ -213,6 +213,12 @@ void Round::run() {
     // staging them, so both paths (and the fallback between them) are driven.
     auto config = o_.config;
     if (index_ % 2 == 1) config.pageable_inputs = engine::PageableInputs::register_in_place;
+    // Rounds also vary the staging threads, and with them the staging ring
+    // (two chunks per thread), unless the command line fixed them.
+    if (config.staging_threads == 0) {
+      static constexpr int kStagingThreads[] = {1, 2, 3, 5, 8};
+      config.staging_threads = kStagingThreads[static_cast<std::size_t>(index_) % 5];
+    }
     auto created = engine::Engine::create(io_.get_executor(), config);
     if (!created) {
       violation("the engine could not be created: " + created.error().what());
