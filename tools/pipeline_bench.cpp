@@ -179,8 +179,8 @@ const std::string kHelp =
         "Runs (a) the naive baseline, (b) the engine with pinned producers, (c) the engine with\n"
         "pageable inputs, and (b1) (b) on GPU 0 alone, while writer threads load host memory;\n"
         "--variants picks some of them (default all); --trace writes (b)'s last timed run as\n"
-        "Chrome trace JSON. Engine options and STOKER_* variables\n"
-        "apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n") +
+        "Chrome trace JSON. Engine options and STOKER_* variables apply to (b) and (c);\n"
+        "--devices is ignored (all GPUs, then GPU 0).\n") +
     kEngineOptionsHelp;
 
 int bench_pipeline_command(int argc, char** argv) {
