@@ -86,8 +86,9 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
   if (cfg.worker_threads == 0)
     cfg.worker_threads = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   if (cfg.staging_threads == 0)
-    cfg.staging_threads = std::clamp(
-        static_cast<int>(std::thread::hardware_concurrency() / core->set_.size()), 4, 16);
+    cfg.staging_threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency() /
+                                                      std::max<std::size_t>(1, core->set_.size())),
+                                     4, 16);
   if (cfg.h2d_gbps == 0) cfg.h2d_gbps = backend == devices::Backend::cuda ? 55.0 : 10.0;
   if (cfg.d2h_gbps == 0) cfg.d2h_gbps = backend == devices::Backend::cuda ? 55.0 : 10.0;
 
