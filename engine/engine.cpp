@@ -580,13 +580,11 @@ void EngineCore::produce_shares(const Key& k, std::shared_ptr<ProducerRun> run, 
   for (;;) {
     const std::error_code ec =
         run->plain ? run->plain(run->spans) : run->split(run->spans, ProducerTask{t, run->tasks});
-    // The feed is lock-free: the feeder may copy this share now.
-    if (!ec && run->feed) run->feed->share_done(t);
     const std::size_t next =
         ec || run->stop.load(std::memory_order_relaxed) ? run->tasks : run->claim();
     const bool going_on = next != run->tasks;
     asio::post(io_, [this, k, run, t, ec, going_on, end = Clock::now()] {
-      share_done(k, run, ec, end);
+      share_done(k, run, t, ec, end);
       if (going_on) return;
       --shares_running_;
       start_shares();
@@ -597,8 +595,15 @@ void EngineCore::produce_shares(const Key& k, std::shared_ptr<ProducerRun> run, 
 }
 
 void EngineCore::share_done(const Key& k, const std::shared_ptr<ProducerRun>& run,
-                            std::error_code ec, Clock::time_point end) {
+                            std::size_t share, std::error_code ec, Clock::time_point end) {
   if (ec && !run->error) run->error = ec;
+  // The feed is told here, not by the worker: once the feeder has seen the
+  // last share it may end the launch, and the engine must have heard of the
+  // producer's end by then (the same handler calls producer_done). Told
+  // from the worker, a launch could end first and produced() then queued
+  // the finished partition again, its input blocks gone (test
+  // StreamedPartitionsRunOnceWhateverEndsFirst).
+  if (!ec && run->feed) run->feed->share_done(share);
   run->last_end = std::max(run->last_end, end);
   if (--run->left == 0) producer_done(k, *run);
 }

@@ -176,8 +176,8 @@ class EngineCore {
   // the engine thread per share cost each worker a scheduling delay (the
   // pipeline benchmark's producers ran 18 % slower with twice the shares).
   void produce_shares(const Key& k, std::shared_ptr<ProducerRun> run, std::size_t t);
-  void share_done(const Key& k, const std::shared_ptr<ProducerRun>& run, std::error_code ec,
-                  Clock::time_point end);
+  void share_done(const Key& k, const std::shared_ptr<ProducerRun>& run, std::size_t share,
+                  std::error_code ec, Clock::time_point end);
   void producer_done(const Key& k, const ProducerRun& run);
   // Runs task(i) -> std::error_code for i < count on the workers, back to
   // back in their queue; the last to finish calls last(first error), also

@@ -1,10 +1,10 @@
 // ShareFeed: the shares of a streamed partition's split producer as they
-// end, from the workers that produce them to the device's feeder thread,
-// which copies each share's bytes to the device while later shares are
-// still produced (Partition::stream_align).
+// end, from the engine thread to the device's feeder thread, which copies
+// each share's bytes to the device while later shares are still produced
+// (Partition::stream_align).
 //
-// Lock-free: the worker that produced a share sets its flag, then moves the
-// event counter; the feeder reads the counter, checks the flag and sleeps on the
+// Lock-free: the engine thread sets a share's flag, then moves the event
+// counter; the feeder reads the counter, checks the flag and sleeps on the
 // counter (C++20 atomic wait) until it moves. The feed is aborted only once
 // every share that started has ended, so after an abort nothing writes the
 // partition's blocks any more and they may go back to the pool.
@@ -26,7 +26,7 @@ class ShareFeed {
   std::size_t shares() const noexcept { return count_; }
   std::size_t align() const noexcept { return align_; }
 
-  // The worker that ran share t, once it has written its bytes.
+  // Engine thread: share t has written its bytes.
   void share_done(std::size_t t) noexcept {
     done_[t].store(true, std::memory_order_release);
     bump();

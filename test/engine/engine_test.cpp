@@ -899,6 +899,29 @@ TEST(Engine, PoolDoesNotGrowMidJobAfterReservingTheLookahead) {
   expect_idle(engine);
 }
 
+// Streamed partitions whose shares all end while their slot's feeder is
+// already copying: each must run once, with its own blocks. An earlier
+// version told the feed from the workers, so a launch could end before the
+// engine had heard of its producer's end, and the partition was queued
+// again with its input blocks gone ("H2D copy of input 0: invalid
+// argument", or a crash): this test failed on every run of that version.
+TEST(Engine, StreamedPartitionsRunOnceWhateverEndsFirst) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2));
+  const std::size_t parts = 3 * engine.lookahead() + 1;
+  for (int i = 0; i < 200; ++i) {
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = synthetic(run, parts, 64 << 10);
+    if (i == 0) ASSERT_FALSE(engine.reserve_pinned(job.partitions[0], engine.lookahead()));
+    std::error_code ec;
+    const auto report = run_job(engine, io, std::move(job), ec);
+    ASSERT_FALSE(ec) << "job " << i << ": " << report.error;
+    ASSERT_EQ(report.partitions_done, parts);
+    expect_outputs_correct(*run);
+  }
+  expect_idle(engine);
+}
+
 TEST(Engine, FasterDeviceTakesMorePartitions) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(2, {1.0, 8.0}));
