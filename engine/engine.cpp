@@ -555,9 +555,9 @@ void EngineCore::start_shares() {
     const auto run = it->second;
     auto& job = *find(k.seq);
     if (job.cancelled || job.failure) {
-      // Shares not taken are skipped; the partition ends with its last
-      // running share, or now if none runs.
-      run->stop = true;
+      // Shares not taken are skipped (drop_queued stopped the workers going
+      // on); the partition ends with its last running share, or now if none
+      // runs.
       run->left -= run->tasks - std::min(run->tasks, run->claimed.exchange(run->tasks));
       if (!run->error) run->error = make_error_code(Errc::cancelled);
       producing_.erase(it);

@@ -64,11 +64,10 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
       if (auto err = event(K::timing, *e)) return err;
   }
   r->chunk_bytes_ = chunk_bytes;
-  r->staging_threads_ = std::max(1, config.staging_threads);
+  const auto staging_threads = static_cast<std::size_t>(std::max(1, config.staging_threads));
   r->pageable_inputs_ = config.pageable_inputs;
-  r->copiers_ =
-      std::make_unique<boost::asio::thread_pool>(static_cast<std::size_t>(r->staging_threads_));
-  r->staging_count_ = 2 * static_cast<std::size_t>(r->staging_threads_);
+  r->copiers_ = std::make_unique<boost::asio::thread_pool>(staging_threads);
+  r->staging_count_ = 2 * staging_threads;
   r->staging_ = std::make_unique<Staging[]>(r->staging_count_);
   for (std::size_t i = 0; i < r->staging_count_; ++i) {
     auto& st = r->staging_[i];

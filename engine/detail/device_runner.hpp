@@ -124,7 +124,6 @@ class DeviceRunner {
   Clock::time_point epoch_host_;
 
   std::unique_ptr<boost::asio::thread_pool> copiers_;  // the staging threads
-  int staging_threads_ = 1;
   PageableInputs pageable_inputs_ = PageableInputs::stage;
   // The copy waiter has a thread of its own: the waiter blocks on each
   // slot's last event in turn, and would learn of a partition's inputs only

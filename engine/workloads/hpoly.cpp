@@ -1,10 +1,6 @@
 #include "engine/workloads/hpoly.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -431,41 +427,6 @@ std::error_code hpoly_prepare(const devices::DeviceSet& set, unsigned log_n) {
   return {};
 }
 
-void HpolyRun::FreeDeleter::operator()(Fr* p) const noexcept {
-  std::free(p);
-}
-
-namespace {
-
-// Page-locks every h, on a few threads: cudaHostRegister runs at ~19 GB/s on
-// one thread and ~27 on four, and no faster on more (docs/ENGINE.md).
-Error register_outputs(devices::Backend backend, HpolyRun& run, std::size_t bytes) {
-  const std::size_t count = run.h.size();
-  std::vector<Result<devices::HostRegistration>> got;
-  got.reserve(count);
-  for (std::size_t p = 0; p < count; ++p) got.emplace_back(Error{Errc::cancelled, "not attempted"});
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t p; (p = next.fetch_add(1)) < count;)
-      got[p] = devices::register_host(backend, run.h[p].get(), bytes);
-  };
-  std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < std::min<std::size_t>(4, count); ++t) helpers.emplace_back(work);
-  work();
-  for (auto& t : helpers) t.join();
-  for (std::size_t p = 0; p < count; ++p) {
-    if (!got[p]) {
-      run.h_registrations.clear();
-      return Error{got[p].error().code, "hpoly: page-locking h of partition " + std::to_string(p) +
-                                            ": " + got[p].error().what()};
-    }
-    run.h_registrations.push_back(std::move(*got[p]));
-  }
-  return {};
-}
-
-}  // namespace
-
 Result<Job> make_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run) {
   if (o.partitions == 0)
     return Error{Errc::invalid_argument, "hpoly job needs at least one partition"};
@@ -483,19 +444,21 @@ Result<Job> make_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run
   // Zeroed here, before the job: a prover writes h into buffers it reuses,
   // and leaving the pages untouched would charge the job for first-touch
   // page faults (on the x2 VM also for growing its memory, ~3 s per 8 GiB).
-  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t h_capacity = (bytes + page - 1) / page * page;
   for (std::size_t p = 0; p < o.partitions; ++p) {
-    auto* mem = static_cast<Fr*>(std::aligned_alloc(page, h_capacity));
+    auto* mem = static_cast<Fr*>(allocate_pages(bytes));
     if (mem == nullptr)
       return Error{Errc::out_of_host_memory, "hpoly: no memory for h of partition " +
                                                  std::to_string(p) + " (" + std::to_string(bytes) +
                                                  " bytes)"};
-    std::memset(mem, 0, h_capacity);
+    std::memset(mem, 0, bytes);
     run->h.emplace_back(mem);
   }
   if (o.registered_outputs)
-    if (auto e = register_outputs(*o.registered_outputs, *run, bytes)) return e;
+    if (auto e = register_each(
+            *o.registered_outputs, o.partitions, bytes,
+            [&](std::size_t p) { return run->h[p].get(); }, run->h_registrations,
+            "hpoly: page-locking h"))
+      return e;
 
   Job job;
   job.name = o.name;

@@ -40,6 +40,7 @@
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/job.hpp"
+#include "engine/workloads/host_buffers.hpp"
 #include "kernels/field.cuh"
 
 namespace stoker::engine::workloads {
@@ -80,14 +81,9 @@ struct HpolyCheck {
 // lambdas hold it too). h[p] holds partition p's n coefficients once the job
 // completed; checks[p] is filled by verify.
 struct HpolyRun {
-  // Page-aligned and whole pages long, so that no other allocation shares a
-  // page of h: CUDA will not register a page twice.
-  struct FreeDeleter {
-    void operator()(kernels::Fr* p) const noexcept;
-  };
   HpolyOptions options;
   std::size_t n = 0;
-  std::vector<std::unique_ptr<kernels::Fr[], FreeDeleter>> h;
+  std::vector<PageBuffer<kernels::Fr>> h;  // page-aligned: registered with no neighbour
   // With options.registered_outputs, one per h; declared after h so that the
   // pages are unlocked before they are freed.
   std::vector<devices::HostRegistration> h_registrations;

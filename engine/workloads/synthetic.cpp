@@ -1,12 +1,7 @@
 #include "engine/workloads/synthetic.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
-#include <thread>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -118,10 +113,6 @@ void synthetic_cpu(const std::uint32_t* in, std::uint32_t* out, std::size_t out_
     out[i] = detail::mix_words(in[4 * i], in[4 * i + 1], in[4 * i + 2], in[4 * i + 3], rounds);
 }
 
-void SyntheticRun::FreeDeleter::operator()(std::uint32_t* p) const noexcept {
-  std::free(p);
-}
-
 namespace {
 
 // Every partition's input in its own page-aligned allocation, generated and
@@ -129,41 +120,20 @@ namespace {
 // about as much on one thread).
 Error fill_registered_inputs(devices::Backend backend, SyntheticRun& run) {
   const auto& o = run.options;
-  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t capacity = (o.input_bytes + page - 1) / page * page;
   for (std::size_t p = 0; p < o.partitions; ++p) {
-    auto* mem = static_cast<std::uint32_t*>(std::aligned_alloc(page, capacity));
+    auto* mem = static_cast<std::uint32_t*>(allocate_pages(o.input_bytes));
     if (mem == nullptr)
       return Error{Errc::out_of_host_memory, "synthetic: no memory for the input of partition " +
                                                  std::to_string(p) + " (" +
                                                  std::to_string(o.input_bytes) + " bytes)"};
     run.registered_inputs.emplace_back(mem);
   }
-  std::vector<Result<devices::HostRegistration>> got;
-  got.reserve(o.partitions);
-  for (std::size_t p = 0; p < o.partitions; ++p)
-    got.emplace_back(Error{Errc::cancelled, "not attempted"});
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t p; (p = next.fetch_add(1)) < o.partitions;) {
-      synthetic_fill(o.seed, p, std::span(run.registered_inputs[p].get(), o.input_bytes / 4));
-      got[p] = devices::register_host(backend, run.registered_inputs[p].get(), o.input_bytes);
-    }
+  const auto fill = [&](std::size_t p) {
+    synthetic_fill(o.seed, p, std::span(run.registered_inputs[p].get(), o.input_bytes / 4));
+    return static_cast<void*>(run.registered_inputs[p].get());
   };
-  std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < std::min<std::size_t>(4, o.partitions); ++t)
-    helpers.emplace_back(work);
-  work();
-  for (auto& t : helpers) t.join();
-  for (std::size_t p = 0; p < o.partitions; ++p) {
-    if (!got[p]) {
-      run.input_registrations.clear();
-      return Error{got[p].error().code, "synthetic: page-locking the input of partition " +
-                                            std::to_string(p) + ": " + got[p].error().what()};
-    }
-    run.input_registrations.push_back(std::move(*got[p]));
-  }
-  return {};
+  return register_each(backend, o.partitions, o.input_bytes, fill, run.input_registrations,
+                       "synthetic: page-locking the input");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "devices/pinned_buffer.hpp"
 #include "engine/job.hpp"
+#include "engine/workloads/host_buffers.hpp"
 
 namespace stoker::engine::workloads {
 
@@ -40,13 +41,9 @@ struct SyntheticOptions {
 struct SyntheticRun {
   SyntheticOptions options;
   std::vector<std::vector<std::uint32_t>> pageable_inputs;
-  // With options.registered_inputs: page-aligned whole pages (CUDA will not
-  // register a page twice), and their registrations, declared after them so
-  // that the pages are unlocked before they are freed.
-  struct FreeDeleter {
-    void operator()(std::uint32_t* p) const noexcept;
-  };
-  std::vector<std::unique_ptr<std::uint32_t[], FreeDeleter>> registered_inputs;
+  // With options.registered_inputs: the inputs, and their registrations,
+  // declared after them so that the pages are unlocked before they are freed.
+  std::vector<PageBuffer<std::uint32_t>> registered_inputs;
   std::vector<devices::HostRegistration> input_registrations;
   std::vector<std::vector<std::uint32_t>> outputs;
   std::vector<std::uint64_t> checksums;  // per partition, filled by verify

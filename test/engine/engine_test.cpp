@@ -489,7 +489,9 @@ TEST(ProducerTask, SharesCoverTheRangeInOrderOnAlignedBoundaries) {
         const auto [b, e] = ProducerTask{i, count}.range(n, 4);
         EXPECT_EQ(b, next) << n << " " << count << " " << i;
         EXPECT_LE(b, e);
-        if (e != n) EXPECT_EQ(e % 4, 0u);
+        if (e != n) {
+          EXPECT_EQ(e % 4, 0u);
+        }
         next = e;
       }
       EXPECT_EQ(next, n) << n << " " << count;
@@ -912,7 +914,9 @@ TEST(Engine, StreamedPartitionsRunOnceWhateverEndsFirst) {
   for (int i = 0; i < 200; ++i) {
     std::shared_ptr<workloads::SyntheticRun> run;
     auto job = synthetic(run, parts, 64 << 10);
-    if (i == 0) ASSERT_FALSE(engine.reserve_pinned(job.partitions[0], engine.lookahead()));
+    if (i == 0) {
+      ASSERT_FALSE(engine.reserve_pinned(job.partitions[0], engine.lookahead()));
+    }
     std::error_code ec;
     const auto report = run_job(engine, io, std::move(job), ec);
     ASSERT_FALSE(ec) << "job " << i << ": " << report.error;
