@@ -109,6 +109,8 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     c.device_budget_bytes = u << 20;
   else if (name == "chunk-mib")
     c.staging_chunk_bytes = u << 20;
+  else if (name == "chunk-kib")  // finer, for chunks meant to stay in cache
+    c.staging_chunk_bytes = u << 10;
   else if (name == "workers")
     c.worker_threads = static_cast<int>(*v);
   else if (name == "staging-threads")
@@ -119,9 +121,9 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
 }
 
 const char* const kNames[] = {
-    "backend",         "devices",           "slowdown",      "host-devices",    "depth",
-    "host-budget-mib", "device-budget-mib", "chunk-mib",     "workers",         "staging-threads",
-    "pageable-inputs", "streaming",         "copy-priority", "compute-priority"};
+    "backend",         "devices",           "slowdown",  "host-devices",  "depth",
+    "host-budget-mib", "device-budget-mib", "chunk-mib", "chunk-kib",     "workers",
+    "staging-threads", "pageable-inputs",   "streaming", "copy-priority", "compute-priority"};
 
 }  // namespace
 

@@ -15,7 +15,7 @@ namespace stoker::tools {
 // The engine options every engine-running command accepts (engine/config.hpp).
 inline constexpr const char* kEngineOptionsHelp =
     "engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2\n"
-    "  --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M --workers N\n"
+    "  --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M (or --chunk-kib K) --workers N\n"
     "  --staging-threads N --pageable-inputs stage|register --streaming on|off\n"
     "  --copy-priority low|normal|high --compute-priority low|normal|high\n";
 

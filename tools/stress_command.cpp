@@ -16,7 +16,8 @@
 namespace stoker::tools {
 namespace {
 
-const std::string kHelp = std::string(R"(usage: stoker stress [options]
+const std::string kHelp =
+    std::string(R"(usage: stoker stress [options]
 Submits a random mix of jobs (random partitions and sizes; pinned, pageable,
 registered and produced inputs; priorities and device affinities; every
 completion token from several threads; cancellations mid-job; jobs that must
@@ -36,7 +37,8 @@ engine's invariants while it runs and after each engine lifetime.
   --json              machine-readable report
   --quiet             no per-round progress lines
 )") +
-                          kEngineOptionsHelp + R"(  (on the host backend the defaults are 3 devices with slowdowns 1,2,4 and 64 KiB staging
+    kEngineOptionsHelp +
+    R"(  (on the host backend the defaults are 3 devices with slowdowns 1,2,4 and 64 KiB staging
   chunks; the host budget defaults to about four of the largest partitions)
 )";
 
@@ -53,7 +55,8 @@ int stress_command(int argc, char** argv) {
   if (print_help_if_asked(args, kHelp.c_str())) return 0;
   const bool host_shape = given(args, "--host-devices") || std::getenv("STOKER_HOST_DEVICES");
   const bool slowdown = given(args, "--slowdown") || std::getenv("STOKER_HOST_SLOWDOWN");
-  const bool chunk = given(args, "--chunk-mib") || std::getenv("STOKER_CHUNK_MIB");
+  const bool chunk = given(args, "--chunk-mib") || given(args, "--chunk-kib") ||
+                     std::getenv("STOKER_CHUNK_MIB") || std::getenv("STOKER_CHUNK_KIB");
   const std::vector<std::string> original = args;
   auto config = engine_config("stress", args);
   if (!config) return 2;

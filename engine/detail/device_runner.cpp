@@ -146,46 +146,94 @@ void DeviceRunner::warm_device_pool(std::size_t bytes, std::function<void()> don
 
 std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* src,
                                              std::size_t bytes, double& staging_ms) {
-  // The staging threads copy chunks into the ring while the feeder sends
-  // the filled ones in order. No barrier: under CPU contention one copy
-  // thread that loses its core delays its own chunk only, while the others
-  // fill the chunks after it (the first version split each chunk across
-  // the threads and waited for all of them: more threads made it slower).
-  // A buffer is refilled only after the event of its previous H2D.
+  // The staging threads copy chunks into the ring, each a whole chunk on
+  // its own: under CPU contention a copy thread that loses its core delays
+  // its own chunk only (the first version split each chunk across the
+  // threads behind a barrier: more threads made it slower). The copiers
+  // also send: whichever fills the next chunk in order enqueues its H2D and
+  // the filled chunks after it, then posts the copies that reuse their
+  // buffers. The second version had the feeder send, waking once per chunk
+  // in order; that wake-up (~30 us here, more under load) held up the link
+  // and, with the feeder descheduled, the copies it had yet to post.
   const auto t0 = Clock::now();
-  const std::size_t chunks = (bytes + chunk_bytes_ - 1) / chunk_bytes_;
-  const auto buffer = [&](std::size_t c) -> Staging& {
-    return staging_[(next_staging_ + c) % staging_count_];
-  };
-  std::size_t sent = 0, started = 0;
-  std::error_code ec;
-  while (!ec && sent < chunks) {
-    for (; !ec && started < chunks && started < sent + staging_count_; ++started) {
-      Staging& st = buffer(started);
-      if ((ec = st.copied.synchronize())) break;
-      const std::size_t off = started * chunk_bytes_, n = std::min(chunk_bytes_, bytes - off);
-      st.filled.store(false, std::memory_order_relaxed);
-      boost::asio::post(*copiers_, [&st, s = src + off, n] {
-        staging_copy(static_cast<std::byte*>(st.buffer.data()), s, n);
-        st.filled.store(true, std::memory_order_release);
-        st.filled.notify_one();
-      });
-    }
-    if (ec) break;
-    Staging& st = buffer(sent);
-    st.filled.wait(false, std::memory_order_acquire);
-    const std::size_t off = sent * chunk_bytes_, n = std::min(chunk_bytes_, bytes - off);
-    if ((ec = h2d_.copy(dst + off, st.buffer.data(), n))) break;
-    if ((ec = h2d_.record(st.copied))) break;
-    ++sent;
-  }
-  // On an error, copies still running write their buffers: they must end
-  // before the ring is used again.
-  for (std::size_t c = sent; c < started; ++c)
-    buffer(c).filled.wait(false, std::memory_order_acquire);
-  next_staging_ += started;
+  StagingPass& p = pass_;
+  p.dst = dst;
+  p.src = src;
+  p.bytes = bytes;
+  p.chunks = (bytes + chunk_bytes_ - 1) / chunk_bytes_;
+  p.first = next_staging_;
+  p.next_send.store(0, std::memory_order_relaxed);
+  p.failed.store(false, std::memory_order_relaxed);
+  p.error = {};
+  const std::size_t initial = std::min(p.chunks, staging_count_);
+  p.in_flight.store(initial, std::memory_order_relaxed);
+  // All marked unfilled before the first post: the copier of chunk 0,
+  // sending, must not see chunk 1's flag from the previous pass.
+  for (std::size_t c = 0; c < initial; ++c)
+    staging_buffer(c).filled.store(false, std::memory_order_relaxed);
+  for (std::size_t c = 0; c < initial; ++c) post_staging_copy(c);
+  for (std::size_t v; (v = p.in_flight.load(std::memory_order_acquire)) != 0;)
+    p.in_flight.wait(v, std::memory_order_acquire);
+  // Every posted chunk has ended its copy; the buffers of chunks never sent
+  // keep the events of their previous H2D, already waited for.
+  next_staging_ += std::min(p.chunks, p.next_send.load(std::memory_order_relaxed) + staging_count_);
   staging_ms += ms_between(t0, Clock::now());
-  return ec;
+  return p.error;
+}
+
+// in_flight already counts the copy. The poster marks the buffer unfilled
+// before any later sender can look at it: the feeder before its first post,
+// a sender before it hands its role on.
+void DeviceRunner::post_staging_copy(std::size_t chunk) {
+  Staging& st = staging_buffer(chunk);
+  st.filled.store(false, std::memory_order_relaxed);
+  boost::asio::post(*copiers_, [this, &st, chunk] {
+    StagingPass& p = pass_;
+    const std::size_t off = chunk * chunk_bytes_, n = std::min(chunk_bytes_, p.bytes - off);
+    // The buffer's previous H2D (chunk - staging_count_'s, recorded before
+    // this copy was posted) must have read it.
+    st.wait_error = st.copied.synchronize();
+    if (!st.wait_error && !p.failed.load(std::memory_order_relaxed))
+      staging_copy(static_cast<std::byte*>(st.buffer.data()), p.src + off, n);
+    // seq_cst with the sender's hand-over in send_staged_chunks: either this
+    // copier takes the sender's role or the sender sees this chunk filled.
+    st.filled.store(true, std::memory_order_seq_cst);
+    send_staged_chunks();
+    if (p.in_flight.fetch_sub(1, std::memory_order_acq_rel) == 1) p.in_flight.notify_all();
+  });
+}
+
+void DeviceRunner::send_staged_chunks() {
+  StagingPass& p = pass_;
+  for (;;) {
+    if (p.sending.exchange(true, std::memory_order_seq_cst)) return;  // the sender re-checks
+    std::size_t c = p.next_send.load(std::memory_order_relaxed);
+    bool current = false;
+    while (c < p.chunks && !p.failed.load(std::memory_order_relaxed) &&
+           staging_buffer(c).filled.load(std::memory_order_acquire)) {
+      Staging& st = staging_buffer(c);
+      const std::size_t off = c * chunk_bytes_, n = std::min(chunk_bytes_, p.bytes - off);
+      std::error_code ec = st.wait_error;
+      if (!ec && !current) ec = device_.make_current();
+      current = !ec;
+      if (!ec) ec = h2d_.copy(p.dst + off, st.buffer.data(), n);
+      if (!ec) ec = h2d_.record(st.copied);
+      if (ec) {
+        p.error = ec;
+        p.failed.store(true, std::memory_order_relaxed);
+        break;
+      }
+      p.next_send.store(++c, std::memory_order_relaxed);
+      if (c - 1 + staging_count_ < p.chunks) {
+        p.in_flight.fetch_add(1, std::memory_order_relaxed);  // before this copy's own end
+        post_staging_copy(c - 1 + staging_count_);
+      }
+    }
+    p.sending.store(false, std::memory_order_seq_cst);
+    if (c >= p.chunks || p.failed.load(std::memory_order_relaxed) ||
+        !staging_buffer(c).filled.load(std::memory_order_seq_cst))
+      return;
+  }
 }
 
 DeviceRunner::InPlace DeviceRunner::register_in_place(const std::byte* src, std::size_t bytes,

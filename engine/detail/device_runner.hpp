@@ -87,12 +87,33 @@ class DeviceRunner {
     devices::PinnedBuffer buffer;
     devices::Event copied;           // last H2D out of this buffer
     std::atomic<bool> filled{true};  // its host copy has ended (set by a copier)
+    std::error_code wait_error;      // waiting for `copied` failed: nothing was copied
+  };
+  // One pageable input's pass through the ring. The copiers drive it: the
+  // one that fills the next chunk in order sends it, and every chunk sent
+  // posts the copy that reuses its buffer. A member, not a local of
+  // stage_pageable: a copier's last touch (the count of copies in flight)
+  // may come after the feeder has seen that count reach zero.
+  struct StagingPass {
+    std::byte* dst = nullptr;
+    const std::byte* src = nullptr;
+    std::size_t bytes = 0, chunks = 0, first = 0;  // first: ring index of chunk 0
+    std::atomic<std::size_t> next_send{0};         // written by the sender only
+    std::atomic<bool> sending{false};              // a copier is sending
+    std::atomic<bool> failed{false};
+    std::error_code error;                  // written by the sender, read once nothing is in flight
+    std::atomic<std::size_t> in_flight{0};  // copies posted and not yet ended
   };
 
   explicit DeviceRunner(devices::Device& device);
   LaunchResult enqueue(const LaunchRequest& r);
   std::error_code stage_pageable(std::byte* dst, const std::byte* src, std::size_t bytes,
                                  double& staging_ms);
+  Staging& staging_buffer(std::size_t chunk) noexcept {
+    return staging_[(pass_.first + chunk) % staging_count_];
+  }
+  void post_staging_copy(std::size_t chunk);
+  void send_staged_chunks();
   // With PageableInputs::register_in_place, page-locks the whole pages
   // inside a pageable input for its copy and keeps the registration in
   // `res`: bytes [head, head + interior) go in place, the rest is staged.
@@ -119,6 +140,7 @@ class DeviceRunner {
   std::size_t staging_count_ = 0;
   std::size_t chunk_bytes_ = 0;
   std::size_t next_staging_ = 0;
+  StagingPass pass_;
   // Maps device event times onto the host clock (DESIGN.md rule 7).
   devices::Event epoch_;
   Clock::time_point epoch_host_;

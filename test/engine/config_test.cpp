@@ -21,6 +21,17 @@ TEST(Config, ArgumentsOverrideDefaultsAndLeaveTheRest) {
   EXPECT_EQ(args, (std::vector<std::string>{"--verify"}));
 }
 
+TEST(Config, StagingChunksCanBeGivenInKibForSizesBelowAMib) {
+  std::vector<std::string> args = {"--chunk-kib", "512"};
+  auto c = Config{}.apply_args(args);
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->staging_chunk_bytes, std::size_t{512} << 10);
+  std::vector<std::string> tiny = {"--chunk-kib", "16"};
+  auto t = Config{}.apply_args(tiny);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().what().find("16384"), std::string::npos) << t.error().what();
+}
+
 TEST(Config, BadValuesNameTheSettingAndValue) {
   std::vector<std::string> a1 = {"--depth", "1"};
   auto c1 = Config{}.apply_args(a1);

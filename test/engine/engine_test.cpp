@@ -123,6 +123,31 @@ TEST(Engine, PageableInputsGoRoundTheStagingRingIntact) {
   }
 }
 
+// A kernel that faults its device while later partitions' pageable inputs
+// are going round the staging ring: the copiers' waits and the sends fail
+// with the fault instead of hanging, and the job returns everything.
+TEST(Engine, DeviceFaultMidStagingFailsTheJobAndReturnsEverything) {
+  for (const int threads : {1, 4}) {
+    asio::io_context io;
+    auto c = host_config(1);
+    c.staging_threads = threads;
+    Engine engine(io.get_executor(), c);
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = synthetic(run, 8, std::size_t{3} << 20, /*pageable=*/true);
+    job.partitions[1].work.cpu = [](const KernelContext&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return make_error_code(Errc::kernel_failed);
+    };
+    std::error_code ec;
+    const auto report = run_job(engine, io, std::move(job), ec);
+    EXPECT_TRUE(ec == make_error_code(Errc::kernel_failed) ||
+                ec == make_error_code(Errc::device_fault))
+        << ec.message() << ": " << report.error << " (" << threads << " staging threads)";
+    EXPECT_LT(report.partitions_done, 8u);
+    expect_idle(engine);
+  }
+}
+
 TEST(Engine, StagingThreadsAreChosenFromTheMachineUnlessSet) {
   asio::io_context io;
   auto c = host_config(2);
