@@ -18,6 +18,7 @@
 #include "alloc/pinned_vec.hpp"
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
+#include "tools/bench_stats.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -116,13 +117,6 @@ std::optional<Options> parse(int argc, char** argv) {
     }
   }
   return o;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double seconds_since(Clock::time_point t0) {

@@ -22,6 +22,7 @@
 #include "kernels/field.cuh"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
+#include "tools/bench_stats.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -250,11 +251,6 @@ struct BenchRow {
   double bytes;        // moved by this implementation
   double floor_bytes;  // one read and one write of every vector touched
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 template <typename Body>
 std::optional<double> time_gpu(int reps, Body&& body, std::string& error) {

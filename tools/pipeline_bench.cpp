@@ -6,8 +6,10 @@
 //  (b) the engine with pinned producers (inputs generated straight into
 //      pinned pool blocks; generation time included);
 //  (c) the engine with pageable inputs through its staging.
-// Then (b) on one GPU against all GPUs. Each figure is the median of --reps
-// timed runs after a warm-up run, beside DESIGN.md's model bound.
+// Then (b) on one GPU against all GPUs. The variants take turns, one run
+// each per repetition, for a warm-up repetition and --reps timed ones; each
+// figure is the median of its timed runs, beside DESIGN.md's model bound,
+// and each ratio also the median of the repetitions' own ratios.
 #include "tools/pipeline_bench.hpp"
 
 #include <cuda_runtime.h>
@@ -29,6 +31,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
+#include "tools/bench_stats.hpp"
 #include "tools/command_line.hpp"
 
 namespace stoker::tools {
@@ -48,11 +51,6 @@ struct Options {
   std::set<std::string> variants = {"a", "b", "c", "b1"};  // which runs to make
   bool wants(const char* v) const { return variants.count(v) != 0; }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // Threads that keep writing their own large buffers, as a prover's synthesis
 // threads do, so host memory bandwidth is contended during every run.
@@ -87,11 +85,13 @@ Result<double> run_naive(int gpus, const wl::SyntheticRun& run) {
   std::mutex gpu_mutex;
   std::atomic<std::size_t> next{0};
   std::atomic<int> failed{0};
-  std::vector<std::vector<std::uint32_t>> outputs(o.partitions, std::vector<std::uint32_t>(o.input_bytes / 16));
+  std::vector<std::vector<std::uint32_t>> outputs(o.partitions,
+                                                  std::vector<std::uint32_t>(o.input_bytes / 16));
   std::vector<void*> din(gpus), dout(gpus);
   for (int g = 0; g < gpus; ++g) {
     cudaSetDevice(g);
-    if (cudaMalloc(&din[g], o.input_bytes) != cudaSuccess || cudaMalloc(&dout[g], o.input_bytes / 4) != cudaSuccess)
+    if (cudaMalloc(&din[g], o.input_bytes) != cudaSuccess ||
+        cudaMalloc(&dout[g], o.input_bytes / 4) != cudaSuccess)
       return Error{Errc::out_of_device_memory, "naive baseline: cudaMalloc failed"};
   }
   const auto t0 = Clock::now();
@@ -101,12 +101,14 @@ Result<double> run_naive(int gpus, const wl::SyntheticRun& run) {
       cudaSetDevice(g);
       for (std::size_t p; (p = next++) < o.partitions;) {
         std::lock_guard lock(gpu_mutex);  // the field's global GPU mutex, deliberately
-        bool ok = cudaMemcpy(din[g], run.pageable_inputs[p].data(), o.input_bytes, cudaMemcpyHostToDevice) ==
-                  cudaSuccess;
-        ok = ok && !wl::synthetic_gpu(static_cast<std::uint32_t*>(din[g]), static_cast<std::uint32_t*>(dout[g]),
-                                      o.input_bytes / 16, o.rounds, nullptr);
+        bool ok = cudaMemcpy(din[g], run.pageable_inputs[p].data(), o.input_bytes,
+                             cudaMemcpyHostToDevice) == cudaSuccess;
+        ok = ok && !wl::synthetic_gpu(static_cast<std::uint32_t*>(din[g]),
+                                      static_cast<std::uint32_t*>(dout[g]), o.input_bytes / 16,
+                                      o.rounds, nullptr);
         ok = ok && cudaDeviceSynchronize() == cudaSuccess;
-        ok = ok && cudaMemcpy(outputs[p].data(), dout[g], o.input_bytes / 4, cudaMemcpyDeviceToHost) == cudaSuccess;
+        ok = ok && cudaMemcpy(outputs[p].data(), dout[g], o.input_bytes / 4,
+                              cudaMemcpyDeviceToHost) == cudaSuccess;
         if (!ok) ++failed;
       }
     });
@@ -124,43 +126,36 @@ Result<double> run_naive(int gpus, const wl::SyntheticRun& run) {
   return ms;
 }
 
-struct EngineFigure {
-  double ms = 0, bound_ms = 0;
+// One variant's timed runs, in the order made.
+struct Figure {
+  std::vector<double> each_ms, each_bound_ms;
   std::vector<double> busy;
-  engine::JobReport last;  // the last timed run, for --trace
+  engine::JobReport last;       // the last timed run, for --trace
   std::size_t slabs_grown = 0;  // pinned while timed runs ran: their figure is not the steady state
+  double ms() const { return median(each_ms); }
+  double bound_ms() const { return median(each_bound_ms); }
 };
 
-Result<EngineFigure> run_engine(engine::Engine& e, wl::SyntheticOptions o, int reps) {
-  std::vector<double> ms, bound;
-  EngineFigure fig;
-  for (int r = 0; r <= reps; ++r) {  // r == 0 warms pools, device pools and caches
-    std::shared_ptr<wl::SyntheticRun> run;
-    auto job = wl::make_synthetic_job(o, run);
-    if (!job) return job.error();
-    boost::asio::io_context io;
-    std::error_code ec;
-    engine::JobReport rep;
-    e.async_submit(std::move(*job), boost::asio::bind_executor(io, [&](std::error_code c, engine::JobReport j) {
-                     ec = c;
-                     rep = std::move(j);
-                   }));
-    io.run();
-    if (ec) return Error{ec, rep.error};
-    if (r == 0) continue;
-    ms.push_back(rep.wall_ms);
-    bound.push_back(rep.bound_ms);
-    fig.busy = rep.device_busy;
-    fig.slabs_grown += rep.pinned_slabs_grown;
-    fig.last = std::move(rep);
-  }
-  fig.ms = median(ms);
-  fig.bound_ms = median(bound);
-  return fig;
+Result<engine::JobReport> run_engine_once(engine::Engine& e, const wl::SyntheticOptions& o) {
+  std::shared_ptr<wl::SyntheticRun> run;
+  auto job = wl::make_synthetic_job(o, run);
+  if (!job) return job.error();
+  boost::asio::io_context io;
+  std::error_code ec;
+  engine::JobReport rep;
+  e.async_submit(std::move(*job),
+                 boost::asio::bind_executor(io, [&](std::error_code c, engine::JobReport j) {
+                   ec = c;
+                   rep = std::move(j);
+                 }));
+  io.run();
+  if (ec) return Error{ec, rep.error};
+  return rep;
 }
 
-Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder, boost::asio::io_context& io,
-                                    engine::Config c, std::vector<int> ordinals) {
+Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder,
+                                    boost::asio::io_context& io, engine::Config c,
+                                    std::vector<int> ordinals) {
   c.devices.backend = devices::BackendChoice::cuda;
   c.devices.cuda_ordinals = std::move(ordinals);
   auto e = engine::Engine::create(io.get_executor(), c);
@@ -178,9 +173,10 @@ const std::string kHelp =
         "                             [engine options]\n"
         "Runs (a) the naive baseline, (b) the engine with pinned producers, (c) the engine with\n"
         "pageable inputs, and (b1) (b) on GPU 0 alone, while writer threads load host memory;\n"
-        "--variants picks some of them (default all); --trace writes (b)'s last timed run as\n"
-        "Chrome trace JSON. Engine options and STOKER_* variables apply to (b) and (c);\n"
-        "--devices is ignored (all GPUs, then GPU 0).\n") +
+        "--variants picks some of them (default all). The variants take turns, one run each per\n"
+        "repetition, and each ratio is also given as the median of the repetitions' own.\n"
+        "--trace writes (b)'s last timed run as Chrome trace JSON. Engine options and STOKER_*\n"
+        "variables apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n") +
     kEngineOptionsHelp;
 
 int bench_pipeline_command(int argc, char** argv) {
@@ -199,20 +195,25 @@ int bench_pipeline_command(int argc, char** argv) {
       }
       return std::strtol(args[static_cast<std::size_t>(++i)].c_str(), nullptr, 10);
     };
-    if (a == "--partitions") opt.partitions = static_cast<std::size_t>(next());
-    else if (a == "--size-mib") opt.size_mib = static_cast<std::size_t>(next());
-    else if (a == "--rounds") opt.rounds = static_cast<int>(next());
-    else if (a == "--writers") opt.writers = static_cast<int>(next());
-    else if (a == "--reps") opt.reps = std::max(1, static_cast<int>(next()));
-    else if (a == "--json") opt.json = true;
+    if (a == "--partitions")
+      opt.partitions = static_cast<std::size_t>(next());
+    else if (a == "--size-mib")
+      opt.size_mib = static_cast<std::size_t>(next());
+    else if (a == "--rounds")
+      opt.rounds = static_cast<int>(next());
+    else if (a == "--writers")
+      opt.writers = static_cast<int>(next());
+    else if (a == "--reps")
+      opt.reps = std::max(1, static_cast<int>(next()));
+    else if (a == "--json")
+      opt.json = true;
     else if (a == "--trace") {
       if (i + 1 >= count) {
         std::fprintf(stderr, "stoker bench pipeline: --trace needs a file\n");
         return 2;
       }
       opt.trace = args[static_cast<std::size_t>(++i)];
-    }
-    else if (a == "--variants") {
+    } else if (a == "--variants") {
       if (i + 1 >= count) {
         std::fprintf(stderr, "stoker bench pipeline: --variants needs a value\n");
         return 2;
@@ -233,12 +234,14 @@ int bench_pipeline_command(int argc, char** argv) {
     }
   }
   if (!opt.trace.empty() && !opt.wants("b")) {
-    std::fprintf(stderr, "stoker bench pipeline: --trace records (b), which --variants leaves out\n");
+    std::fprintf(stderr,
+                 "stoker bench pipeline: --trace records (b), which --variants leaves out\n");
     return 2;
   }
   const int gpus = devices::cuda_device_count();
   if (gpus == 0) {
-    std::fprintf(stderr, "stoker bench pipeline: needs a CUDA device (the baseline is CUDA's own)\n");
+    std::fprintf(stderr,
+                 "stoker bench pipeline: needs a CUDA device (the baseline is CUDA's own)\n");
     return 1;
   }
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
@@ -279,70 +282,102 @@ int bench_pipeline_command(int argc, char** argv) {
     if (!like) return 2;
     for (engine::Engine* e : {*all_engine, *one_engine}) {
       if (auto ec = e->reserve_pinned(like->partitions[0], std::min(o.partitions, e->lookahead())))
-        std::fprintf(stderr, "stoker bench pipeline: could not pin the pool ahead (%s); it will grow in the runs\n",
-                     ec.message().c_str());
+        std::fprintf(
+            stderr,
+            "stoker bench pipeline: could not pin the pool ahead (%s); it will grow in the runs\n",
+            ec.message().c_str());
       e->reserve_device(like->partitions[0]);
     }
   }
 
   if (!opt.json)
-    std::printf("bench pipeline: %zu partitions x %zu MiB, %d rounds, %d GPU(s), %d writer threads, median of %d\n",
-                o.partitions, opt.size_mib, o.rounds, gpus, writers, opt.reps);
+    std::printf(
+        "bench pipeline: %zu partitions x %zu MiB, %d rounds, %d GPU(s), %d writer threads, median "
+        "of %d\n",
+        o.partitions, opt.size_mib, o.rounds, gpus, writers, opt.reps);
   MemoryWriters load(writers);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
 
-  // A variant left out reads 0 ms and prints as "-".
-  double a_ms = 0;
-  if (opt.wants("a")) {
-    std::vector<double> naive_ms;
-    for (int r = 0; r <= opt.reps; ++r) {
+  // Each repetition runs every wanted variant once: the variants take turns
+  // through the same stretch of the writers' load, and each repetition's
+  // ratios compare runs made moments apart. Repetition 0 warms pools, device
+  // pools and caches and is not timed. A variant left out reads 0 ms and
+  // prints as "-".
+  Figure a, b, c, b1;
+  const struct {
+    const char* name;
+    engine::Engine* engine;
+    const wl::SyntheticOptions* options;
+    Figure* figure;
+  } runs[] = {
+      {"b", *all_engine, &o, &b}, {"c", *all_engine, &po, &c}, {"b1", *one_engine, &o, &b1}};
+  for (int r = 0; r <= opt.reps; ++r) {
+    if (opt.wants("a")) {
       auto ms = run_naive(gpus, *pageable_run);
       if (!ms) {
         std::fprintf(stderr, "stoker bench pipeline: %s\n", ms.error().what().c_str());
         return 1;
       }
-      if (r > 0) naive_ms.push_back(*ms);
+      if (r > 0) a.each_ms.push_back(*ms);
     }
-    a_ms = median(naive_ms);
-  }
-  EngineFigure b, c, b1;
-  const struct {
-    const char* name;
-    engine::Engine* engine;
-    const wl::SyntheticOptions* options;
-    EngineFigure* figure;
-  } runs[] = {
-      {"b", *all_engine, &o, &b}, {"c", *all_engine, &po, &c}, {"b1", *one_engine, &o, &b1}};
-  for (const auto& run : runs) {
-    if (!opt.wants(run.name)) continue;
-    auto f = run_engine(*run.engine, *run.options, opt.reps);
-    if (!f) {
-      std::fprintf(stderr, "stoker bench pipeline: engine run (%s) failed: %s\n", run.name,
-                   f.error().what().c_str());
-      return 1;
+    for (const auto& run : runs) {
+      if (!opt.wants(run.name)) continue;
+      auto rep = run_engine_once(*run.engine, *run.options);
+      if (!rep) {
+        std::fprintf(stderr, "stoker bench pipeline: engine run (%s) failed: %s\n", run.name,
+                     rep.error().what().c_str());
+        return 1;
+      }
+      if (r == 0) continue;
+      Figure& f = *run.figure;
+      f.each_ms.push_back(rep->wall_ms);
+      f.each_bound_ms.push_back(rep->bound_ms);
+      f.busy = rep->device_busy;
+      f.slabs_grown += rep->pinned_slabs_grown;
+      f.last = std::move(*rep);
     }
-    *run.figure = *f;
   }
+  const double a_ms = a.ms();
   if (!opt.trace.empty()) {
     std::ofstream f(opt.trace);
     engine::write_chrome_trace(f, {b.last});
     if (!f) {
-      std::fprintf(stderr, "stoker bench pipeline: could not write the trace to %s\n", opt.trace.c_str());
+      std::fprintf(stderr, "stoker bench pipeline: could not write the trace to %s\n",
+                   opt.trace.c_str());
       return 1;
     }
   }
   auto rate = [&](double ms) { return ms > 0 ? gb / (ms / 1e3) : 0; };
   auto ratio = [](double num, double den) { return num > 0 && den > 0 ? num / den : 0; };
+  // Throughput ratios, repetition by repetition: x against y is y's ms over x's.
+  const Spread b_vs_a = ratios_per_rep(a.each_ms, b.each_ms);
+  const Spread c_vs_b = ratios_per_rep(b.each_ms, c.each_ms);
+  const Spread all_vs_one = ratios_per_rep(b1.each_ms, b.each_ms);
   if (opt.json) {
     auto num = [](double v) {
       return v > 0 ? std::to_string(v) : std::string("null");
     };  // null: not run
+    auto list = [](const std::vector<double>& v) {
+      std::string out = "[";
+      for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+      return out + "]";
+    };
+    auto spread = [&](const Spread& x) {
+      return x.median > 0 ? "{\"median\":" + num(x.median) + ",\"min\":" + num(x.min) +
+                                ",\"max\":" + num(x.max) + "}"
+                          : std::string("null");
+    };
     std::printf(
         "{\"partitions\":%zu,\"size_mib\":%zu,\"rounds\":%d,\"gpus\":%d,\"writers\":%d,"
         "\"naive_ms\":%s,\"pinned_ms\":%s,\"pageable_ms\":%s,\"pinned_1gpu_ms\":%s,"
-        "\"bound_ms\":%s,\"bound_1gpu_ms\":%s}\n",
-        o.partitions, opt.size_mib, o.rounds, gpus, writers, num(a_ms).c_str(), num(b.ms).c_str(),
-        num(c.ms).c_str(), num(b1.ms).c_str(), num(b.bound_ms).c_str(), num(b1.bound_ms).c_str());
+        "\"bound_ms\":%s,\"bound_1gpu_ms\":%s,\"naive_each_ms\":%s,\"pinned_each_ms\":%s,"
+        "\"pageable_each_ms\":%s,\"pinned_1gpu_each_ms\":%s,\"pinned_vs_naive\":%s,"
+        "\"pageable_vs_pinned\":%s,\"all_gpus_vs_one\":%s}\n",
+        o.partitions, opt.size_mib, o.rounds, gpus, writers, num(a_ms).c_str(), num(b.ms()).c_str(),
+        num(c.ms()).c_str(), num(b1.ms()).c_str(), num(b.bound_ms()).c_str(),
+        num(b1.bound_ms()).c_str(), list(a.each_ms).c_str(), list(b.each_ms).c_str(),
+        list(c.each_ms).c_str(), list(b1.each_ms).c_str(), spread(b_vs_a).c_str(),
+        spread(c_vs_b).c_str(), spread(all_vs_one).c_str());
     return 0;
   }
   auto cell = [](double v, const char* unit) {
@@ -359,13 +394,20 @@ int bench_pipeline_command(int argc, char** argv) {
   };
   std::printf("  %-40s %9s %9s %9s %9s\n", "", "ms", "GB/s in", "vs (a)", "bound ms");
   row("(a) naive: pageable, sync, global mutex", a_ms, a_ms > 0 ? 1.0 : 0, 0);
-  row("(b) engine, pinned producers", b.ms, ratio(a_ms, b.ms), b.bound_ms);
-  row("(c) engine, pageable through staging", c.ms, ratio(a_ms, c.ms), c.bound_ms);
-  row("(b) on GPU 0 alone", b1.ms, 0, b1.bound_ms);
-  if (ratio(b.ms, c.ms) > 0)
-    std::printf("  (c) reaches %.2fx the throughput of (b)\n", ratio(b.ms, c.ms));
-  if (ratio(b1.ms, b.ms) > 0)
-    std::printf("  scaling: %d GPUs give %.2fx one GPU\n", gpus, ratio(b1.ms, b.ms));
+  row("(b) engine, pinned producers", b.ms(), ratio(a_ms, b.ms()), b.bound_ms());
+  row("(c) engine, pageable through staging", c.ms(), ratio(a_ms, c.ms()), c.bound_ms());
+  row("(b) on GPU 0 alone", b1.ms(), 0, b1.bound_ms());
+  auto per_round = [&](const char* what, const Spread& x) {
+    if (x.median > 0)
+      std::printf("  %s: %.2fx (%.2f-%.2fx over %d reps)\n", what, x.median, x.min, x.max,
+                  opt.reps);
+  };
+  if (b_vs_a.median > 0 || c_vs_b.median > 0 || all_vs_one.median > 0)
+    std::printf("  throughput ratios, the median of each repetition's:\n");
+  per_round("  (b) against (a)", b_vs_a);
+  per_round("  (c) against (b)", c_vs_b);
+  const std::string scaling = "  " + std::to_string(gpus) + " GPU(s) against GPU 0 alone";
+  per_round(scaling.c_str(), all_vs_one);
   for (const auto& [name, fig] : {std::pair{"(b)", &b}, {"(c)", &c}, {"(b) on GPU 0", &b1}})
     if (fig->slabs_grown > 0)
       std::printf("  note: the pinned pool grew by %zu slab(s) during %s's timed runs\n",

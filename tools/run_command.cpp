@@ -18,6 +18,7 @@
 #include "engine/engine.hpp"
 #include "engine/workloads/hpoly.hpp"
 #include "engine/workloads/synthetic.hpp"
+#include "tools/bench_stats.hpp"
 #include "tools/command_line.hpp"
 
 namespace stoker::tools {
@@ -50,12 +51,6 @@ synthetic (implied by --size-mib, --rounds or --pageable):
 struct StageMedians {
   double producer = 0, h2d = 0, kernels = 0, d2h = 0;
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 StageMedians stage_medians(const engine::JobReport& r) {
   std::vector<double> prod, h2d, k, d2h;
