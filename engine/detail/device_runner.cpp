@@ -81,8 +81,16 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   if (auto ec = r->epoch_.synchronize()) return Error{ec, where + "waiting for the epoch event"};
   r->epoch_host_ = Clock::now();
   r->feeder_ = std::thread([io = &r->feeder_io_] { io->run(); });
-  r->waiter_ = std::thread([io = &r->waiter_io_] { io->run(); });
-  r->copy_waiter_ = std::thread([io = &r->copy_waiter_io_] { io->run(); });
+  // The waiters block on this device's events: with the device current, so
+  // CUDA does not make device 0's context current on them first.
+  r->waiter_ = std::thread([io = &r->waiter_io_, d = &device] {
+    (void)d->make_current();
+    io->run();
+  });
+  r->copy_waiter_ = std::thread([io = &r->copy_waiter_io_, d = &device] {
+    (void)d->make_current();
+    io->run();
+  });
   return r;
 }
 
@@ -191,8 +199,11 @@ void DeviceRunner::post_staging_copy(std::size_t chunk) {
     StagingPass& p = pass_;
     const std::size_t off = chunk * chunk_bytes_, n = std::min(chunk_bytes_, p.bytes - off);
     // The buffer's previous H2D (chunk - staging_count_'s, recorded before
-    // this copy was posted) must have read it.
-    st.wait_error = st.copied.synchronize();
+    // this copy was posted) must have read it. The wait runs with this
+    // device current: on a thread with none, CUDA would make device 0's
+    // context current first, a stray context on a node where 0 is not ours.
+    st.wait_error = device_.make_current();
+    if (!st.wait_error) st.wait_error = st.copied.synchronize();
     if (!st.wait_error && !p.failed.load(std::memory_order_relaxed))
       staging_copy(static_cast<std::byte*>(st.buffer.data()), p.src + off, n);
     // seq_cst with the sender's hand-over in send_staged_chunks: either this
@@ -208,16 +219,21 @@ void DeviceRunner::send_staged_chunks() {
   for (;;) {
     if (p.sending.exchange(true, std::memory_order_seq_cst)) return;  // the sender re-checks
     std::size_t c = p.next_send.load(std::memory_order_relaxed);
-    bool current = false;
+    // The ring has at least two buffers (two per staging thread), so the
+    // chunk after c never shares c's buffer, whose flag is still set until
+    // the copy that reuses it is posted below.
     while (c < p.chunks && !p.failed.load(std::memory_order_relaxed) &&
            staging_buffer(c).filled.load(std::memory_order_acquire)) {
       Staging& st = staging_buffer(c);
       const std::size_t off = c * chunk_bytes_, n = std::min(chunk_bytes_, p.bytes - off);
       std::error_code ec = st.wait_error;
-      if (!ec && !current) ec = device_.make_current();
-      current = !ec;
       if (!ec) ec = h2d_.copy(p.dst + off, st.buffer.data(), n);
-      if (!ec) ec = h2d_.record(st.copied);
+      if (!ec) {
+        ec = h2d_.record(st.copied);
+        // The copy is queued but the buffer's event does not cover it: wait
+        // for the stream, or a later pass could refill the buffer under it.
+        if (ec) (void)h2d_.synchronize();
+      }
       if (ec) {
         p.error = ec;
         p.failed.store(true, std::memory_order_relaxed);

@@ -135,7 +135,8 @@ class DeviceRunner {
   devices::Stream h2d_, compute_, d2h_;
   std::vector<Slot> slots_;
   // A ring of two chunks per staging thread: each thread copies whole
-  // chunks on its own, and the feeder sends them in order as they fill.
+  // chunks on its own, and the one that fills the next chunk in order sends
+  // it and the filled ones after it (StagingPass).
   std::unique_ptr<Staging[]> staging_;
   std::size_t staging_count_ = 0;
   std::size_t chunk_bytes_ = 0;
