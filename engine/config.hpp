@@ -5,7 +5,7 @@
 //   STOKER_BACKEND=auto|cuda|host   STOKER_DEVICES=0,1   STOKER_HOST_DEVICES=2
 //   STOKER_HOST_SLOWDOWN=1,3        STOKER_PIPELINE_DEPTH=2
 //   STOKER_HOST_BUDGET_MIB=...      STOKER_DEVICE_BUDGET_MIB=...
-//   STOKER_CHUNK_MIB=8              STOKER_WORKERS=...   STOKER_STAGING_THREADS=4
+//   STOKER_CHUNK_MIB=8 (or STOKER_CHUNK_KIB=512)  STOKER_WORKERS=...  STOKER_STAGING_THREADS=4
 //   STOKER_PAGEABLE_INPUTS=stage|register
 //   STOKER_COPY_PRIORITY=high       STOKER_COMPUTE_PRIORITY=normal  (low|normal|high)
 #pragma once
@@ -73,7 +73,7 @@ struct Config {
   // Reads STOKER_* variables over the defaults.
   static Result<Config> from_env();
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,
-  // --host-budget-mib, --device-budget-mib, --chunk-mib, --workers,
+  // --host-budget-mib, --device-budget-mib, --chunk-mib, --chunk-kib, --workers,
   // --staging-threads, --pageable-inputs, --streaming, --copy-priority, --compute-priority;
   // consumed arguments are removed from `args`, unknown ones left for the caller.
   Result<Config> apply_args(std::vector<std::string>& args) const;
