@@ -30,6 +30,11 @@ TEST(Config, StagingChunksCanBeGivenInKibForSizesBelowAMib) {
   auto t = Config{}.apply_args(tiny);
   ASSERT_FALSE(t);
   EXPECT_NE(t.error().what().find("16384"), std::string::npos) << t.error().what();
+  setenv("STOKER_CHUNK_KIB", "256", 1);
+  auto e = Config::from_env();
+  unsetenv("STOKER_CHUNK_KIB");
+  ASSERT_TRUE(e) << e.error().what();
+  EXPECT_EQ(e->staging_chunk_bytes, std::size_t{256} << 10);
 }
 
 TEST(Config, BadValuesNameTheSettingAndValue) {
