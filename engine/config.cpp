@@ -115,15 +115,18 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     c.worker_threads = static_cast<int>(*v);
   else if (name == "staging-threads")
     c.staging_threads = static_cast<int>(*v);
+  else if (name == "staging-ring-mib")
+    c.staging_ring_bytes = u << 20;
   else
     return {Errc::invalid_argument, "unknown setting " + what};
   return {};
 }
 
 const char* const kNames[] = {
-    "backend",         "devices",           "slowdown",  "host-devices",  "depth",
-    "host-budget-mib", "device-budget-mib", "chunk-mib", "chunk-kib",     "workers",
-    "staging-threads", "pageable-inputs",   "streaming", "copy-priority", "compute-priority"};
+    "backend",         "devices",         "slowdown",          "host-devices",
+    "depth",           "host-budget-mib", "device-budget-mib", "chunk-mib",
+    "chunk-kib",       "workers",         "staging-threads",   "staging-ring-mib",
+    "pageable-inputs", "streaming",       "copy-priority",     "compute-priority"};
 
 }  // namespace
 
@@ -179,6 +182,9 @@ Error Config::validate() const {
   if (staging_chunk_bytes < (std::size_t{64} << 10) || staging_chunk_bytes > (std::size_t{1} << 30))
     return {Errc::invalid_argument, "staging chunk must be 64 KiB..1 GiB, not " +
                                         std::to_string(staging_chunk_bytes) + " bytes"};
+  if (staging_ring_bytes > (std::size_t{16} << 30))
+    return {Errc::invalid_argument, "staging ring must be at most 16 GiB per device, not " +
+                                        std::to_string(staging_ring_bytes) + " bytes"};
   if (worker_threads < 0 || worker_threads > 1024)
     return {Errc::invalid_argument,
             "worker threads must be 0..1024, not " + std::to_string(worker_threads)};

@@ -6,6 +6,7 @@
 //   STOKER_HOST_SLOWDOWN=1,3        STOKER_PIPELINE_DEPTH=2
 //   STOKER_HOST_BUDGET_MIB=...      STOKER_DEVICE_BUDGET_MIB=...
 //   STOKER_CHUNK_MIB=8 (or STOKER_CHUNK_KIB=512)  STOKER_WORKERS=...  STOKER_STAGING_THREADS=4
+//   STOKER_STAGING_RING_MIB=64
 //   STOKER_PAGEABLE_INPUTS=stage|register
 //   STOKER_COPY_PRIORITY=high       STOKER_COMPUTE_PRIORITY=normal  (low|normal|high)
 #pragma once
@@ -53,6 +54,11 @@ struct Config {
   std::size_t device_budget_bytes = 0;
   // Staging chunk for pageable inputs; two per staging thread per device.
   std::size_t staging_chunk_bytes = std::size_t{8} << 20;
+  // Pinned bytes per device for the staging ring: at least two chunks per
+  // staging thread, more where this asks for more (small chunks give a
+  // small ring, which may not cover the H2D queue and the copiers' waits).
+  // 0: two chunks per thread (256 MiB at 16 threads of 8 MiB).
+  std::size_t staging_ring_bytes = 0;
   // Threads per device that copy pageable inputs into staging chunks, each
   // a chunk at a time: under host memory load one copy thread moves about
   // 0.7 GB/s (memory latency, not cores, bounds it), so more threads move
@@ -74,8 +80,9 @@ struct Config {
   static Result<Config> from_env();
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,
   // --host-budget-mib, --device-budget-mib, --chunk-mib, --chunk-kib, --workers,
-  // --staging-threads, --pageable-inputs, --streaming, --copy-priority, --compute-priority;
-  // consumed arguments are removed from `args`, unknown ones left for the caller.
+  // --staging-threads, --staging-ring-mib, --pageable-inputs, --streaming, --copy-priority,
+  // --compute-priority; consumed arguments are removed from `args`, unknown ones left for the
+  // caller.
   Result<Config> apply_args(std::vector<std::string>& args) const;
   // Checks ranges; names the offending field and value.
   Error validate() const;

@@ -174,6 +174,7 @@ EngineStats EngineCore::stats() {
       s.device_budget_in_use.push_back(d.in_use);
       s.device_healthy.push_back(d.healthy);
     }
+    for (const auto& r : runners_) s.staging_ring_bytes.push_back(r->staging_bytes());
     s.partitions_in_flight = s.busy_slots;
     s.host_budget_in_use = host_budget_->in_use();
     s.host_budget_limit = host_budget_->limit();

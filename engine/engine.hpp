@@ -58,6 +58,9 @@ struct EngineStats {
   std::size_t pinned_slab_allocations = 0, pinned_slabs_trimmed = 0;
   std::vector<std::size_t> device_budget_in_use;
   std::vector<bool> device_healthy;
+  // Pinned bytes of each device's staging ring (Config::staging_ring_bytes),
+  // outside the host budget and the pool.
+  std::vector<std::size_t> staging_ring_bytes;
 };
 
 class Engine {

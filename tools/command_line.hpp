@@ -15,8 +15,9 @@ namespace stoker::tools {
 // The engine options every engine-running command accepts (engine/config.hpp).
 inline constexpr const char* kEngineOptionsHelp =
     "engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2\n"
-    "  --depth N --host-budget-mib M --device-budget-mib M --chunk-mib M (or --chunk-kib K) --workers N\n"
-    "  --staging-threads N --pageable-inputs stage|register --streaming on|off\n"
+    "  --depth N --host-budget-mib M --device-budget-mib M --workers N\n"
+    "  --chunk-mib M (or --chunk-kib K) --staging-threads N --staging-ring-mib M\n"
+    "  --pageable-inputs stage|register --streaming on|off\n"
     "  --copy-priority low|normal|high --compute-priority low|normal|high\n";
 
 // Prints `help` and returns true when the arguments ask for it.

@@ -67,7 +67,8 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   const auto staging_threads = static_cast<std::size_t>(std::max(1, config.staging_threads));
   r->pageable_inputs_ = config.pageable_inputs;
   r->copiers_ = std::make_unique<boost::asio::thread_pool>(staging_threads);
-  r->staging_count_ = 2 * staging_threads;
+  r->staging_count_ =
+      std::max(2 * staging_threads, (config.staging_ring_bytes + chunk_bytes - 1) / chunk_bytes);
   r->staging_ = std::make_unique<Staging[]>(r->staging_count_);
   for (std::size_t i = 0; i < r->staging_count_; ++i) {
     auto& st = r->staging_[i];

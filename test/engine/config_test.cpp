@@ -37,6 +37,19 @@ TEST(Config, StagingChunksCanBeGivenInKibForSizesBelowAMib) {
   EXPECT_EQ(e->staging_chunk_bytes, std::size_t{256} << 10);
 }
 
+TEST(Config, StagingRingIsASettingWithABound) {
+  std::vector<std::string> args = {"--staging-ring-mib", "64"};
+  auto c = Config{}.apply_args(args);
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->staging_ring_bytes, std::size_t{64} << 20);
+  EXPECT_FALSE(c->validate());
+  Config big = *c;
+  big.staging_ring_bytes = std::size_t{17} << 30;
+  const auto e = big.validate();
+  ASSERT_TRUE(e);
+  EXPECT_NE(e.what().find("staging ring"), std::string::npos) << e.what();
+}
+
 TEST(Config, BadValuesNameTheSettingAndValue) {
   std::vector<std::string> a1 = {"--depth", "1"};
   auto c1 = Config{}.apply_args(a1);

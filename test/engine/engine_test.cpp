@@ -148,6 +148,30 @@ TEST(Engine, DeviceFaultMidStagingFailsTheJobAndReturnsEverything) {
   }
 }
 
+// The ring holds two chunks per staging thread unless staging_ring_bytes
+// asks for more; inputs many rings long still land intact in a large ring.
+TEST(Engine, StagingRingIsTwoChunksPerThreadOrTheBytesAskedFor) {
+  for (const std::size_t ring : {std::size_t{0}, std::size_t{4} << 20, std::size_t{100} << 10}) {
+    asio::io_context io;
+    auto c = host_config(2);
+    c.staging_threads = 2;
+    c.staging_ring_bytes = ring;
+    Engine engine(io.get_executor(), c);
+    // 64 KiB chunks: two per thread is 256 KiB; 4 MiB is 64 chunks; 100 KiB
+    // asks for less than two per thread and gets those.
+    const std::size_t want = std::max(std::size_t{4} << 16, ring);
+    EXPECT_EQ(engine.stats().staging_ring_bytes, (std::vector<std::size_t>{want, want}))
+        << "ring asked " << ring;
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = synthetic(run, 4, (std::size_t{5} << 20) + 64, /*pageable=*/true);
+    std::error_code ec;
+    const auto report = run_job(engine, io, std::move(job), ec);
+    ASSERT_FALSE(ec) << report.error << " (ring " << ring << ")";
+    expect_outputs_correct(*run);
+    expect_idle(engine);
+  }
+}
+
 TEST(Engine, StagingThreadsAreChosenFromTheMachineUnlessSet) {
   asio::io_context io;
   auto c = host_config(2);
