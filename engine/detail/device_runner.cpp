@@ -190,12 +190,11 @@ std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* sr
   return p.error;
 }
 
-// in_flight already counts the copy. The poster marks the buffer unfilled
-// before any later sender can look at it: the feeder before its first post,
-// a sender before it hands its role on.
+// in_flight already counts the copy, and the poster has marked the buffer
+// unfilled before any later sender can look at it: the feeder before its
+// first post, a sender before it hands its role on.
 void DeviceRunner::post_staging_copy(std::size_t chunk) {
   Staging& st = staging_buffer(chunk);
-  st.filled.store(false, std::memory_order_relaxed);
   boost::asio::post(*copiers_, [this, &st, chunk] {
     StagingPass& p = pass_;
     const std::size_t off = chunk * chunk_bytes_, n = std::min(chunk_bytes_, p.bytes - off);
@@ -241,7 +240,8 @@ void DeviceRunner::send_staged_chunks() {
         break;
       }
       p.next_send.store(++c, std::memory_order_relaxed);
-      if (c - 1 + staging_count_ < p.chunks) {
+      if (c - 1 + staging_count_ < p.chunks) {  // the chunk that reuses st
+        st.filled.store(false, std::memory_order_relaxed);
         p.in_flight.fetch_add(1, std::memory_order_relaxed);  // before this copy's own end
         post_staging_copy(c - 1 + staging_count_);
       }
