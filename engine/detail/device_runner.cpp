@@ -67,8 +67,14 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   const auto staging_threads = static_cast<std::size_t>(std::max(1, config.staging_threads));
   r->pageable_inputs_ = config.pageable_inputs;
   r->copiers_ = std::make_unique<boost::asio::thread_pool>(staging_threads);
-  r->staging_count_ =
-      std::max(2 * staging_threads, (config.staging_ring_bytes + chunk_bytes - 1) / chunk_bytes);
+  // Two buffers per thread at least, so that a thread fills one while the
+  // other's H2D runs; staging_ring_bytes may ask for more, in whole buffers
+  // per thread.
+  const std::size_t asked = (config.staging_ring_bytes + chunk_bytes - 1) / chunk_bytes;
+  r->staging_tasks_ = staging_threads;
+  r->buffers_per_task_ = std::max<std::size_t>(2, (asked + staging_threads - 1) / staging_threads);
+  r->task_next_buffer_.assign(staging_threads, 0);
+  r->staging_count_ = staging_threads * r->buffers_per_task_;
   r->staging_ = std::make_unique<Staging[]>(r->staging_count_);
   for (std::size_t i = 0; i < r->staging_count_; ++i) {
     auto& st = r->staging_[i];
@@ -155,102 +161,68 @@ void DeviceRunner::warm_device_pool(std::size_t bytes, std::function<void()> don
 
 std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* src,
                                              std::size_t bytes, double& staging_ms) {
-  // The staging threads copy chunks into the ring, each a whole chunk on
-  // its own: under CPU contention a copy thread that loses its core delays
-  // its own chunk only (the first version split each chunk across the
-  // threads behind a barrier: more threads made it slower). The copiers
-  // also send: whichever fills the next chunk in order enqueues its H2D and
-  // the filled chunks after it, then posts the copies that reuse their
-  // buffers. The second version had the feeder send, waking once per chunk
-  // in order; that wake-up (~30 us here, more under load) held up the link
-  // and, with the feeder descheduled, the copies it had yet to post.
+  // The staging threads copy whole chunks, each on its own: under CPU
+  // contention a thread that loses its core delays its own chunk only (the
+  // first version split each chunk across the threads behind a barrier:
+  // more threads made it slower). Each sends its own chunks too, in any
+  // order. The ninth session's version sent them in order, from a ring:
+  // chunks sat filled for 0.3-0.9 ms (512 KiB chunks, idle host) and up to
+  // 13 ms (8 MiB, 14 writer threads) behind one slow chunk, with the
+  // threads that had filled them idle.
   const auto t0 = Clock::now();
   StagingPass& p = pass_;
   p.dst = dst;
   p.src = src;
   p.bytes = bytes;
   p.chunks = (bytes + chunk_bytes_ - 1) / chunk_bytes_;
-  p.first = next_staging_;
-  p.next_send.store(0, std::memory_order_relaxed);
+  p.next_chunk.store(0, std::memory_order_relaxed);
   p.failed.store(false, std::memory_order_relaxed);
   p.error = {};
-  const std::size_t initial = std::min(p.chunks, staging_count_);
-  p.in_flight.store(initial, std::memory_order_relaxed);
-  // All marked unfilled before the first post: the copier of chunk 0,
-  // sending, must not see chunk 1's flag from the previous pass.
-  for (std::size_t c = 0; c < initial; ++c)
-    staging_buffer(c).filled.store(false, std::memory_order_relaxed);
-  for (std::size_t c = 0; c < initial; ++c) post_staging_copy(c);
-  for (std::size_t v; (v = p.in_flight.load(std::memory_order_acquire)) != 0;)
-    p.in_flight.wait(v, std::memory_order_acquire);
-  // Every posted chunk has ended its copy; the buffers of chunks never sent
-  // keep the events of their previous H2D, already waited for.
-  next_staging_ += std::min(p.chunks, p.next_send.load(std::memory_order_relaxed) + staging_count_);
+  const std::size_t tasks = std::min(p.chunks, staging_tasks_);
+  p.running.store(tasks, std::memory_order_relaxed);
+  for (std::size_t t = 0; t < tasks; ++t)
+    boost::asio::post(*copiers_, [this, t] { run_staging_task(t); });
+  for (std::size_t v; (v = p.running.load(std::memory_order_acquire)) != 0;)
+    p.running.wait(v, std::memory_order_acquire);
+  // Every task has ended: every chunk's copy is queued on the H2D stream
+  // (before the partition's input event the feeder records next), or the
+  // pass failed.
   staging_ms += ms_between(t0, Clock::now());
   return p.error;
 }
 
-// in_flight already counts the copy, and the poster has marked the buffer
-// unfilled before any later sender can look at it: the feeder before its
-// first post, a sender before it hands its role on.
-void DeviceRunner::post_staging_copy(std::size_t chunk) {
-  Staging& st = staging_buffer(chunk);
-  boost::asio::post(*copiers_, [this, &st, chunk] {
-    StagingPass& p = pass_;
-    const std::size_t off = chunk * chunk_bytes_, n = std::min(chunk_bytes_, p.bytes - off);
-    // The buffer's previous H2D (chunk - staging_count_'s, recorded before
-    // this copy was posted) must have read it. The wait runs with this
-    // device current: on a thread with none, CUDA would make device 0's
-    // context current first, a stray context on a node where 0 is not ours.
-    st.wait_error = device_.make_current();
-    if (!st.wait_error) st.wait_error = st.copied.synchronize();
-    if (!st.wait_error && !p.failed.load(std::memory_order_relaxed))
-      staging_copy(static_cast<std::byte*>(st.buffer.data()), p.src + off, n);
-    // seq_cst with the sender's hand-over in send_staged_chunks: either this
-    // copier takes the sender's role or the sender sees this chunk filled.
-    st.filled.store(true, std::memory_order_seq_cst);
-    send_staged_chunks();
-    if (p.in_flight.fetch_sub(1, std::memory_order_acq_rel) == 1) p.in_flight.notify_all();
-  });
-}
-
-void DeviceRunner::send_staged_chunks() {
+void DeviceRunner::run_staging_task(std::size_t task) {
   StagingPass& p = pass_;
-  for (;;) {
-    if (p.sending.exchange(true, std::memory_order_seq_cst)) return;  // the sender re-checks
-    std::size_t c = p.next_send.load(std::memory_order_relaxed);
-    // The ring has at least two buffers (two per staging thread), so the
-    // chunk after c never shares c's buffer, whose flag is still set until
-    // the copy that reuses it is posted below.
-    while (c < p.chunks && !p.failed.load(std::memory_order_relaxed) &&
-           staging_buffer(c).filled.load(std::memory_order_acquire)) {
-      Staging& st = staging_buffer(c);
-      const std::size_t off = c * chunk_bytes_, n = std::min(chunk_bytes_, p.bytes - off);
-      std::error_code ec = st.wait_error;
-      if (!ec) ec = h2d_.copy(p.dst + off, st.buffer.data(), n);
-      if (!ec) {
-        ec = h2d_.record(st.copied);
-        // The copy is queued but the buffer's event does not cover it: wait
-        // for the stream, or a later pass could refill the buffer under it.
-        if (ec) (void)h2d_.synchronize();
-      }
-      if (ec) {
-        p.error = ec;
-        p.failed.store(true, std::memory_order_relaxed);
-        break;
-      }
-      p.next_send.store(++c, std::memory_order_relaxed);
-      if (c - 1 + staging_count_ < p.chunks) {  // the chunk that reuses st
-        st.filled.store(false, std::memory_order_relaxed);
-        p.in_flight.fetch_add(1, std::memory_order_relaxed);  // before this copy's own end
-        post_staging_copy(c - 1 + staging_count_);
-      }
+  Staging* const mine = &staging_[task * buffers_per_task_];
+  std::size_t& next = task_next_buffer_[task];
+  // The waits run with this device current: on a thread with none, CUDA
+  // would make device 0's context current first, a stray context on a node
+  // where 0 is not ours.
+  std::error_code ec = device_.make_current();
+  while (!ec && !p.failed.load(std::memory_order_relaxed)) {
+    const std::size_t c = p.next_chunk.fetch_add(1, std::memory_order_relaxed);
+    if (c >= p.chunks) break;
+    Staging& st = mine[next];
+    next = (next + 1) % buffers_per_task_;
+    const std::size_t off = c * chunk_bytes_, n = std::min(chunk_bytes_, p.bytes - off);
+    // The buffer's previous H2D, from this pass or an earlier one, must
+    // have read it.
+    if ((ec = st.copied.synchronize())) break;
+    staging_copy(static_cast<std::byte*>(st.buffer.data()), p.src + off, n);
+    // Other tasks' copies may land between this copy and its record: the
+    // event then also covers theirs, and completes a little later.
+    if ((ec = h2d_.copy(p.dst + off, st.buffer.data(), n))) break;
+    if ((ec = h2d_.record(st.copied))) {
+      // The copy is queued but the buffer's event does not cover it: wait
+      // for the stream, or a later pass could refill the buffer under it.
+      (void)h2d_.synchronize();
+      break;
     }
-    p.sending.store(false, std::memory_order_seq_cst);
-    if (c >= p.chunks || p.failed.load(std::memory_order_relaxed) ||
-        !staging_buffer(c).filled.load(std::memory_order_seq_cst))
-      return;
   }
+  if (ec && !p.failed.exchange(true, std::memory_order_relaxed)) p.error = ec;
+  // Release: the feeder reads the error and the buffer positions after it
+  // has seen the count reach zero.
+  if (p.running.fetch_sub(1, std::memory_order_acq_rel) == 1) p.running.notify_all();
 }
 
 DeviceRunner::InPlace DeviceRunner::register_in_place(const std::byte* src, std::size_t bytes,

@@ -87,35 +87,29 @@ class DeviceRunner {
   };
   struct Staging {
     devices::PinnedBuffer buffer;
-    devices::Event copied;           // last H2D out of this buffer
-    std::atomic<bool> filled{true};  // its host copy has ended (set by a copier)
-    std::error_code wait_error;      // waiting for `copied` failed: nothing was copied
+    devices::Event copied;  // last H2D out of this buffer
   };
-  // One pageable input's pass through the ring. The copiers drive it: the
-  // one that fills the next chunk in order sends it, and every chunk sent
-  // posts the copy that reuses its buffer. A member, not a local of
-  // stage_pageable: a copier's last touch (the count of copies in flight)
-  // may come after the feeder has seen that count reach zero.
+  // One pageable input's pass through the staging buffers. Each staging
+  // thread runs one task per pass, with buffers of its own: it claims the
+  // next chunk nobody has taken, copies it into its next buffer and sends
+  // it, in whatever order the chunks end. A member, not a local of
+  // stage_pageable: a task's last touch (the count of tasks running) may
+  // come after the feeder has seen that count reach zero.
   struct StagingPass {
     std::byte* dst = nullptr;
     const std::byte* src = nullptr;
-    std::size_t bytes = 0, chunks = 0, first = 0;  // first: ring index of chunk 0
-    std::atomic<std::size_t> next_send{0};         // written by the sender only
-    std::atomic<bool> sending{false};              // a copier is sending
+    std::size_t bytes = 0, chunks = 0;
+    std::atomic<std::size_t> next_chunk{0};  // the next chunk to claim
     std::atomic<bool> failed{false};
-    std::error_code error;                  // written by the sender, read once nothing is in flight
-    std::atomic<std::size_t> in_flight{0};  // copies posted and not yet ended
+    std::error_code error;  // written by the first task to fail, read once none runs
+    std::atomic<std::size_t> running{0};  // tasks not yet ended
   };
 
   explicit DeviceRunner(devices::Device& device);
   LaunchResult enqueue(const LaunchRequest& r);
   std::error_code stage_pageable(std::byte* dst, const std::byte* src, std::size_t bytes,
                                  double& staging_ms);
-  Staging& staging_buffer(std::size_t chunk) noexcept {
-    return staging_[(pass_.first + chunk) % staging_count_];
-  }
-  void post_staging_copy(std::size_t chunk);
-  void send_staged_chunks();
+  void run_staging_task(std::size_t task);
   // With PageableInputs::register_in_place, page-locks the whole pages
   // inside a pageable input for its copy and keeps the registration in
   // `res`: bytes [head, head + interior) go in place, the rest is staged.
@@ -136,13 +130,14 @@ class DeviceRunner {
   devices::Device& device_;
   devices::Stream h2d_, compute_, d2h_;
   std::vector<Slot> slots_;
-  // A ring of two chunks per staging thread: each thread copies whole
-  // chunks on its own, and the one that fills the next chunk in order sends
-  // it and the filled ones after it (StagingPass).
+  // Two or more chunk buffers per staging thread; task t of a pass uses
+  // [t * buffers_per_task_, (t + 1) * buffers_per_task_) in turn, and
+  // task_next_buffer_[t] says where it left off (StagingPass).
   std::unique_ptr<Staging[]> staging_;
   std::size_t staging_count_ = 0;
+  std::size_t staging_tasks_ = 0, buffers_per_task_ = 0;
+  std::vector<std::size_t> task_next_buffer_;
   std::size_t chunk_bytes_ = 0;
-  std::size_t next_staging_ = 0;
   StagingPass pass_;
   // Maps device event times onto the host clock (DESIGN.md rule 7).
   devices::Event epoch_;
