@@ -54,9 +54,9 @@ struct Config {
   std::size_t device_budget_bytes = 0;
   // Staging chunk for pageable inputs; two per staging thread per device.
   std::size_t staging_chunk_bytes = std::size_t{8} << 20;
-  // Pinned bytes per device for the staging ring: at least two chunks per
-  // staging thread, more where this asks for more (small chunks give a
-  // small ring, which may not cover the H2D queue and the copiers' waits).
+  // Pinned bytes per device for the staging buffers: at least two chunks
+  // per staging thread, more where this asks for more, in whole chunks per
+  // thread (each thread fills its own in turn).
   // 0: two chunks per thread (256 MiB at 16 threads of 8 MiB).
   std::size_t staging_ring_bytes = 0;
   // Threads per device that copy pageable inputs into staging chunks, each

@@ -7,7 +7,7 @@
 //
 // Per device: three streams (H2D, compute, D2H) linked only by events, a
 // pipeline of `pipeline_depth` slots so one partition's copies overlap
-// another's kernels, a ring of pinned staging chunks for pageable inputs, a
+// another's kernels, pinned staging chunks for pageable inputs, a
 // feeder thread that enqueues and an event-waiting thread that notices
 // completion (and sticky faults) without CUDA host callbacks. Partitions are
 // pulled by whichever device has a free slot first; jobs are ordered by
@@ -58,7 +58,7 @@ struct EngineStats {
   std::size_t pinned_slab_allocations = 0, pinned_slabs_trimmed = 0;
   std::vector<std::size_t> device_budget_in_use;
   std::vector<bool> device_healthy;
-  // Pinned bytes of each device's staging ring (Config::staging_ring_bytes),
+  // Pinned bytes of each device's staging buffers (Config::staging_ring_bytes),
   // outside the host budget and the pool.
   std::vector<std::size_t> staging_ring_bytes;
 };
