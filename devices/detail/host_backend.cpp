@@ -139,6 +139,9 @@ class HostStream final : public StreamImpl {
     });
   }
 
+  // One thread records a given event at a time (the engine's events each
+  // have one owner): two racing here could take their sequence numbers in
+  // one order and queue them in the other, and release waiters early.
   std::error_code record(EventImpl& event) override {
     auto& e = static_cast<HostEvent&>(event);
     const auto seq = e.begin_record();

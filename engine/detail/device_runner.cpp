@@ -180,8 +180,15 @@ std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* sr
   p.error = {};
   const std::size_t tasks = std::min(p.chunks, staging_tasks_);
   p.running.store(tasks, std::memory_order_relaxed);
+  // Passes of fewer chunks than threads (small inputs; a registered
+  // input's staged head and tail) start where the last pass's tasks ended,
+  // so they take buffers whose H2D is oldest: with task 0 every time, each
+  // would wait for the copies of the pass two before it.
   for (std::size_t t = 0; t < tasks; ++t)
-    boost::asio::post(*copiers_, [this, t] { run_staging_task(t); });
+    boost::asio::post(*copiers_, [this, task = (first_task_ + t) % staging_tasks_] {
+      run_staging_task(task);
+    });
+  first_task_ = (first_task_ + tasks) % staging_tasks_;
   for (std::size_t v; (v = p.running.load(std::memory_order_acquire)) != 0;)
     p.running.wait(v, std::memory_order_acquire);
   // Every task has ended: every chunk's copy is queued on the H2D stream

@@ -130,13 +130,15 @@ class DeviceRunner {
   devices::Device& device_;
   devices::Stream h2d_, compute_, d2h_;
   std::vector<Slot> slots_;
-  // Two or more chunk buffers per staging thread; task t of a pass uses
-  // [t * buffers_per_task_, (t + 1) * buffers_per_task_) in turn, and
-  // task_next_buffer_[t] says where it left off (StagingPass).
+  // Two or more chunk buffers per staging thread. Task t (task indices
+  // are distinct within a pass) uses [t * buffers_per_task_,
+  // (t + 1) * buffers_per_task_) in turn, and task_next_buffer_[t] says
+  // where it left off (StagingPass).
   std::unique_ptr<Staging[]> staging_;
   std::size_t staging_count_ = 0;
   std::size_t staging_tasks_ = 0, buffers_per_task_ = 0;
   std::vector<std::size_t> task_next_buffer_;
+  std::size_t first_task_ = 0;  // the task index a pass starts at (feeder only)
   std::size_t chunk_bytes_ = 0;
   StagingPass pass_;
   // Maps device event times onto the host clock (DESIGN.md rule 7).
