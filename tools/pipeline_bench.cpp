@@ -9,7 +9,10 @@
 // Then (b) on one GPU against all GPUs. The variants take turns, one run
 // each per repetition, for a warm-up repetition and --reps timed ones; each
 // figure is the median of its timed runs, beside DESIGN.md's model bound,
-// and each ratio also the median of the repetitions' own ratios.
+// and each ratio also the median of the repetitions' own ratios. Each job
+// is built once and each run checked after it, outside its time (until the
+// tenth session, each engine run generated its inputs and output buffers
+// anew and checksummed its outputs inside the job).
 #include "tools/pipeline_bench.hpp"
 
 #include <cuda_runtime.h>
@@ -31,6 +34,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
+#include "tools/bench_job.hpp"
 #include "tools/bench_stats.hpp"
 #include "tools/command_line.hpp"
 
@@ -135,23 +139,6 @@ struct Figure {
   double ms() const { return median(each_ms); }
   double bound_ms() const { return median(each_bound_ms); }
 };
-
-Result<engine::JobReport> run_engine_once(engine::Engine& e, const wl::SyntheticOptions& o) {
-  std::shared_ptr<wl::SyntheticRun> run;
-  auto job = wl::make_synthetic_job(o, run);
-  if (!job) return job.error();
-  boost::asio::io_context io;
-  std::error_code ec;
-  engine::JobReport rep;
-  e.async_submit(std::move(*job),
-                 boost::asio::bind_executor(io, [&](std::error_code c, engine::JobReport j) {
-                   ec = c;
-                   rep = std::move(j);
-                 }));
-  io.run();
-  if (ec) return Error{ec, rep.error};
-  return rep;
-}
 
 Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder,
                                     boost::asio::io_context& io, engine::Config c,
@@ -264,12 +251,15 @@ int bench_pipeline_command(int argc, char** argv) {
     return 1;
   }
 
-  // Pageable inputs shared by (a) and (c), generated before the writers start.
+  // The jobs, built once before the writers start: each run submits a copy
+  // (bench_job.hpp). The pageable inputs are shared by (a) and (c), so (a)
+  // also checks its outputs against (c)'s; (b) and (b1) share theirs.
   wl::SyntheticOptions po = o;
   po.pageable = true;
-  std::shared_ptr<wl::SyntheticRun> pageable_run;
+  std::shared_ptr<wl::SyntheticRun> pageable_run, pinned_run;
   auto pj = wl::make_synthetic_job(po, pageable_run);
-  if (!pj) return 2;
+  auto bj = wl::make_synthetic_job(o, pinned_run);
+  if (!pj || !bj) return 2;
 
   // Pin each engine's pool and map its devices' pools for a full lookahead
   // before anything is timed, as a prover does once at start-up: a pool that
@@ -277,16 +267,14 @@ int bench_pipeline_command(int argc, char** argv) {
   // also blocks the process's other CUDA calls), and a warm-up run alone
   // does not reach the peak of the faster warm runs after it.
   {
-    std::shared_ptr<wl::SyntheticRun> like_run;
-    auto like = wl::make_synthetic_job(o, like_run);
-    if (!like) return 2;
+    const engine::Partition& like = bj->partitions[0];
     for (engine::Engine* e : {*all_engine, *one_engine}) {
-      if (auto ec = e->reserve_pinned(like->partitions[0], std::min(o.partitions, e->lookahead())))
+      if (auto ec = e->reserve_pinned(like, std::min(o.partitions, e->lookahead())))
         std::fprintf(
             stderr,
             "stoker bench pipeline: could not pin the pool ahead (%s); it will grow in the runs\n",
             ec.message().c_str());
-      e->reserve_device(like->partitions[0]);
+      e->reserve_device(like);
     }
   }
 
@@ -307,10 +295,12 @@ int bench_pipeline_command(int argc, char** argv) {
   const struct {
     const char* name;
     engine::Engine* engine;
-    const wl::SyntheticOptions* options;
+    const engine::Job* job;
+    wl::SyntheticRun* run;
     Figure* figure;
-  } runs[] = {
-      {"b", *all_engine, &o, &b}, {"c", *all_engine, &po, &c}, {"b1", *one_engine, &o, &b1}};
+  } runs[] = {{"b", *all_engine, &*bj, pinned_run.get(), &b},
+              {"c", *all_engine, &*pj, pageable_run.get(), &c},
+              {"b1", *one_engine, &*bj, pinned_run.get(), &b1}};
   for (int r = 0; r <= opt.reps; ++r) {
     if (opt.wants("a")) {
       auto ms = run_naive(gpus, *pageable_run);
@@ -322,7 +312,9 @@ int bench_pipeline_command(int argc, char** argv) {
     }
     for (const auto& run : runs) {
       if (!opt.wants(run.name)) continue;
-      auto rep = run_engine_once(*run.engine, *run.options);
+      auto rep = run_prepared(*run.engine, *run.job, [out = &run.run->outputs] {
+        for (auto& o : *out) std::fill(o.begin(), o.end(), 0u);
+      });
       if (!rep) {
         std::fprintf(stderr, "stoker bench pipeline: engine run (%s) failed: %s\n", run.name,
                      rep.error().what().c_str());
