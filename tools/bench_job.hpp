@@ -15,13 +15,13 @@
 namespace stoker::tools {
 
 // Runs a copy of `prepared` on `e` and waits for it. Its verify runs
-// afterwards on this thread, on every partition, rather than inside the job
-// on the engine's workers, where it would be timed: the synthetic workload's
-// checksum of one 64 MiB output is a serial loop (14 ms on the development
-// host, one idle core), and the last
-// partition's would sit in every run's wall time. `clear_outputs` runs
-// before the submit, so that a run that writes no outputs fails the check
-// instead of passing on the previous run's.
+// afterwards on this thread, on every partition, rather than inside the
+// job on the engine's workers, where it would be timed: the synthetic
+// workload's checksum of one 64 MiB output is a serial loop (14 ms on the
+// development host's idle core), and the last partition's would sit in
+// every run's wall time. `clear_outputs` runs before the submit, so that a
+// run that writes no outputs fails the check instead of passing on the
+// previous run's.
 inline Result<engine::JobReport> run_prepared(engine::Engine& e, const engine::Job& prepared,
                                               const std::function<void()>& clear_outputs) {
   if (clear_outputs) clear_outputs();
