@@ -62,7 +62,7 @@ class DeviceRunner {
 
   devices::Device& device() const noexcept { return device_; }
   int depth() const noexcept { return static_cast<int>(slots_.size()); }
-  // Pinned bytes the staging ring holds (allocated at creation, for good).
+  // Pinned bytes the staging buffers hold (allocated at creation, for good).
   std::size_t staging_bytes() const noexcept { return staging_count_ * chunk_bytes_; }
 
   // Enqueues the partition on the feeder thread; `inputs_copied` (if set)
