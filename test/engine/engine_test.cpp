@@ -124,6 +124,28 @@ TEST(Engine, PageableInputsStagedByAnyNumberOfThreadsLandIntact) {
   }
 }
 
+// With devices whose streams run slower than the staging threads copy,
+// each staging buffer's H2D is still queued when its thread comes back to
+// it: the thread must wait for that copy's event before refilling the
+// buffer, or the queued copy would carry a later chunk's bytes (outputs
+// wrong). Slow devices also make the staging threads run far ahead, so
+// the chunks of an input are sent in a different order on every run.
+TEST(Engine, StagingBufferIsRefilledOnlyAfterItsQueuedCopyHasRead) {
+  for (const int threads : {1, 4}) {
+    asio::io_context io;
+    auto c = host_config(2, {6.0, 3.0});
+    c.staging_threads = threads;
+    Engine engine(io.get_executor(), c);
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = synthetic(run, 6, (std::size_t{2} << 20) + 48, /*pageable=*/true);
+    std::error_code ec;
+    const auto report = run_job(engine, io, std::move(job), ec);
+    ASSERT_FALSE(ec) << report.error << " (" << threads << " staging threads)";
+    expect_outputs_correct(*run);
+    expect_idle(engine);
+  }
+}
+
 // A kernel that faults its device while later partitions' pageable inputs
 // are being staged: the staging threads' waits and sends fail
 // with the fault instead of hanging, and the job returns everything.
