@@ -8,6 +8,8 @@
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <memory>
 #include <new>
 #include <span>
@@ -98,6 +100,14 @@ struct PageAlignedInputs {
 };
 
 // Every output word of a synthetic run against the CPU version.
+// The process's threads, from /proc (0 where there is none).
+inline int thread_count() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  return 0;
+}
+
 inline void expect_outputs_correct(const workloads::SyntheticRun& run) {
   const auto& o = run.options;
   for (std::size_t p = 0; p < o.partitions; ++p) {
