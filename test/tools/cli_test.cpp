@@ -34,9 +34,9 @@ struct Run {
   std::string output;  // stdout and stderr together
 };
 
-Run run_stoker(const std::string& args) {
+Run run_command(const std::string& cmd_line) {
   Run r;
-  const std::string cmd = std::string(STOKER_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = cmd_line + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
@@ -45,6 +45,10 @@ Run run_stoker(const std::string& args) {
   const int st = pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
+}
+
+Run run_stoker(const std::string& args) {
+  return run_command(std::string(STOKER_BINARY) + " " + args);
 }
 
 class KernelCli : public ::testing::Test {
@@ -154,6 +158,34 @@ TEST(Cli, EngineCommandsNameBadOptionsBeforeTouchingADevice) {
   EXPECT_EQ(variants.status, 2);
   EXPECT_NE(variants.output.find("--variants takes a, b, c, b1, not 'z'"), std::string::npos)
       << variants.output;
+}
+
+// tools/ab, the alternated A/B of two binaries: runs them in turns, reads
+// the JSON figure asked for and summarises each side and the pairs' ratios;
+// a figure that is not in the output, or a bad command line, is an error
+// that says so.
+TEST(Cli, AbAlternatesTwoBinariesAndNamesWhatIsMissing) {
+  const std::string ab = std::string(STOKER_SOURCE_DIR) + "/tools/ab";
+  const std::string bin = STOKER_BINARY;
+  const std::string job = " -- run --backend host --workload synthetic --partitions 2 --no-progress";
+  const auto ok = run_command(ab + " --reps 3 --env-b STOKER_CHUNK_KIB=64 " + bin + " " + bin + job);
+  ASSERT_EQ(ok.status, 0) << ok.output;
+  for (const char* line : {"rep 1: A ", "rep 3: A ", "over 3 runs", "STOKER_CHUNK_KIB=64: median ",
+                           "B/A per pair (wall_ms): median "})
+    EXPECT_NE(ok.output.find(line), std::string::npos) << line << " in:\n" << ok.output;
+  EXPECT_EQ(ok.output.find("rep 4:"), std::string::npos) << ok.output;
+
+  const auto missing = run_command(ab + " --reps 1 --field no_such " + bin + " " + bin + job);
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.output.find("no number \"no_such\""), std::string::npos) << missing.output;
+  const auto reps = run_command(ab + " --reps 0 " + bin + " " + bin + job);
+  EXPECT_EQ(reps.status, 2);
+  EXPECT_NE(reps.output.find("--reps must be a positive count, not '0'"), std::string::npos)
+      << reps.output;
+  const auto not_bin = run_command(ab + " /no/such/stoker " + bin + job);
+  EXPECT_EQ(not_bin.status, 2);
+  EXPECT_NE(not_bin.output.find("'/no/such/stoker' is not an executable"), std::string::npos)
+      << not_bin.output;
 }
 
 }  // namespace
