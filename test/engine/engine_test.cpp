@@ -101,6 +101,22 @@ TEST(Engine, RegisteredSyntheticInputsAreCopiedInPlaceAndMatchTheCpu) {
       << refused.error().what();
 }
 
+// Runs a job of `partitions` pageable inputs of `bytes` each on `engine`:
+// it must succeed with every output equal to the CPU version's and leave
+// the engine holding nothing. `what` names the case in a failure.
+JobReport expect_pageable_job_lands_intact(Engine& engine, asio::io_context& io,
+                                           std::size_t partitions, std::size_t bytes,
+                                           const std::string& what) {
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = synthetic(run, partitions, bytes, /*pageable=*/true);
+  std::error_code ec;
+  auto report = run_job(engine, io, std::move(job), ec);
+  EXPECT_FALSE(ec) << report.error << " (" << what << ")";
+  if (!ec) expect_outputs_correct(*run);
+  expect_idle(engine);
+  return report;
+}
+
 // Pageable inputs many staging chunks long, with a short last chunk, land
 // intact whatever the number of staging threads: each thread claims chunks
 // as it frees a buffer, so with several threads they are sent out of order
@@ -112,15 +128,11 @@ TEST(Engine, PageableInputsStagedByAnyNumberOfThreadsLandIntact) {
     auto c = host_config(2);
     c.staging_threads = threads;
     Engine engine(io.get_executor(), c);
-    std::shared_ptr<workloads::SyntheticRun> run;
     // 3 MiB + 112 bytes: 49 chunks of 64 KiB, the last one 112 bytes.
-    auto job = synthetic(run, 4, (std::size_t{3} << 20) + 112, /*pageable=*/true);
-    std::error_code ec;
-    const auto report = run_job(engine, io, std::move(job), ec);
-    ASSERT_FALSE(ec) << report.error << " (" << threads << " staging threads)";
+    const auto report =
+        expect_pageable_job_lands_intact(engine, io, 4, (std::size_t{3} << 20) + 112,
+                                         std::to_string(threads) + " staging threads");
     for (const auto& p : report.parts) EXPECT_GT(p.staging.ms, 0.0);
-    expect_outputs_correct(*run);
-    expect_idle(engine);
   }
 }
 
@@ -136,13 +148,8 @@ TEST(Engine, StagingBufferIsRefilledOnlyAfterItsQueuedCopyHasRead) {
     auto c = host_config(2, {6.0, 3.0});
     c.staging_threads = threads;
     Engine engine(io.get_executor(), c);
-    std::shared_ptr<workloads::SyntheticRun> run;
-    auto job = synthetic(run, 6, (std::size_t{2} << 20) + 48, /*pageable=*/true);
-    std::error_code ec;
-    const auto report = run_job(engine, io, std::move(job), ec);
-    ASSERT_FALSE(ec) << report.error << " (" << threads << " staging threads)";
-    expect_outputs_correct(*run);
-    expect_idle(engine);
+    expect_pageable_job_lands_intact(engine, io, 6, (std::size_t{2} << 20) + 48,
+                                     std::to_string(threads) + " staging threads");
   }
 }
 
@@ -189,13 +196,8 @@ TEST(Engine, StagingIsTwoChunksPerThreadOrTheBytesAskedForInWholeChunksPerThread
     const std::size_t want = ring == 5 * chunk ? 6 * chunk : std::max(4 * chunk, ring);
     EXPECT_EQ(engine.stats().staging_ring_bytes, (std::vector<std::size_t>{want, want}))
         << "ring asked " << ring;
-    std::shared_ptr<workloads::SyntheticRun> run;
-    auto job = synthetic(run, 4, (std::size_t{5} << 20) + 64, /*pageable=*/true);
-    std::error_code ec;
-    const auto report = run_job(engine, io, std::move(job), ec);
-    ASSERT_FALSE(ec) << report.error << " (ring " << ring << ")";
-    expect_outputs_correct(*run);
-    expect_idle(engine);
+    expect_pageable_job_lands_intact(engine, io, 4, (std::size_t{5} << 20) + 64,
+                                     "ring " + std::to_string(ring));
   }
 }
 
