@@ -18,6 +18,12 @@ std::size_t JobReport::bytes_out() const {
   return n;
 }
 
+std::size_t JobReport::bytes_registered() const {
+  std::size_t n = 0;
+  for (const auto& p : parts) n += p.bytes_registered;
+  return n;
+}
+
 namespace {
 
 void json_string(std::ostream& out, const std::string& s) {
@@ -134,6 +140,14 @@ std::string summarize(const JobReport& r) {
                   median([](const PartitionReport& p) { return p.h2d_gbps(); }),
                   median([](const PartitionReport& p) { return p.kernels.ms; }),
                   median([](const PartitionReport& p) { return p.d2h.ms; }));
+    s += buf;
+  }
+  if (const std::size_t registered = r.bytes_registered(); registered > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "  pageable inputs: %.0f MiB of the %.0f MiB in registered in place, the rest "
+                  "staged\n",
+                  static_cast<double>(registered) / (1u << 20),
+                  static_cast<double>(r.bytes_in()) / (1u << 20));
     s += buf;
   }
   if (r.pinned_slabs_grown > 0) {

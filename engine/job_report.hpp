@@ -58,6 +58,7 @@ struct JobReport {
   double partitions_per_s() const { return wall_ms > 0 ? partitions_done / (wall_ms / 1e3) : 0; }
   std::size_t bytes_in() const;
   std::size_t bytes_out() const;
+  std::size_t bytes_registered() const;  // pageable input bytes DMA'd in place
 };
 
 // Chrome trace JSON (Perfetto, chrome://tracing): one track per device stream

@@ -76,9 +76,10 @@ std::string json_report(const engine::JobReport& r, const engine::Engine& e,
                 r.partitions, r.partitions_done, r.wall_ms, r.partitions_per_s());
   s += buf;
   std::snprintf(buf, sizeof buf,
-                "\"bytes_in\":%zu,\"bytes_out\":%zu,\"h2d_gbps\":%.3f,\"d2h_gbps\":%.3f,"
-                "\"bound_ms\":%.3f,\"fill_drain_ms\":%.3f,",
-                r.bytes_in(), r.bytes_out(), r.wall_ms > 0 ? r.bytes_in() / r.wall_ms / 1e6 : 0.0,
+                "\"bytes_in\":%zu,\"bytes_out\":%zu,\"bytes_registered\":%zu,\"h2d_gbps\":%.3f,"
+                "\"d2h_gbps\":%.3f,\"bound_ms\":%.3f,\"fill_drain_ms\":%.3f,",
+                r.bytes_in(), r.bytes_out(), r.bytes_registered(),
+                r.wall_ms > 0 ? r.bytes_in() / r.wall_ms / 1e6 : 0.0,
                 r.wall_ms > 0 ? r.bytes_out() / r.wall_ms / 1e6 : 0.0, r.bound_ms, r.fill_drain_ms);
   s += buf;
   const auto m = stage_medians(r);

@@ -129,9 +129,8 @@ TEST(Engine, PageableInputsStagedByAnyNumberOfThreadsLandIntact) {
     c.staging_threads = threads;
     Engine engine(io.get_executor(), c);
     // 3 MiB + 112 bytes: 49 chunks of 64 KiB, the last one 112 bytes.
-    const auto report =
-        expect_pageable_job_lands_intact(engine, io, 4, (std::size_t{3} << 20) + 112,
-                                         std::to_string(threads) + " staging threads");
+    const auto report = expect_pageable_job_lands_intact(
+        engine, io, 4, (std::size_t{3} << 20) + 112, std::to_string(threads) + " staging threads");
     for (const auto& p : report.parts) EXPECT_GT(p.staging.ms, 0.0);
   }
 }
@@ -398,6 +397,9 @@ TEST(Engine, PageableInputsRegisteredInPlaceSkipStagingWhenLargeEnough) {
             << "a " << bytes << "-byte input shorter than two chunks was not staged";
       EXPECT_GT(p.h2d.ms, 0.0);
     }
+    // The summary says how much went in place, where anything did.
+    const bool said = summarize(report).find("registered in place") != std::string::npos;
+    EXPECT_EQ(said, bytes >= 2 * c.staging_chunk_bytes) << summarize(report);
     // Unregistered with the job: the caller may register (or free) them now.
     for (std::size_t p = 0; p < report.parts.size(); ++p)
       EXPECT_TRUE(devices::register_host(devices::Backend::host, inputs.of(p, bytes).data(), bytes))
@@ -1366,11 +1368,10 @@ TEST(Engine, TenThousandSmallJobsCompleteOnceAndLeaveNothingHeld) {
   for (int i = 0; i < kJobs; ++i) {
     auto job = synthetic(runs[i], 1 + i % 3, 4096 + 16 * (i % 7), i % 2 == 0, i % 4);
     if (i % 5 < 2) job.devices = std::vector<int>{i % 5};  // affinity for two in five
-    engine.async_submit(std::move(job),
-                        [&, i](std::error_code ec, JobReport) {
-                          failures += ec ? 1 : 0;
-                          ++calls[i];
-                        });
+    engine.async_submit(std::move(job), [&, i](std::error_code ec, JobReport) {
+      failures += ec ? 1 : 0;
+      ++calls[i];
+    });
   }
   io.run();
   EXPECT_EQ(failures, 0);
