@@ -6,22 +6,19 @@
 
 namespace stoker::engine {
 
-std::size_t JobReport::bytes_in() const {
+namespace {
+std::size_t sum_over(const std::vector<PartitionReport>& parts,
+                     std::size_t PartitionReport::*field) {
   std::size_t n = 0;
-  for (const auto& p : parts) n += p.bytes_in;
+  for (const auto& p : parts) n += p.*field;
   return n;
 }
+}  // namespace
 
-std::size_t JobReport::bytes_out() const {
-  std::size_t n = 0;
-  for (const auto& p : parts) n += p.bytes_out;
-  return n;
-}
-
+std::size_t JobReport::bytes_in() const { return sum_over(parts, &PartitionReport::bytes_in); }
+std::size_t JobReport::bytes_out() const { return sum_over(parts, &PartitionReport::bytes_out); }
 std::size_t JobReport::bytes_registered() const {
-  std::size_t n = 0;
-  for (const auto& p : parts) n += p.bytes_registered;
-  return n;
+  return sum_over(parts, &PartitionReport::bytes_registered);
 }
 
 namespace {

@@ -1354,9 +1354,8 @@ TEST(Engine, ManyConcurrentJobsAllCompleteExactlyOnce) {
 // Ten thousand small jobs submitted at once, one to three partitions each,
 // inputs produced into pool blocks or pageable through staging, mixed
 // priorities and affinities: each handler runs once without error, the
-// outputs are right,
-// and afterwards the engine holds nothing (budgets, pool blocks, device
-// memory, slots) and runs as many threads as before.
+// outputs are right, and afterwards the engine holds nothing (budgets,
+// pool blocks, device memory, slots) and runs as many threads as before.
 TEST(Engine, TenThousandSmallJobsCompleteOnceAndLeaveNothingHeld) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(2));

@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
-#include <string>
 #include <memory>
 #include <new>
 #include <span>
+#include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -99,7 +99,6 @@ struct PageAlignedInputs {
   }
 };
 
-// Every output word of a synthetic run against the CPU version.
 // The process's threads, from /proc (0 where there is none).
 inline int thread_count() {
   std::ifstream status("/proc/self/status");
@@ -108,6 +107,7 @@ inline int thread_count() {
   return 0;
 }
 
+// Every output word of a synthetic run against the CPU version.
 inline void expect_outputs_correct(const workloads::SyntheticRun& run) {
   const auto& o = run.options;
   for (std::size_t p = 0; p < o.partitions; ++p) {

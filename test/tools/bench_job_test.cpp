@@ -8,22 +8,12 @@
 #include <memory>
 
 #include "engine/workloads/synthetic.hpp"
+#include "test/engine/engine_test_util.hpp"
 
 namespace stoker::tools {
 namespace {
 
 namespace wl = engine::workloads;
-
-engine::Config host_engine_config() {
-  engine::Config c;
-  c.devices.backend = devices::BackendChoice::host;
-  c.devices.host.device_count = 2;
-  c.devices.host.memory_bytes = std::size_t{256} << 20;
-  c.host_budget_bytes = std::size_t{256} << 20;
-  c.staging_chunk_bytes = std::size_t{64} << 10;
-  c.worker_threads = 4;
-  return c;
-}
 
 engine::Job prepared_job(std::shared_ptr<wl::SyntheticRun>& run, bool pageable) {
   wl::SyntheticOptions o;
@@ -42,7 +32,7 @@ engine::Job prepared_job(std::shared_ptr<wl::SyntheticRun>& run, bool pageable) 
 // engine holds nothing between runs.
 TEST(BenchJob, PreparedJobRunsRepeatedlyAndIsCheckedAfterEachRun) {
   boost::asio::io_context io;
-  auto e = engine::Engine::create(io.get_executor(), host_engine_config());
+  auto e = engine::Engine::create(io.get_executor(), test::host_config());
   ASSERT_TRUE(e) << e.error().what();
   for (const bool pageable : {false, true}) {
     std::shared_ptr<wl::SyntheticRun> run;
@@ -71,7 +61,7 @@ TEST(BenchJob, PreparedJobRunsRepeatedlyAndIsCheckedAfterEachRun) {
 // after it with the partition named.
 TEST(BenchJob, RunWithWrongOutputsFailsTheCheckAfterItNamingThePartition) {
   boost::asio::io_context io;
-  auto e = engine::Engine::create(io.get_executor(), host_engine_config());
+  auto e = engine::Engine::create(io.get_executor(), test::host_config());
   ASSERT_TRUE(e) << e.error().what();
   std::shared_ptr<wl::SyntheticRun> run;
   engine::Job prepared = prepared_job(run, /*pageable=*/true);
