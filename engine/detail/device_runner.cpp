@@ -28,6 +28,7 @@ void take_producer_failure(const ShareFeed& feed, LaunchResult& res) {
 DeviceRunner::DeviceRunner(devices::Device& device)
     : device_(device),
       feeder_work_(feeder_io_.get_executor()),
+      launcher_work_(launcher_io_.get_executor()),
       waiter_work_(waiter_io_.get_executor()),
       copy_waiter_work_(copy_waiter_io_.get_executor()) {}
 
@@ -71,10 +72,11 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   // other's H2D runs; staging_ring_bytes may ask for more, in whole buffers
   // per thread.
   const std::size_t asked = (config.staging_ring_bytes + chunk_bytes - 1) / chunk_bytes;
-  r->staging_tasks_ = staging_threads;
-  r->buffers_per_task_ = std::max<std::size_t>(2, (asked + staging_threads - 1) / staging_threads);
-  r->task_next_buffer_.assign(staging_threads, 0);
-  r->staging_count_ = staging_threads * r->buffers_per_task_;
+  r->staging_threads_ = staging_threads;
+  r->buffers_per_thread_ =
+      std::max<std::size_t>(2, (asked + staging_threads - 1) / staging_threads);
+  r->thread_next_buffer_.assign(staging_threads, 0);
+  r->staging_count_ = staging_threads * r->buffers_per_thread_;
   r->staging_ = std::make_unique<Staging[]>(r->staging_count_);
   for (std::size_t i = 0; i < r->staging_count_; ++i) {
     auto& st = r->staging_[i];
@@ -88,6 +90,10 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   if (auto ec = r->epoch_.synchronize()) return Error{ec, where + "waiting for the epoch event"};
   r->epoch_host_ = Clock::now();
   r->feeder_ = std::thread([io = &r->feeder_io_] { io->run(); });
+  r->launcher_ = std::thread([io = &r->launcher_io_, d = &device] {
+    (void)d->make_current();
+    io->run();
+  });
   // The waiters block on this device's events: with the device current, so
   // CUDA does not make device 0's context current on them first.
   r->waiter_ = std::thread([io = &r->waiter_io_, d = &device] {
@@ -106,11 +112,16 @@ DeviceRunner::~DeviceRunner() {
   // waiter is told to finish.
   feeder_work_.reset();
   if (feeder_.joinable()) feeder_.join();
+  // Then the staging passes the feeder started (their last task hands its
+  // launch to the launcher), then the launcher (it hands launches to the
+  // waiters).
+  if (copiers_) copiers_->join();
+  launcher_work_.reset();
+  if (launcher_.joinable()) launcher_.join();
   waiter_work_.reset();
   if (waiter_.joinable()) waiter_.join();
   copy_waiter_work_.reset();
   if (copy_waiter_.joinable()) copy_waiter_.join();
-  if (copiers_) copiers_->join();
   // Streams drain in their destructors; staging outlives them (declared first).
   h2d_.synchronize();
   compute_.synchronize();
@@ -125,21 +136,16 @@ double DeviceRunner::device_time_ms(const devices::Event& e, Clock::time_point j
 
 void DeviceRunner::launch(LaunchRequest request, std::function<void()> inputs_copied,
                           std::function<void(LaunchResult)> done) {
-  boost::asio::post(
-      feeder_io_, [this, r = std::move(request), inputs_copied = std::move(inputs_copied),
-                   done = std::move(done)]() mutable {
-        LaunchResult enq = enqueue(r);
-        // Should the slot be reused before this wait starts, the wait covers the
-        // newer copy: the signal comes late, never early.
-        if (inputs_copied && !enq.error)
-          boost::asio::post(copy_waiter_io_, [this, slot = r.slot, f = std::move(inputs_copied)] {
-            const auto ec = slots_[static_cast<std::size_t>(slot)].copied_in.synchronize();
-            if (!ec && !device_.health()) f();
-          });
-        boost::asio::post(waiter_io_,
-                          [this, r = std::move(r), enq = std::move(enq),
-                           done = std::move(done)]() mutable { finish(r, std::move(enq), done); });
-      });
+  auto l = std::make_shared<Launch>();
+  l->r = std::move(request);
+  l->inputs_copied = std::move(inputs_copied);
+  l->done = std::move(done);
+  boost::asio::post(feeder_io_, [this, l = std::move(l)] { begin(l); });
+}
+
+void DeviceRunner::arrive(const std::shared_ptr<Launch>& l) {
+  if (l->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    boost::asio::post(launcher_io_, [this, l] { complete(*l); });
 }
 
 void DeviceRunner::warm_device_pool(std::size_t bytes, std::function<void()> done) {
@@ -159,8 +165,27 @@ void DeviceRunner::warm_device_pool(std::size_t bytes, std::function<void()> don
   });
 }
 
-std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* src,
-                                             std::size_t bytes, double& staging_ms) {
+std::size_t DeviceRunner::staging_thread_index() {
+  // A pool thread runs only this runner's tasks, one at a time; a runner
+  // made later at the same address has new threads.
+  thread_local const DeviceRunner* owner = nullptr;
+  thread_local std::size_t index = 0;
+  if (owner != this) {
+    owner = this;
+    index = threads_seen_.fetch_add(1, std::memory_order_relaxed) % staging_threads_;
+  }
+  return index;
+}
+
+void DeviceRunner::add_segment(Launch& l, std::byte* dst, const std::byte* src,
+                               std::size_t bytes, std::string what) {
+  if (bytes == 0) return;
+  StagingPass& p = l.pass;
+  p.segments.push_back({dst, src, bytes, p.chunks, std::move(what)});
+  p.chunks += (bytes + chunk_bytes_ - 1) / chunk_bytes_;
+}
+
+void DeviceRunner::run_staging_task(const std::shared_ptr<Launch>& l) {
   // The staging threads copy whole chunks, each on its own: under CPU
   // contention a thread that loses its core delays its own chunk only (the
   // first version split each chunk across the threads behind a barrier:
@@ -169,56 +194,30 @@ std::error_code DeviceRunner::stage_pageable(std::byte* dst, const std::byte* sr
   // chunks sat filled for 0.3-0.9 ms (512 KiB chunks, idle host) and up to
   // 13 ms (8 MiB, 14 writer threads) behind one slow chunk, with the
   // threads that had filled them idle.
-  const auto t0 = Clock::now();
-  StagingPass& p = pass_;
-  p.dst = dst;
-  p.src = src;
-  p.bytes = bytes;
-  p.chunks = (bytes + chunk_bytes_ - 1) / chunk_bytes_;
-  p.next_chunk.store(0, std::memory_order_relaxed);
-  p.failed.store(false, std::memory_order_relaxed);
-  p.error = {};
-  const std::size_t tasks = std::min(p.chunks, staging_tasks_);
-  p.running.store(tasks, std::memory_order_relaxed);
-  // Passes of fewer chunks than threads (small inputs; a registered
-  // input's staged head and tail) start where the last pass's tasks ended,
-  // so they take buffers whose H2D is oldest: with task 0 every time, each
-  // would wait for the copies of the pass two before it.
-  for (std::size_t t = 0; t < tasks; ++t)
-    boost::asio::post(*copiers_, [this, task = (first_task_ + t) % staging_tasks_] {
-      run_staging_task(task);
-    });
-  first_task_ = (first_task_ + tasks) % staging_tasks_;
-  for (std::size_t v; (v = p.running.load(std::memory_order_acquire)) != 0;)
-    p.running.wait(v, std::memory_order_acquire);
-  // Every task has ended: every chunk's copy is queued on the H2D stream
-  // (before the partition's input event the feeder records next), or the
-  // pass failed.
-  staging_ms += ms_between(t0, Clock::now());
-  return p.error;
-}
-
-void DeviceRunner::run_staging_task(std::size_t task) {
-  StagingPass& p = pass_;
-  Staging* const mine = &staging_[task * buffers_per_task_];
-  std::size_t& next = task_next_buffer_[task];
+  StagingPass& p = l->pass;
+  const std::size_t me = staging_thread_index();
+  Staging* const mine = &staging_[me * buffers_per_thread_];
+  std::size_t& next = thread_next_buffer_[me];
   // The waits run with this device current: on a thread with none, CUDA
   // would make device 0's context current first, a stray context on a node
   // where 0 is not ours.
   std::error_code ec = device_.make_current();
+  const Segment* seg = p.segments.data();
   while (!ec && !p.failed.load(std::memory_order_relaxed)) {
     const std::size_t c = p.next_chunk.fetch_add(1, std::memory_order_relaxed);
     if (c >= p.chunks) break;
+    while (seg + 1 != p.segments.data() + p.segments.size() && c >= seg[1].first_chunk) ++seg;
     Staging& st = mine[next];
-    next = (next + 1) % buffers_per_task_;
-    const std::size_t off = c * chunk_bytes_, n = std::min(chunk_bytes_, p.bytes - off);
+    next = (next + 1) % buffers_per_thread_;
+    const std::size_t off = (c - seg->first_chunk) * chunk_bytes_,
+                      n = std::min(chunk_bytes_, seg->bytes - off);
     // The buffer's previous H2D, from this pass or an earlier one, must
     // have read it.
     if ((ec = st.copied.synchronize())) break;
-    staging_copy(static_cast<std::byte*>(st.buffer.data()), p.src + off, n);
-    // Other tasks' copies may land between this copy and its record: the
-    // event then also covers theirs, and completes a little later.
-    if ((ec = h2d_.copy(p.dst + off, st.buffer.data(), n))) break;
+    staging_copy(static_cast<std::byte*>(st.buffer.data()), seg->src + off, n);
+    // Other copies may land between this copy and its record: the event
+    // then also covers theirs, and completes a little later.
+    if ((ec = h2d_.copy(seg->dst + off, st.buffer.data(), n))) break;
     if ((ec = h2d_.record(st.copied))) {
       // The copy is queued but the buffer's event does not cover it: wait
       // for the stream, or a later pass could refill the buffer under it.
@@ -226,10 +225,17 @@ void DeviceRunner::run_staging_task(std::size_t task) {
       break;
     }
   }
-  if (ec && !p.failed.exchange(true, std::memory_order_relaxed)) p.error = ec;
-  // Release: the feeder reads the error and the buffer positions after it
-  // has seen the count reach zero.
-  if (p.running.fetch_sub(1, std::memory_order_acq_rel) == 1) p.running.notify_all();
+  if (ec && !p.failed.exchange(true, std::memory_order_relaxed)) {
+    p.error = ec;
+    p.failed_what = seg->what;
+  }
+  // The last task to end: every chunk's copy is queued on the H2D stream
+  // (before the input event the launcher records), or the pass failed.
+  // Release: the launcher reads the error after the count reached zero.
+  if (p.running.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    l->staged_at = Clock::now();
+    arrive(l);
+  }
 }
 
 DeviceRunner::InPlace DeviceRunner::register_in_place(const std::byte* src, std::size_t bytes,
@@ -277,34 +283,43 @@ bool DeviceRunner::copy_streamed_shares(const LaunchRequest& r, std::byte* devic
   return true;
 }
 
-// Runs on the feeder thread. Enqueues the whole partition; on an enqueue
-// error it still records the slot's events so the waiter and the slot move on.
-LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
-  LaunchResult res;
-  std::byte* device_memory = nullptr;
+namespace {
+// The first error of a launch, with what failed and on which device.
+void fail_launch(LaunchResult& res, int device, std::error_code ec, const std::string& what) {
+  if (!res.error) {
+    res.error = ec;
+    res.message = "device " + std::to_string(device) + ": " + what + ": " + ec.message();
+  }
+}
+}  // namespace
+
+// Runs on the feeder thread: the partition's device memory, its direct
+// copies (pinned, registered, streamed shares) and its staging pass,
+// started. On an error the launch still completes (complete records the
+// slot's events so the waiter and the slot move on).
+void DeviceRunner::begin(const std::shared_ptr<Launch>& lp) {
+  Launch& l = *lp;
+  const LaunchRequest& r = l.r;
+  LaunchResult& res = l.res;
   auto& slot = slots_[static_cast<std::size_t>(r.slot)];
   const Partition& p = *r.partition;
-  auto fail = [&](std::error_code ec, std::string what) {
-    if (!res.error) {
-      res.error = ec;
-      res.message = "device " + std::to_string(device_.index()) + ": " + what + ": " + ec.message();
-    }
+  auto fail = [&](std::error_code ec, const std::string& what) {
+    fail_launch(res, device_.index(), ec, what);
   };
   if (auto ec = device_.make_current()) fail(ec, "cudaSetDevice");
 
-  std::vector<std::size_t> in_off, out_off;
   std::size_t total = 0;
   for (const auto& in : p.inputs)
-    in_off.push_back(std::exchange(total, total + align_up(in.bytes)));
+    l.in_off.push_back(std::exchange(total, total + align_up(in.bytes)));
   for (const auto& out : p.outputs)
-    out_off.push_back(std::exchange(total, total + align_up(out.bytes)));
-  const std::size_t scratch_off = total;
+    l.out_off.push_back(std::exchange(total, total + align_up(out.bytes)));
+  l.scratch_off = total;
   total += align_up(p.scratch_bytes);
 
   if (!res.error) {
     auto mem = device_.allocate_async(total, h2d_);
     if (mem)
-      device_memory = static_cast<std::byte*>(*mem);
+      l.device_memory = static_cast<std::byte*>(*mem);
     else
       fail(mem.error().code, mem.error().what());
   }
@@ -317,44 +332,77 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
     // Registrations first, before the copy stream's start event, so that
     // they count as staging (host-side preparation of pageable inputs),
     // not as H2D time.
-    const auto stage_start = Clock::now();
+    l.stage_start = Clock::now();
     std::vector<InPlace> in_place(p.inputs.size());
     for (std::size_t i = 0; i < p.inputs.size(); ++i)
       if (p.inputs[i].kind == InputKind::pageable)
         in_place[i] = register_in_place(r.input_sources[i], p.inputs[i].bytes, res);
-    double staging_ms = res.registrations.empty() ? 0 : ms_between(stage_start, Clock::now());
     if (auto ec = h2d_.record(slot.h2d0)) fail(ec, "record");
     for (std::size_t i = 0; i < p.inputs.size() && !res.error; ++i) {
-      std::byte* dst = device_memory + in_off[i];
+      std::byte* dst = l.device_memory + l.in_off[i];
       const std::byte* src = r.input_sources[i];
       const auto& in = p.inputs[i];
+      const std::string input = "input " + std::to_string(i);
       if (const auto [head, interior] = in_place[i]; interior != 0) {
         const std::size_t tail = head + interior;
-        if (auto ec = stage_pageable(dst, src, head, staging_ms))
-          fail(ec, "staging the head of input " + std::to_string(i));
-        else if (auto ec2 = h2d_.copy(dst + head, src + head, interior))
-          fail(ec2, "H2D copy of registered input " + std::to_string(i));
-        else if (auto ec3 = stage_pageable(dst + tail, src + tail, in.bytes - tail, staging_ms))
-          fail(ec3, "staging the tail of input " + std::to_string(i));
+        add_segment(l, dst, src, head, "the head of " + input);
+        if (auto ec = h2d_.copy(dst + head, src + head, interior))
+          fail(ec, "H2D copy of registered " + input);
+        add_segment(l, dst + tail, src + tail, in.bytes - tail, "the tail of " + input);
       } else if (in.kind == InputKind::pageable) {
-        if (auto ec = stage_pageable(dst, r.input_sources[i], in.bytes, staging_ms))
-          fail(ec, "staging input " + std::to_string(i));
+        add_segment(l, dst, src, in.bytes, input);
       } else if (in.kind == InputKind::produced && r.feed) {
         continue;  // share by share, below
-      } else if (auto ec = h2d_.copy(dst, r.input_sources[i], in.bytes)) {
-        fail(ec, "H2D copy of input " + std::to_string(i));
+      } else if (auto ec = h2d_.copy(dst, src, in.bytes)) {
+        fail(ec, "H2D copy of " + input);
       }
     }
-    if (r.feed && !res.error) copy_streamed_shares(r, device_memory, in_off, res);
-    if (staging_ms > 0) res.staging = {ms_between(r.job_start, stage_start), staging_ms};
+    l.staged = !res.registrations.empty() || l.pass.chunks != 0;
+    if (!res.error && l.pass.chunks != 0) {
+      // The pass runs beside the rest of this half, and beside the next
+      // partitions' passes: the launch goes on when both have ended.
+      StagingPass& pass = l.pass;
+      const std::size_t tasks = std::min(pass.chunks, staging_threads_);
+      pass.running.store(tasks, std::memory_order_relaxed);
+      l.pending.store(2, std::memory_order_relaxed);
+      for (std::size_t t = 0; t < tasks; ++t)
+        boost::asio::post(*copiers_, [this, lp] { run_staging_task(lp); });
+    } else {
+      l.staged_at = Clock::now();
+    }
+    if (r.feed && !res.error) copy_streamed_shares(r, l.device_memory, l.in_off, res);
   }
   // Whatever failed, the launch ends only after the producer has: until
   // then its shares may still write the blocks the engine frees with the
   // partition.
   if (r.feed) r.feed->wait_all();
+  arrive(lp);
+}
+
+// Runs on the launcher thread, once the feeder's half and the staging pass
+// have both ended: the input events, the kernels and the D2H, then the
+// launch goes to the waiters.
+void DeviceRunner::complete(Launch& l) {
+  const LaunchRequest& r = l.r;
+  LaunchResult& res = l.res;
+  auto& slot = slots_[static_cast<std::size_t>(r.slot)];
+  const Partition& p = *r.partition;
+  auto fail = [&](std::error_code ec, const std::string& what) {
+    fail_launch(res, device_.index(), ec, what);
+  };
+  // A job's kernel callable may have made another device current.
+  if (auto ec = device_.make_current()) fail(ec, "cudaSetDevice");
+  if (l.pass.failed.load(std::memory_order_relaxed))
+    fail(l.pass.error, "staging " + l.pass.failed_what);
+  if (l.staged) res.staging = {ms_between(r.job_start, l.stage_start),
+                               ms_between(l.stage_start, l.staged_at)};
+  // Recorded after every chunk's copy of this partition, and perhaps after
+  // a few of the next partition's (their passes overlap): the events then
+  // complete a little later, never early.
   if (auto ec = h2d_.record(slot.h2d1)) fail(ec, "record");
   if (auto ec = h2d_.record(slot.in_ready)) fail(ec, "record");
   if (auto ec = h2d_.record(slot.copied_in)) fail(ec, "record");
+  std::byte* device_memory = l.device_memory;
 
   // Kernels
   if (auto ec = compute_.wait(slot.in_ready)) fail(ec, "stream wait");
@@ -363,11 +411,11 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
     std::vector<std::byte*> ins, outs;
     std::vector<std::size_t> in_bytes, out_bytes;
     for (std::size_t i = 0; i < p.inputs.size(); ++i) {
-      ins.push_back(device_memory + in_off[i]);
+      ins.push_back(device_memory + l.in_off[i]);
       in_bytes.push_back(p.inputs[i].bytes);
     }
     for (std::size_t i = 0; i < p.outputs.size(); ++i) {
-      outs.push_back(device_memory + out_off[i]);
+      outs.push_back(device_memory + l.out_off[i]);
       out_bytes.push_back(p.outputs[i].bytes);
     }
     KernelContext ctx{device_,
@@ -376,7 +424,7 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
                       in_bytes,
                       outs,
                       out_bytes,
-                      p.scratch_bytes ? device_memory + scratch_off : nullptr,
+                      p.scratch_bytes ? device_memory + l.scratch_off : nullptr,
                       p.scratch_bytes};
     if (device_.backend() == devices::Backend::cuda) {
       if (auto ec = p.work.gpu(ctx)) fail(ec, "launching the kernels");
@@ -398,15 +446,26 @@ LaunchResult DeviceRunner::enqueue(const LaunchRequest& r) {
   if (auto ec = d2h_.wait(slot.compute_done)) fail(ec, "stream wait");
   if (auto ec = d2h_.record(slot.d2h0)) fail(ec, "record");
   for (std::size_t i = 0; i < p.outputs.size() && !res.error; ++i)
-    if (auto ec = d2h_.copy(r.output_targets[i], device_memory + out_off[i], p.outputs[i].bytes))
+    if (auto ec = d2h_.copy(r.output_targets[i], device_memory + l.out_off[i], p.outputs[i].bytes))
       fail(ec, "D2H copy of output " + std::to_string(i));
   if (auto ec = d2h_.record(slot.d2h1)) fail(ec, "record");
   if (device_memory != nullptr) {
     if (auto ec = device_.free_async(device_memory, d2h_)) fail(ec, "freeing device memory");
-    device_memory = nullptr;
+    l.device_memory = nullptr;
   }
   if (auto ec = d2h_.record(slot.out_done)) fail(ec, "record");
-  return res;
+
+  // Should the slot be reused before this wait starts, the wait covers the
+  // newer copy: the signal comes late, never early.
+  if (l.inputs_copied && !res.error)
+    boost::asio::post(copy_waiter_io_, [this, slot = r.slot, f = std::move(l.inputs_copied)] {
+      const auto ec = slots_[static_cast<std::size_t>(slot)].copied_in.synchronize();
+      if (!ec && !device_.health()) f();
+    });
+  boost::asio::post(waiter_io_, [this, r = std::move(l.r), res = std::move(l.res),
+                                 done = std::move(l.done)]() mutable {
+    finish(r, std::move(res), done);
+  });
 }
 
 // Runs on the waiter thread: blocks until the slot's last event completes

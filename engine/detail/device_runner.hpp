@@ -1,7 +1,9 @@
 // DeviceRunner: everything one device needs to run partitions: three streams,
 // the pipeline slots with their events, the pinned staging chunks, a feeder
-// thread that enqueues work and a waiter thread that blocks on completion
-// events (and so notices sticky faults, DESIGN.md rule 3). Internal to the
+// thread that enqueues each partition's copies, staging threads, a launcher
+// thread that enqueues its kernels and D2H once its inputs are queued, and
+// a waiter thread that blocks on completion events (and so notices sticky
+// faults, DESIGN.md rule 3). Internal to the
 // engine; the engine core owns the scheduling and talks to it by posting.
 #pragma once
 
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -65,7 +68,9 @@ class DeviceRunner {
   // Pinned bytes the staging buffers hold (allocated at creation, for good).
   std::size_t staging_bytes() const noexcept { return staging_count_ * chunk_bytes_; }
 
-  // Enqueues the partition on the feeder thread; `inputs_copied` (if set)
+  // Enqueues the partition (feeder, staging threads, launcher, in that
+  // order; the next partition's copies may start before this one's
+  // kernels are queued); `inputs_copied` (if set)
   // runs on the copy waiter thread once the device has read every input
   // (never after an enqueue error or a fault), `done` on the waiter thread
   // once the slot's work has completed or failed.
@@ -89,27 +94,64 @@ class DeviceRunner {
     devices::PinnedBuffer buffer;
     devices::Event copied;  // last H2D out of this buffer
   };
-  // One pageable input's pass through the staging buffers. Each staging
-  // thread runs one task per pass, with buffers of its own: it claims the
-  // next chunk nobody has taken, copies it into its next buffer and sends
-  // it, in whatever order the chunks end. A member, not a local of
-  // stage_pageable: a task's last touch (the count of tasks running) may
-  // come after the feeder has seen that count reach zero.
-  struct StagingPass {
+  // A partition's pass through the staging buffers: every pageable byte it
+  // stages (its staged inputs, or a registered input's head and tail), as
+  // segments whose chunks are numbered one after the other. Each staging
+  // thread runs at most one task of a pass: it claims the next chunk
+  // nobody has taken, copies it into its next buffer and sends it, in
+  // whatever order the chunks end. Passes of consecutive partitions
+  // overlap: a thread that runs out of one pass's chunks takes the next
+  // pass's task while the last chunks of the first are still being
+  // copied (DESIGN.md's pipeline; the tenth session's per-input barrier
+  // left threads idle behind the slowest chunk: 12-32 % of a bare
+  // staging loop's time under 14 writers, docs/BENCHMARKS.md).
+  struct Segment {
     std::byte* dst = nullptr;
     const std::byte* src = nullptr;
-    std::size_t bytes = 0, chunks = 0;
+    std::size_t bytes = 0, first_chunk = 0;
+    std::string what;  // for errors: "input 2", "the head of input 0"
+  };
+  struct StagingPass {
+    std::vector<Segment> segments;
+    std::size_t chunks = 0;
     std::atomic<std::size_t> next_chunk{0};  // the next chunk to claim
     std::atomic<bool> failed{false};
     std::error_code error;  // written by the first task to fail, read once none runs
+    std::string failed_what;
     std::atomic<std::size_t> running{0};  // tasks not yet ended
+  };
+  // One launch from the feeder's start to its completion: what the second
+  // half of the enqueue (complete) needs once the staging pass has ended.
+  struct Launch {
+    LaunchRequest r;
+    std::function<void()> inputs_copied;
+    std::function<void(LaunchResult)> done;
+    LaunchResult res;
+    std::byte* device_memory = nullptr;
+    std::vector<std::size_t> in_off, out_off;
+    std::size_t scratch_off = 0;
+    Clock::time_point stage_start, staged_at;
+    bool staged = false;  // a pass or a registration: the partition has a staging span
+    StagingPass pass;
+    // The feeder's half and the pass: whichever ends last hands the launch
+    // to the launcher thread.
+    std::atomic<int> pending{1};
   };
 
   explicit DeviceRunner(devices::Device& device);
-  LaunchResult enqueue(const LaunchRequest& r);
-  std::error_code stage_pageable(std::byte* dst, const std::byte* src, std::size_t bytes,
-                                 double& staging_ms);
-  void run_staging_task(std::size_t task);
+  // The feeder's half: device memory, the direct copies, and the staging
+  // pass started; then arrive().
+  void begin(const std::shared_ptr<Launch>& l);
+  // The launcher's half: the input events, the kernels, the D2H, and the
+  // launch handed to the waiters.
+  void complete(Launch& l);
+  void arrive(const std::shared_ptr<Launch>& l);
+  void add_segment(Launch& l, std::byte* dst, const std::byte* src, std::size_t bytes,
+                   std::string what);
+  void run_staging_task(const std::shared_ptr<Launch>& l);
+  // The index of the calling staging thread (0 .. staging threads - 1),
+  // given at its first task: its buffers are its own.
+  std::size_t staging_thread_index();
   // With PageableInputs::register_in_place, page-locks the whole pages
   // inside a pageable input for its copy and keeps the registration in
   // `res`: bytes [head, head + interior) go in place, the rest is staged.
@@ -130,17 +172,16 @@ class DeviceRunner {
   devices::Device& device_;
   devices::Stream h2d_, compute_, d2h_;
   std::vector<Slot> slots_;
-  // Two or more chunk buffers per staging thread. Task t (task indices
-  // are distinct within a pass) uses [t * buffers_per_task_,
-  // (t + 1) * buffers_per_task_) in turn, and task_next_buffer_[t] says
-  // where it left off (StagingPass).
+  // Two or more chunk buffers per staging thread: thread i (its
+  // staging_thread_index) uses [i * buffers_per_thread_, (i + 1) *
+  // buffers_per_thread_) in turn, and thread_next_buffer_[i] says where it
+  // left off; only thread i touches them.
   std::unique_ptr<Staging[]> staging_;
   std::size_t staging_count_ = 0;
-  std::size_t staging_tasks_ = 0, buffers_per_task_ = 0;
-  std::vector<std::size_t> task_next_buffer_;
-  std::size_t first_task_ = 0;  // the task index a pass starts at (feeder only)
+  std::size_t staging_threads_ = 0, buffers_per_thread_ = 0;
+  std::vector<std::size_t> thread_next_buffer_;
+  std::atomic<std::size_t> threads_seen_{0};
   std::size_t chunk_bytes_ = 0;
-  StagingPass pass_;
   // Maps device event times onto the host clock (DESIGN.md rule 7).
   devices::Event epoch_;
   Clock::time_point epoch_host_;
@@ -150,10 +191,14 @@ class DeviceRunner {
   // The copy waiter has a thread of its own: the waiter blocks on each
   // slot's last event in turn, and would learn of a partition's inputs only
   // after the partition ahead had finished.
-  boost::asio::io_context feeder_io_, waiter_io_, copy_waiter_io_;
+  // The launcher runs every launch's second half, so the partitions'
+  // kernel launches (the jobs' callables) stay on one thread per device,
+  // as they were on the feeder, while the feeder goes on to the next
+  // partition's copies.
+  boost::asio::io_context feeder_io_, launcher_io_, waiter_io_, copy_waiter_io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> feeder_work_,
-      waiter_work_, copy_waiter_work_;
-  std::thread feeder_, waiter_, copy_waiter_;
+      launcher_work_, waiter_work_, copy_waiter_work_;
+  std::thread feeder_, launcher_, waiter_, copy_waiter_;
 };
 
 }  // namespace stoker::engine::detail

@@ -152,6 +152,31 @@ TEST(Engine, StagingBufferIsRefilledOnlyAfterItsQueuedCopyHasRead) {
   }
 }
 
+// Consecutive partitions' staging passes overlap: the feeder starts the
+// next partition's pass as soon as this one's has started, so threads that
+// run out of this pass's chunks copy the next one's while the last chunks
+// here are still being copied (until the tenth session the feeder waited
+// for each pass to end first, and no two staging spans of a device
+// overlapped). Outputs stay right with the passes interleaved.
+TEST(Engine, StagingPassesOfConsecutivePartitionsOverlap) {
+  asio::io_context io;
+  auto c = host_config(1);  // one device, three slots, 64 KiB chunks
+  c.staging_threads = 4;
+  Engine engine(io.get_executor(), c);
+  constexpr std::size_t kParts = 6;
+  const auto report =
+      expect_pageable_job_lands_intact(engine, io, kParts, std::size_t{3} << 20, "overlap");
+  ASSERT_EQ(report.parts.size(), kParts);
+  std::vector<StageSpan> spans;
+  for (const auto& p : report.parts) spans.push_back(p.staging);
+  std::sort(spans.begin(), spans.end(),
+            [](const StageSpan& a, const StageSpan& b) { return a.start_ms < b.start_ms; });
+  int overlapping = 0;
+  for (std::size_t i = 1; i < spans.size(); ++i)
+    overlapping += spans[i].start_ms < spans[i - 1].start_ms + spans[i - 1].ms ? 1 : 0;
+  EXPECT_GT(overlapping, 0) << "every partition's staging waited for the one before to end";
+}
+
 // A kernel that faults its device while later partitions' pageable inputs
 // are being staged: the staging threads' waits and sends fail
 // with the fault instead of hanging, and the job returns everything.
