@@ -145,7 +145,35 @@ void DeviceRunner::launch(LaunchRequest request, std::function<void()> inputs_co
 
 void DeviceRunner::arrive(const std::shared_ptr<Launch>& l) {
   if (l->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    boost::asio::post(launcher_io_, [this, l] { complete(*l); });
+    boost::asio::post(launcher_io_, [this] { complete_ready(); });
+}
+
+void DeviceRunner::complete_ready() {
+  // In dispatch order, not in the order the launches became ready: a short
+  // pass that ends before a long one must not put its kernels (and its
+  // input events) ahead of an earlier partition's (the review of 2395b99
+  // saw kernels run 1 2 0).
+  while (!in_order_.empty() && in_order_.front()->pending.load(std::memory_order_acquire) == 0) {
+    const auto l = std::move(in_order_.front());
+    in_order_.pop_front();
+    complete(*l);
+  }
+}
+
+void DeviceRunner::wait_for_inputs_recorded(std::uint64_t seq) {
+  for (auto v = inputs_recorded_.load(std::memory_order_acquire); v < seq;
+       v = inputs_recorded_.load(std::memory_order_acquire))
+    inputs_recorded_.wait(v, std::memory_order_acquire);
+}
+
+std::error_code DeviceRunner::start_h2d(Launch& l) {
+  // The first to send records it. Another thread's copy may still slip in
+  // between the exchange and the record: the span then starts one chunk
+  // late.
+  if (l.h2d_started.load(std::memory_order_relaxed) ||
+      l.h2d_started.exchange(true, std::memory_order_acq_rel))
+    return {};
+  return h2d_.record(slots_[static_cast<std::size_t>(l.r.slot)].h2d0);
 }
 
 void DeviceRunner::warm_device_pool(std::size_t bytes, std::function<void()> done) {
@@ -177,8 +205,8 @@ std::size_t DeviceRunner::staging_thread_index() {
   return index;
 }
 
-void DeviceRunner::add_segment(Launch& l, std::byte* dst, const std::byte* src,
-                               std::size_t bytes, std::string what) {
+void DeviceRunner::add_segment(Launch& l, std::byte* dst, const std::byte* src, std::size_t bytes,
+                               std::string what) {
   if (bytes == 0) return;
   StagingPass& p = l.pass;
   p.segments.push_back({dst, src, bytes, p.chunks, std::move(what)});
@@ -206,6 +234,7 @@ void DeviceRunner::run_staging_task(const std::shared_ptr<Launch>& l) {
   while (!ec && !p.failed.load(std::memory_order_relaxed)) {
     const std::size_t c = p.next_chunk.fetch_add(1, std::memory_order_relaxed);
     if (c >= p.chunks) break;
+    if (c == 0) p.started_at = Clock::now();
     while (seg + 1 != p.segments.data() + p.segments.size() && c >= seg[1].first_chunk) ++seg;
     Staging& st = mine[next];
     next = (next + 1) % buffers_per_thread_;
@@ -215,6 +244,7 @@ void DeviceRunner::run_staging_task(const std::shared_ptr<Launch>& l) {
     // have read it.
     if ((ec = st.copied.synchronize())) break;
     staging_copy(static_cast<std::byte*>(st.buffer.data()), seg->src + off, n);
+    if ((ec = start_h2d(*l))) break;
     // Other copies may land between this copy and its record: the event
     // then also covers theirs, and completes a little later.
     if ((ec = h2d_.copy(seg->dst + off, st.buffer.data(), n))) break;
@@ -301,11 +331,13 @@ void DeviceRunner::begin(const std::shared_ptr<Launch>& lp) {
   Launch& l = *lp;
   const LaunchRequest& r = l.r;
   LaunchResult& res = l.res;
-  auto& slot = slots_[static_cast<std::size_t>(r.slot)];
   const Partition& p = *r.partition;
   auto fail = [&](std::error_code ec, const std::string& what) {
     fail_launch(res, device_.index(), ec, what);
   };
+  // Queued on the launcher before anything can make the launch ready.
+  l.seq = launches_begun_++;
+  boost::asio::post(launcher_io_, [this, lp] { in_order_.push_back(lp); });
   if (auto ec = device_.make_current()) fail(ec, "cudaSetDevice");
 
   std::size_t total = 0;
@@ -337,8 +369,16 @@ void DeviceRunner::begin(const std::shared_ptr<Launch>& lp) {
     for (std::size_t i = 0; i < p.inputs.size(); ++i)
       if (p.inputs[i].kind == InputKind::pageable)
         in_place[i] = register_in_place(r.input_sources[i], p.inputs[i].bytes, res);
-    if (auto ec = h2d_.record(slot.h2d0)) fail(ec, "record");
-    for (std::size_t i = 0; i < p.inputs.size() && !res.error; ++i) {
+    // Pinned, registered and streamed inputs are copied by the feeder,
+    // pageable ones by the pass.
+    struct Direct {
+      std::byte* dst;
+      const std::byte* src;
+      std::size_t bytes;
+      std::string what;
+    };
+    std::vector<Direct> direct;
+    for (std::size_t i = 0; i < p.inputs.size(); ++i) {
       std::byte* dst = l.device_memory + l.in_off[i];
       const std::byte* src = r.input_sources[i];
       const auto& in = p.inputs[i];
@@ -346,21 +386,20 @@ void DeviceRunner::begin(const std::shared_ptr<Launch>& lp) {
       if (const auto [head, interior] = in_place[i]; interior != 0) {
         const std::size_t tail = head + interior;
         add_segment(l, dst, src, head, "the head of " + input);
-        if (auto ec = h2d_.copy(dst + head, src + head, interior))
-          fail(ec, "H2D copy of registered " + input);
+        direct.push_back({dst + head, src + head, interior, "registered " + input});
         add_segment(l, dst + tail, src + tail, in.bytes - tail, "the tail of " + input);
       } else if (in.kind == InputKind::pageable) {
         add_segment(l, dst, src, in.bytes, input);
-      } else if (in.kind == InputKind::produced && r.feed) {
-        continue;  // share by share, below
-      } else if (auto ec = h2d_.copy(dst, src, in.bytes)) {
-        fail(ec, "H2D copy of " + input);
-      }
+      } else if (in.kind != InputKind::produced || !r.feed) {
+        direct.push_back({dst, src, in.bytes, input});
+      }  // else share by share, below
     }
     l.staged = !res.registrations.empty() || l.pass.chunks != 0;
-    if (!res.error && l.pass.chunks != 0) {
-      // The pass runs beside the rest of this half, and beside the next
-      // partitions' passes: the launch goes on when both have ended.
+    if (l.pass.chunks != 0) {
+      // The pass runs beside the rest of this half, and beside the previous
+      // and next partitions' passes: the launch goes on when both have
+      // ended. Its first chunks may be sent before the previous launch's
+      // input events are recorded, which then complete a few chunks late.
       StagingPass& pass = l.pass;
       const std::size_t tasks = std::min(pass.chunks, staging_threads_);
       pass.running.store(tasks, std::memory_order_relaxed);
@@ -370,7 +409,16 @@ void DeviceRunner::begin(const std::shared_ptr<Launch>& lp) {
     } else {
       l.staged_at = Clock::now();
     }
-    if (r.feed && !res.error) copy_streamed_shares(r, l.device_memory, l.in_off, res);
+    if (!direct.empty() || r.feed) {
+      // A whole input sent before the previous launch's input events would
+      // hold up that launch's kernels for as long as its copy takes.
+      wait_for_inputs_recorded(l.seq);
+      if (auto ec = start_h2d(l)) fail(ec, "record");
+      for (std::size_t i = 0; i < direct.size() && !res.error; ++i)
+        if (auto ec = h2d_.copy(direct[i].dst, direct[i].src, direct[i].bytes))
+          fail(ec, "H2D copy of " + direct[i].what);
+      if (r.feed && !res.error) copy_streamed_shares(r, l.device_memory, l.in_off, res);
+    }
   }
   // Whatever failed, the launch ends only after the producer has: until
   // then its shares may still write the blocks the engine frees with the
@@ -394,14 +442,22 @@ void DeviceRunner::complete(Launch& l) {
   if (auto ec = device_.make_current()) fail(ec, "cudaSetDevice");
   if (l.pass.failed.load(std::memory_order_relaxed))
     fail(l.pass.error, "staging " + l.pass.failed_what);
-  if (l.staged) res.staging = {ms_between(r.job_start, l.stage_start),
-                               ms_between(l.stage_start, l.staged_at)};
+  if (l.staged) {
+    // From the pass's first chunk, or from the registrations before it.
+    const bool from_pass = res.registrations.empty() && l.pass.started_at != Clock::time_point{};
+    const auto start = from_pass ? l.pass.started_at : l.stage_start;
+    res.staging = {ms_between(r.job_start, start), ms_between(start, l.staged_at)};
+  }
+  if (auto ec = start_h2d(l)) fail(ec, "record");  // a launch with nothing to copy
   // Recorded after every chunk's copy of this partition, and perhaps after
   // a few of the next partition's (their passes overlap): the events then
   // complete a little later, never early.
   if (auto ec = h2d_.record(slot.h2d1)) fail(ec, "record");
   if (auto ec = h2d_.record(slot.in_ready)) fail(ec, "record");
   if (auto ec = h2d_.record(slot.copied_in)) fail(ec, "record");
+  // The feeder may now send the next launch's direct copies.
+  inputs_recorded_.store(l.seq + 1, std::memory_order_release);
+  inputs_recorded_.notify_all();
   std::byte* device_memory = l.device_memory;
 
   // Kernels
@@ -462,10 +518,9 @@ void DeviceRunner::complete(Launch& l) {
       const auto ec = slots_[static_cast<std::size_t>(slot)].copied_in.synchronize();
       if (!ec && !device_.health()) f();
     });
-  boost::asio::post(waiter_io_, [this, r = std::move(l.r), res = std::move(l.res),
-                                 done = std::move(l.done)]() mutable {
-    finish(r, std::move(res), done);
-  });
+  boost::asio::post(waiter_io_,
+                    [this, r = std::move(l.r), res = std::move(l.res),
+                     done = std::move(l.done)]() mutable { finish(r, std::move(res), done); });
 }
 
 // Runs on the waiter thread: blocks until the slot's last event completes

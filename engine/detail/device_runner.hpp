@@ -12,6 +12,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -119,6 +121,9 @@ class DeviceRunner {
     std::error_code error;  // written by the first task to fail, read once none runs
     std::string failed_what;
     std::atomic<std::size_t> running{0};  // tasks not yet ended
+    // When its first chunk was claimed: the start of the partition's
+    // staging span (the pass may have waited behind the previous one's).
+    Clock::time_point started_at;
   };
   // One launch from the feeder's start to its completion: what the second
   // half of the enqueue (complete) needs once the staging pass has ended.
@@ -133,8 +138,13 @@ class DeviceRunner {
     Clock::time_point stage_start, staged_at;
     bool staged = false;  // a pass or a registration: the partition has a staging span
     StagingPass pass;
-    // The feeder's half and the pass: whichever ends last hands the launch
-    // to the launcher thread.
+    std::uint64_t seq = 0;  // dispatch order on this device
+    // Whoever sends the launch's first copy (the feeder or a staging
+    // thread) records the slot's h2d0 first (start_h2d).
+    std::atomic<bool> h2d_started{false};
+    // The feeder's half and the pass: whichever ends last makes the launch
+    // ready for the launcher, which completes ready launches in dispatch
+    // order.
     std::atomic<int> pending{1};
   };
 
@@ -146,6 +156,14 @@ class DeviceRunner {
   // launch handed to the waiters.
   void complete(Launch& l);
   void arrive(const std::shared_ptr<Launch>& l);
+  // Launcher thread: completes the launches at the head of in_order_ that
+  // are ready, in dispatch order.
+  void complete_ready();
+  // Feeder thread: returns once every launch dispatched before `seq` has
+  // recorded its input events, so that none of them waits for this
+  // launch's direct copies.
+  void wait_for_inputs_recorded(std::uint64_t seq);
+  std::error_code start_h2d(Launch& l);
   void add_segment(Launch& l, std::byte* dst, const std::byte* src, std::size_t bytes,
                    std::string what);
   void run_staging_task(const std::shared_ptr<Launch>& l);
@@ -199,6 +217,9 @@ class DeviceRunner {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> feeder_work_,
       launcher_work_, waiter_work_, copy_waiter_work_;
   std::thread feeder_, launcher_, waiter_, copy_waiter_;
+  std::uint64_t launches_begun_ = 0;               // feeder only
+  std::deque<std::shared_ptr<Launch>> in_order_;   // launcher only
+  std::atomic<std::uint64_t> inputs_recorded_{0};  // launches whose input events are recorded
 };
 
 }  // namespace stoker::engine::detail

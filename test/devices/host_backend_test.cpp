@@ -56,6 +56,28 @@ TEST(HostBackend, SlowdownFactorStretchesTasks) {
   EXPECT_EQ(set[1].info().slowdown, 4.0);
 }
 
+// A slowed device's stream that waits for another stream's event resumes
+// when the event completes: the wait is idle time, not work to stretch.
+// (Stretching it made a compute stream on a 4x device that waited 30 ms for
+// its copies sit 120 ms before its first kernel.)
+TEST(HostBackend, SlowdownDoesNotStretchWaitsForOtherStreams) {
+  auto set = host_set(1, {4.0});
+  auto copies = std::move(*set[0].create_stream());
+  auto compute = std::move(*set[0].create_stream());
+  auto copied = std::move(*set[0].create_event());
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_FALSE(copies.enqueue_host([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));  // 100 ms slowed
+    return std::error_code{};
+  }));
+  ASSERT_FALSE(copies.record(copied));
+  ASSERT_FALSE(compute.wait(copied));
+  ASSERT_FALSE(compute.synchronize());
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(waited, std::chrono::milliseconds(95)) << "the copy itself is slowed";
+  EXPECT_LT(waited, std::chrono::milliseconds(250)) << "the wait was slowed down as well";
+}
+
 TEST(HostBackend, DeviceMemoryIsCountedAgainstCapacity) {
   DiscoverOptions o;
   o.backend = BackendChoice::host;

@@ -177,6 +177,129 @@ TEST(Engine, StagingPassesOfConsecutivePartitionsOverlap) {
   EXPECT_GT(overlapping, 0) << "every partition's staging waited for the one before to end";
 }
 
+// Each partition's staging span starts when its pass takes its first
+// chunk, not when the feeder queued the pass: with one staging thread the
+// passes run one after the other, so the spans must not overlap (spans
+// that started at the feeder overlapped here too, and said nothing).
+TEST(Engine, StagingSpansStartAtThePassesFirstChunk) {
+  asio::io_context io;
+  auto c = host_config(1);
+  c.staging_threads = 1;
+  Engine engine(io.get_executor(), c);
+  const auto report =
+      expect_pageable_job_lands_intact(engine, io, 6, std::size_t{3} << 20, "one thread");
+  ASSERT_EQ(report.parts.size(), 6u);
+  std::vector<StageSpan> spans;
+  for (const auto& p : report.parts) spans.push_back(p.staging);
+  std::sort(spans.begin(), spans.end(),
+            [](const StageSpan& a, const StageSpan& b) { return a.start_ms < b.start_ms; });
+  for (std::size_t i = 1; i < spans.size(); ++i)
+    EXPECT_GE(spans[i].start_ms, spans[i - 1].start_ms + spans[i - 1].ms)
+        << "pass " << i << " started before the one before it had ended";
+}
+
+// Partitions of one large input copied directly (registered here; pinned
+// or streamed alike) and one smaller pageable input, so each has a staging
+// pass beside its direct copy. Outputs: the first
+// bytes of the large input, so kernels cost nothing. `order` gets each
+// partition's index as its kernel runs.
+Job direct_and_staged_job(std::size_t parts, std::size_t big, std::size_t small,
+                          std::vector<std::vector<std::byte>>& inputs,
+                          std::vector<std::vector<std::byte>>& outputs,
+                          std::vector<std::size_t>& order) {
+  constexpr std::size_t kOut = 4096;
+  Job job;
+  job.name = "direct+staged";
+  for (std::size_t i = 0; i < parts; ++i) {
+    inputs.emplace_back(big, std::byte(i + 1));
+    inputs.emplace_back(small, std::byte(0x80 + i));
+    outputs.emplace_back(kOut);
+  }
+  for (std::size_t i = 0; i < parts; ++i) {
+    Partition p;
+    p.inputs.push_back(Input::registered(inputs[2 * i]));
+    p.inputs.push_back(Input::pageable(inputs[2 * i + 1]));
+    p.outputs.push_back(Output::to(outputs[i]));
+    p.work.cpu = [i, &order](const KernelContext& c) {
+      order.push_back(i);  // the compute stream runs one kernel at a time
+      std::memcpy(c.outputs[0], c.inputs[0], c.output_bytes[0]);
+      return std::error_code{};
+    };
+    p.work.gpu = p.work.cpu;
+    job.partitions.push_back(std::move(p));
+  }
+  return job;
+}
+
+// A partition's kernels wait for its own copies only. The feeder used to
+// send partition N+1's direct copies while N's staging pass was still
+// running, ahead of N's input event, so N's kernels started only after
+// N+1's whole input had been copied (the review of 2395b99 measured 83 ms
+// of such waiting in a traced run). Even partitions here copy little and
+// stage a little; odd ones copy 24 MiB directly on a slowed device: an
+// even partition's kernels must start before the odd one's copy is half
+// done, not after it.
+TEST(Engine, KernelsDoNotWaitForTheNextPartitionsCopies) {
+  asio::io_context io;
+  auto c = host_config(1, {4.0});  // copies 4x slower than memcpy
+  // One staging thread with two buffers: an 8-chunk pass waits for copies
+  // queued ahead of its third chunk, so it ends after the feeder could
+  // have moved on to the next partition.
+  c.staging_threads = 1;
+  Engine engine(io.get_executor(), c);
+  constexpr std::size_t kParts = 8;
+  std::vector<std::vector<std::byte>> inputs, outputs;
+  std::vector<std::size_t> order;
+  auto job = direct_and_staged_job(kParts, std::size_t{1} << 20, std::size_t{512} << 10, inputs,
+                                   outputs, order);
+  for (std::size_t i = 1; i < kParts; i += 2) {
+    inputs[2 * i].assign(std::size_t{24} << 20, std::byte(i + 1));
+    inputs[2 * i + 1].resize(1000);
+    job.partitions[i].inputs[0] = Input::registered(inputs[2 * i]);
+    job.partitions[i].inputs[1] = Input::pageable(inputs[2 * i + 1]);
+  }
+  std::error_code ec;
+  const auto report = run_job(engine, io, std::move(job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  for (std::size_t i = 0; i < kParts; ++i)
+    EXPECT_EQ(outputs[i][4095], std::byte(i + 1)) << "partition " << i;
+  ASSERT_EQ(report.parts.size(), kParts);
+  for (std::size_t i = 0; i < kParts; i += 2) {
+    const auto& next = report.parts[i + 1].h2d;
+    EXPECT_LT(report.parts[i].kernels.start_ms, next.start_ms + next.ms / 2)
+        << "partition " << i << "'s kernels waited for partition " << i + 1 << "'s copies";
+  }
+  expect_idle(engine);
+}
+
+// Kernels run in the order the partitions were dispatched, whatever order
+// their staging passes end in: a long pass followed by a short one must
+// not let the short one's kernels (and its input events) go first.
+TEST(Engine, KernelsRunInDispatchOrderWhenShortPassesEndFirst) {
+  asio::io_context io;
+  auto c = host_config(1);
+  c.staging_threads = 4;
+  Engine engine(io.get_executor(), c);
+  constexpr std::size_t kParts = 8;
+  std::vector<std::vector<std::byte>> inputs, outputs;
+  std::vector<std::size_t> order;
+  auto job = direct_and_staged_job(kParts, 4096, 1000, inputs, outputs, order);
+  // Every input staged, so that no direct copy makes the feeder wait for
+  // the launch before; even partitions stage 6 MiB more (96 chunks).
+  for (std::size_t i = 0; i < kParts; ++i) {
+    if (i % 2 == 0) inputs[2 * i + 1].assign(std::size_t{6} << 20, std::byte(0x80 + i));
+    job.partitions[i].inputs[0] = Input::pageable(inputs[2 * i]);
+    job.partitions[i].inputs[1] = Input::pageable(inputs[2 * i + 1]);
+  }
+  std::error_code ec;
+  const auto report = run_job(engine, io, std::move(job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  std::vector<std::size_t> dispatched;
+  for (std::size_t i = 0; i < kParts; ++i) dispatched.push_back(i);
+  EXPECT_EQ(order, dispatched);
+  expect_idle(engine);
+}
+
 // A kernel that faults its device while later partitions' pageable inputs
 // are being staged: the staging threads' waits and sends fail
 // with the fault instead of hanging, and the job returns everything.
