@@ -125,7 +125,8 @@ Result<double> run_naive(int gpus, const wl::SyntheticRun& run) {
   }
   if (failed) return Error{Errc::kernel_failed, "naive baseline: a CUDA call failed"};
   for (std::size_t p = 0; p < o.partitions; ++p)
-    if (outputs[p] != run.outputs[p] && !run.outputs[p].empty() && run.outputs[p][0] != 0)
+    if (!std::ranges::equal(outputs[p], run.outputs[p]) && !run.outputs[p].empty() &&
+        run.outputs[p][0] != 0)
       return Error{Errc::verification_failed, "naive baseline output differs from the engine's"};
   return ms;
 }

@@ -39,13 +39,16 @@ hpoly (Groth16 H polynomial over a, b, c of 2^K BLS12-381 scalars per partition)
   --no-verify         do not check
   --h-memory M        where h lands: registered (default; page-locked once before the job, so
                       the D2H writes it in place) or pageable (through a pinned bounce block
-                      and a host copy per partition)
+                      and a host copy per partition); --output-memory M says the same
 synthetic (implied by --size-mib, --rounds or --pageable):
   --size-mib M        input MiB per partition (default: 256 on GPUs, 4 on the host backend)
   --rounds R          integer mixing rounds per output word: 0 copy-bound .. 1000 compute-bound (default 16)
   --pageable          inputs from caller-owned std::vector through pinned staging (default: pinned producers)
   --registered        inputs generated before the job in caller memory page-locked once: the job
                       copies and computes only, so a copy-bound run measures the engine's H2D
+  --output-memory M   where outputs land: pageable (default; a pinned bounce block and a host
+                      copy per partition) or registered (page-locked once before the job, so
+                      the D2H writes them in place)
 )") + kEngineOptionsHelp;
 
 struct StageMedians {
@@ -119,8 +122,8 @@ int run_command(int argc, char** argv) {
   long partitions = -1, size_mib = -1, log_n = -1;
   int verify = -1;  // -1: the backend's default
   std::uint64_t seed = 1;
-  bool json = false, progress = isatty(STDOUT_FILENO), h_registered = true,
-       registered_inputs = false;
+  bool json = false, progress = isatty(STDOUT_FILENO), registered_inputs = false;
+  int outputs_registered = -1;  // -1: the workload's default
   std::string trace;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
@@ -158,15 +161,15 @@ int run_command(int argc, char** argv) {
     } else if (a == "--log-n") {
       hpoly_only();
       log_n = number(value());
-    } else if (a == "--h-memory") {
-      hpoly_only();
+    } else if (a == "--output-memory" || a == "--h-memory") {
+      if (a == "--h-memory") hpoly_only();
       const std::string m = value();
       if (m != "registered" && m != "pageable") {
-        std::fprintf(stderr, "stoker run: --h-memory must be registered or pageable, not '%s'\n",
+        std::fprintf(stderr, "stoker run: %s must be registered or pageable, not '%s'\n", a.c_str(),
                      m.c_str());
         return 2;
       }
-      h_registered = m == "registered";
+      outputs_registered = m == "registered" ? 1 : 0;
     } else if (a == "--verify") {
       verify = 1;
     } else if (a == "--no-verify") {
@@ -197,6 +200,10 @@ int run_command(int argc, char** argv) {
     }
   }
   if (workload.empty()) workload = synthetic_option.empty() ? "hpoly" : "synthetic";
+  // hpoly's h registered by default (a prover reuses its h buffers);
+  // synthetic outputs in ordinary memory unless asked.
+  const bool h_registered = outputs_registered != 0;
+  const bool synthetic_outputs_registered = outputs_registered == 1;
   if (workload == "hpoly" && !synthetic_option.empty()) {
     std::fprintf(stderr, "stoker run: %s applies to --workload synthetic, not hpoly\n",
                  synthetic_option.c_str());
@@ -252,6 +259,7 @@ int run_command(int argc, char** argv) {
     so.input_bytes = static_cast<std::size_t>(size_mib >= 0 ? size_mib : (gpu ? 256 : 4)) << 20;
     so.seed = seed;
     if (registered_inputs) so.registered_inputs = e.devices().backend();
+    if (synthetic_outputs_registered) so.registered_outputs = e.devices().backend();
     so.name = so.pageable ? "synthetic-pageable"
                           : (registered_inputs ? "synthetic-registered" : "synthetic-pinned");
     job = engine::workloads::make_synthetic_job(so, synthetic_run);
@@ -278,11 +286,12 @@ int run_command(int argc, char** argv) {
           h_setup_s);
     } else {
       std::printf(
-          "stoker run: synthetic, %zu partitions x %zu MiB (%s inputs, %d rounds) on %zu %s "
-          "device(s), depth %d\n",
+          "stoker run: synthetic, %zu partitions x %zu MiB (%s inputs, %s outputs, %d rounds) "
+          "on %zu %s device(s), depth %d\n",
           so.partitions, so.input_bytes >> 20,
           so.pageable ? "pageable" : (registered_inputs ? "registered" : "pinned-producer"),
-          so.rounds, devices, devices::to_string(e.devices().backend()), e.config().pipeline_depth);
+          synthetic_outputs_registered ? "registered" : "pageable", so.rounds, devices,
+          devices::to_string(e.devices().backend()), e.config().pipeline_depth);
     }
     for (std::size_t d = 0; d < devices; ++d)
       std::printf("  device %zu: %s\n", d, e.devices()[d].info().name.c_str());
@@ -355,14 +364,16 @@ int run_command(int argc, char** argv) {
   }
   if (json) {
     char extra[256];
-    std::snprintf(extra, sizeof extra,
-                  "\"workload\":\"%s\",\"log_n\":%u,\"verified\":%s,\"prepare_ms\":%.3f,"
-                  "\"h_memory\":\"%s\",",
-                  hpoly ? "hpoly" : "synthetic", hpoly ? ho.log_n : 0u,
-                  verifying && !result ? "true" : "false", prepare_s * 1e3,
-                  !hpoly         ? ""
-                  : h_registered ? "registered"
-                                 : "pageable");
+    std::snprintf(
+        extra, sizeof extra,
+        "\"workload\":\"%s\",\"log_n\":%u,\"verified\":%s,\"prepare_ms\":%.3f,"
+        "\"h_memory\":\"%s\",\"output_memory\":\"%s\",",
+        hpoly ? "hpoly" : "synthetic", hpoly ? ho.log_n : 0u,
+        verifying && !result ? "true" : "false", prepare_s * 1e3,
+        !hpoly         ? ""
+        : h_registered ? "registered"
+                       : "pageable",
+        (hpoly ? h_registered : synthetic_outputs_registered) ? "registered" : "pageable");
     std::printf("%s\n", json_report(report, e, extra).c_str());
   } else {
     std::printf("%s", engine::summarize(report).c_str());

@@ -469,7 +469,7 @@ std::string verify_outputs(const JobSpec& s, const JobBuffers& buf) {
     for (std::size_t p = 0; p < s.partitions; ++p) {
       engine::workloads::synthetic_fill(s.id, p, in);
       engine::workloads::synthetic_cpu(in.data(), want.data(), want.size(), s.mix_rounds);
-      const auto& got = run.outputs[p];
+      const auto got = run.outputs[p];
       if (got.size() != want.size()) return "partition " + std::to_string(p) + " output size";
       for (std::size_t i = 0; i < want.size(); ++i)
         if (got[i] != want[i]) return mismatch(p, i, got[i], want[i]);

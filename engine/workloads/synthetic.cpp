@@ -136,6 +136,27 @@ Error fill_registered_inputs(devices::Backend backend, SyntheticRun& run) {
                        "synthetic: page-locking the input");
 }
 
+// Every partition's output in page buffers page-locked for the D2H.
+Error register_outputs(devices::Backend backend, std::size_t out_words, SyntheticRun& run) {
+  const auto& o = run.options;
+  const std::size_t bytes = out_words * sizeof(std::uint32_t);
+  for (std::size_t p = 0; p < o.partitions; ++p) {
+    auto* mem = static_cast<std::uint32_t*>(allocate_pages(bytes));
+    if (mem == nullptr)
+      return Error{Errc::out_of_host_memory, "synthetic: no memory for the output of partition " +
+                                                 std::to_string(p) + " (" + std::to_string(bytes) +
+                                                 " bytes)"};
+    run.registered_output_storage.emplace_back(mem);
+    run.outputs.emplace_back(mem, out_words);
+  }
+  const auto prepare = [&](std::size_t p) {
+    std::fill(run.outputs[p].begin(), run.outputs[p].end(), 0u);  // touched before pinning
+    return static_cast<void*>(run.outputs[p].data());
+  };
+  return register_each(backend, o.partitions, bytes, prepare, run.output_registrations,
+                       "synthetic: page-locking the output");
+}
+
 }  // namespace
 
 Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<SyntheticRun>& run) {
@@ -151,13 +172,18 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
   run = std::make_shared<SyntheticRun>();
   run->options = o;
   const std::size_t in_words = o.input_bytes / 4, out_words = in_words / 4;
-  run->outputs.assign(o.partitions, std::vector<std::uint32_t>(out_words));
   run->checksums.assign(o.partitions, 0);
   if (o.pageable && o.registered_inputs)
     return Error{Errc::invalid_argument,
                  "synthetic inputs are either pageable or registered, not both"};
   if (o.registered_inputs)
     if (auto e = fill_registered_inputs(*o.registered_inputs, *run)) return e;
+  if (o.registered_outputs) {
+    if (auto e = register_outputs(*o.registered_outputs, out_words, *run)) return e;
+  } else {
+    run->output_storage.assign(o.partitions, std::vector<std::uint32_t>(out_words));
+    for (auto& out : run->output_storage) run->outputs.emplace_back(out);
+  }
   if (o.pageable) {
     run->pageable_inputs.resize(o.partitions);
     for (std::size_t p = 0; p < o.partitions; ++p) {
@@ -193,7 +219,8 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
       // may be copied to the device as soon as it has ended.
       part.stream_align = 2 * sizeof(std::uint32_t);
     }
-    part.outputs.push_back(Output::to(std::as_writable_bytes(std::span(run->outputs[p]))));
+    part.outputs.push_back(Output::to(std::as_writable_bytes(run->outputs[p]),
+                                      /*is_pinned=*/o.registered_outputs.has_value()));
     part.work.gpu = [rounds](const KernelContext& c) {
       return synthetic_gpu(reinterpret_cast<const std::uint32_t*>(c.inputs[0]),
                            reinterpret_cast<std::uint32_t*>(c.outputs[0]), c.output_bytes[0] / 4,
@@ -210,7 +237,7 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
   // Checks sampled words against the CPU version (regenerating the inputs
   // from the seed) and sums the whole output.
   job.verify = [run_ptr = run, seed = o.seed, rounds](const Partition&, std::size_t p) {
-    const auto& out = run_ptr->outputs[p];
+    const auto out = run_ptr->outputs[p];
     const std::size_t stride = std::max<std::size_t>(1, out.size() / 4096);
     for (std::size_t i = 0; i < out.size(); i += stride) {
       std::uint32_t in[4];

@@ -31,6 +31,11 @@ struct SyntheticOptions {
   // then copies and computes only, so a copy-bound run measures the
   // engine's H2D alone. Not with `pageable`.
   std::optional<devices::Backend> registered_inputs;
+  // Set to the engine's backend: each output lands in page-aligned caller
+  // memory page-locked once when the job is built, so the D2H writes it in
+  // place (Output::to(.., true)), as hpoly's registered h does; unset, it
+  // lands in a pinned bounce block and a worker copies it out.
+  std::optional<devices::Backend> registered_outputs;
   std::uint64_t seed = 1;
   int priority = 0;
   std::string name = "synthetic";
@@ -45,7 +50,13 @@ struct SyntheticRun {
   // declared after them so that the pages are unlocked before they are freed.
   std::vector<PageBuffer<std::uint32_t>> registered_inputs;
   std::vector<devices::HostRegistration> input_registrations;
-  std::vector<std::vector<std::uint32_t>> outputs;
+  // Each partition's output words, in ordinary memory or, with
+  // options.registered_outputs, in page buffers registered once (their
+  // registrations declared after them, as the inputs').
+  std::vector<std::span<std::uint32_t>> outputs;
+  std::vector<std::vector<std::uint32_t>> output_storage;
+  std::vector<PageBuffer<std::uint32_t>> registered_output_storage;
+  std::vector<devices::HostRegistration> output_registrations;
   std::vector<std::uint64_t> checksums;  // per partition, filled by verify
 };
 

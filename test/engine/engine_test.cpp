@@ -101,6 +101,35 @@ TEST(Engine, RegisteredSyntheticInputsAreCopiedInPlaceAndMatchTheCpu) {
       << refused.error().what();
 }
 
+// Outputs in registered caller memory: the D2H writes them in place, so
+// the job takes no pinned bounce block for them, and they match the CPU.
+TEST(Engine, RegisteredSyntheticOutputsLandInPlaceAndMatchTheCpu) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config());
+  workloads::SyntheticOptions o;
+  o.partitions = 5;
+  o.input_bytes = 64 << 10;
+  o.rounds = 4;
+  o.registered_inputs = o.registered_outputs = engine.devices().backend();
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = workloads::make_synthetic_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  ASSERT_EQ(run->output_registrations.size(), 5u);
+  const long page = sysconf(_SC_PAGESIZE);
+  for (std::size_t p = 0; p < o.partitions; ++p) {
+    const auto& out = job->partitions[p].outputs.at(0);
+    EXPECT_TRUE(out.pinned) << "partition " << p;
+    EXPECT_EQ(out.destination, reinterpret_cast<std::byte*>(run->outputs[p].data()));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(out.destination) % page, 0u);
+  }
+  EXPECT_EQ(Engine::pinned_bytes(job->partitions[0]), 0u) << "no bounce block for the output";
+  std::error_code ec;
+  const auto report = run_job(engine, io, std::move(*job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  expect_outputs_correct(*run);
+  expect_idle(engine);
+}
+
 // Runs a job of `partitions` pageable inputs of `bytes` each on `engine`:
 // it must succeed with every output equal to the CPU version's and leave
 // the engine holding nothing. `what` names the case in a failure.

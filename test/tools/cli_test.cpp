@@ -160,6 +160,22 @@ TEST(Cli, EngineCommandsNameBadOptionsBeforeTouchingADevice) {
       << variants.output;
 }
 
+// Where a run's outputs land is a setting of its own: registered outputs
+// (written in place by the D2H) still verify, and a bad value is named.
+TEST(Cli, RunPutsOutputsInRegisteredMemoryWhenAsked) {
+  const auto ok = run_stoker(
+      "run --backend host --workload synthetic --registered --output-memory registered "
+      "--verify --json --no-progress");
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_NE(ok.output.find("\"verified\":true"), std::string::npos) << ok.output;
+  EXPECT_NE(ok.output.find("\"output_memory\":\"registered\""), std::string::npos) << ok.output;
+  const auto bad = run_stoker("run --backend host --workload synthetic --output-memory pinned");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--output-memory must be registered or pageable, not 'pinned'"),
+            std::string::npos)
+      << bad.output;
+}
+
 // tools/ab, the alternated A/B of two binaries: runs them in turns, reads
 // the JSON figure asked for and summarises each side and the pairs' ratios;
 // a figure that is not in the output, or a bad command line, is an error
@@ -167,8 +183,10 @@ TEST(Cli, EngineCommandsNameBadOptionsBeforeTouchingADevice) {
 TEST(Cli, AbAlternatesTwoBinariesAndNamesWhatIsMissing) {
   const std::string ab = std::string(STOKER_SOURCE_DIR) + "/tools/ab";
   const std::string bin = STOKER_BINARY;
-  const std::string job = " -- run --backend host --workload synthetic --partitions 2 --no-progress";
-  const auto ok = run_command(ab + " --reps 3 --env-b STOKER_CHUNK_KIB=64 " + bin + " " + bin + job);
+  const std::string job =
+      " -- run --backend host --workload synthetic --partitions 2 --no-progress";
+  const auto ok =
+      run_command(ab + " --reps 3 --env-b STOKER_CHUNK_KIB=64 " + bin + " " + bin + job);
   ASSERT_EQ(ok.status, 0) << ok.output;
   for (const char* line : {"rep 1: A ", "rep 3: A ", "over 3 runs", "STOKER_CHUNK_KIB=64: median ",
                            "B/A per pair (wall_ms): median "})
