@@ -36,6 +36,8 @@ class StokerCategory final : public std::error_category {
         return "verification failed";
       case Errc::io_error:
         return "I/O error";
+      case Errc::callable_threw:
+        return "a job's callable threw an exception";
     }
     return "unknown stoker error " + std::to_string(c);
   }

@@ -28,6 +28,7 @@ enum class Errc {
   kernel_failed,         // a kernel (or its CPU version) reported an error
   verification_failed,   // a result did not check out
   io_error,              // reading or writing a file failed
+  callable_threw,        // a job's callable (producer, kernels, check) threw an exception
 };
 
 }  // namespace stoker

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "engine/detail/engine_core.hpp"
+#include "engine/detail/guarded_call.hpp"
 
 namespace asio = boost::asio;
 
@@ -251,8 +252,16 @@ Error EngineCore::validate(const Job& job) const {
       return {Errc::invalid_argument, where + " needs " + bytes_str(p.device_bytes()) +
                                           " of device memory; the largest device budget is " +
                                           bytes_str(largest)};
-    if (job.validate)
-      if (auto e = job.validate(p, i)) return {e.code, where + ": " + e.what()};
+    if (job.validate) {
+      Error e;
+      std::string thrown;
+      const auto ec = detail::guarded_call(thrown, [&] {
+        e = job.validate(p, i);
+        return std::error_code{};
+      });
+      if (ec) return {ec, where + ": its validate threw: " + thrown};
+      if (e) return {e.code, where + ": " + e.what()};
+    }
   }
   return {};
 }
@@ -586,13 +595,16 @@ void EngineCore::start_shares() {
 
 void EngineCore::produce_shares(const Key& k, std::shared_ptr<ProducerRun> run, std::size_t t) {
   for (;;) {
-    const std::error_code ec =
-        run->plain ? run->plain(run->spans) : run->split(run->spans, ProducerTask{t, run->tasks});
+    std::string thrown;
+    const std::error_code ec = run->plain ? detail::guarded_call(thrown, run->plain, run->spans)
+                                          : detail::guarded_call(thrown, run->split, run->spans,
+                                                                 ProducerTask{t, run->tasks});
     const std::size_t next =
         ec || run->stop.load(std::memory_order_relaxed) ? run->tasks : run->claim();
     const bool going_on = next != run->tasks;
-    asio::post(io_, [this, k, run, t, ec, going_on, end = Clock::now()] {
-      share_done(k, run, t, ec, end);
+    asio::post(io_, [this, k, run, t, ec, going_on, end = Clock::now(),
+                     thrown = std::move(thrown)]() mutable {
+      share_done(k, run, t, ec, end, std::move(thrown));
       if (going_on) return;
       --shares_running_;
       start_shares();
@@ -603,8 +615,12 @@ void EngineCore::produce_shares(const Key& k, std::shared_ptr<ProducerRun> run, 
 }
 
 void EngineCore::share_done(const Key& k, const std::shared_ptr<ProducerRun>& run,
-                            std::size_t share, std::error_code ec, Clock::time_point end) {
-  if (ec && !run->error) run->error = ec;
+                            std::size_t share, std::error_code ec, Clock::time_point end,
+                            std::string thrown) {
+  if (ec && !run->error) {
+    run->error = ec;
+    run->thrown = std::move(thrown);
+  }
   // The feed is told here, not by the worker: once the feeder has seen the
   // last share it may end the launch, and the engine must have heard of the
   // producer's end by then (the same handler calls producer_done). Told
@@ -620,7 +636,9 @@ void EngineCore::producer_done(const Key& k, const ProducerRun& run) {
   if (run.first_start != Clock::time_point{})
     find(k.seq)->parts[k.part].report.producer.ms =
         std::chrono::duration<double, std::milli>(run.last_end - run.first_start).count();
-  const std::string message = run.error ? "producer failed: " + run.error.message() : std::string{};
+  const std::string message = !run.error            ? std::string{}
+                              : !run.thrown.empty() ? "producer threw: " + run.thrown
+                                                    : "producer failed: " + run.error.message();
   // Every started share has ended: a feeder waiting for the others may stop.
   if (run.feed && run.error) run.feed->abort(run.error, message);
   produced(k, run.error, message);
@@ -763,10 +781,12 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
       },
       [this, k, &p, verify = job.job.verify](std::error_code) {
         Error e;
+        std::string thrown;
         if (verify)
-          if (auto ec = verify(p, k.part))
+          if (auto ec = detail::guarded_call(thrown, verify, p, k.part))
             e = Error{ec, "partition " + std::to_string(k.part) +
-                              " failed verification: " + ec.message()};
+                              (thrown.empty() ? " failed verification: " + ec.message()
+                                              : ": its verify threw: " + thrown)};
         asio::post(io_, [this, k, e = std::move(e)]() mutable { finished(k, std::move(e)); });
       });
   pump();

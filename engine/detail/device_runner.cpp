@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 #include <cstring>
 
+#include "engine/detail/guarded_call.hpp"
 #include "engine/detail/staging_copy.hpp"
 
 namespace stoker::engine::detail {
@@ -483,14 +484,20 @@ void DeviceRunner::complete(Launch& l) {
                       p.scratch_bytes ? device_memory + l.scratch_off : nullptr,
                       p.scratch_bytes};
     if (device_.backend() == devices::Backend::cuda) {
-      if (auto ec = p.work.gpu(ctx)) fail(ec, "launching the kernels");
+      std::string thrown;
+      if (auto ec = guarded_call(thrown, p.work.gpu, ctx))
+        fail(ec,
+             thrown.empty() ? "launching the kernels" : "launching the kernels threw " + thrown);
     } else {
       // The CPU version runs on the stream's worker, in stream order; the
       // context's spans are copied since this frame is gone by then.
       auto task = [&dev = device_, &st = compute_, ins, in_bytes, outs, out_bytes,
                    scratch = ctx.scratch, sb = ctx.scratch_bytes, fn = p.work.cpu]() {
         KernelContext c{dev, st, ins, in_bytes, outs, out_bytes, scratch, sb};
-        return fn(c);
+        // A throw faults the emulated device, as an error returned does;
+        // the fault's code says it threw.
+        std::string thrown;
+        return guarded_call(thrown, fn, c);
       };
       if (auto ec = compute_.enqueue_host(std::move(task))) fail(ec, "enqueueing the CPU kernels");
     }

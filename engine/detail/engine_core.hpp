@@ -158,6 +158,7 @@ class EngineCore {
     std::atomic<bool> stop{false};        // its job was cancelled or failed: take no more
     std::shared_ptr<ShareFeed> feed;      // streamed: told of each share as it ends
     std::error_code error;
+    std::string thrown;  // with Errc::callable_threw: what the first share threw
     Clock::time_point first_start{}, last_end{};
     // The next share nobody has taken, or `tasks` when none is left.
     std::size_t claim() noexcept {
@@ -177,7 +178,7 @@ class EngineCore {
   // pipeline benchmark's producers ran 18 % slower with twice the shares).
   void produce_shares(const Key& k, std::shared_ptr<ProducerRun> run, std::size_t t);
   void share_done(const Key& k, const std::shared_ptr<ProducerRun>& run, std::size_t share,
-                  std::error_code ec, Clock::time_point end);
+                  std::error_code ec, Clock::time_point end, std::string thrown);
   void producer_done(const Key& k, const ProducerRun& run);
   // Runs task(i) -> std::error_code for i < count on the workers, back to
   // back in their queue; the last to finish calls last(first error), also

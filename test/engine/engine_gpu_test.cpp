@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <optional>
+#include <stdexcept>
 
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
@@ -97,6 +98,38 @@ TEST(EngineGpu, ReserveDeviceMapsAFullPipelineOnEveryGpu) {
     ASSERT_TRUE(reserved) << reserved.error().what();
     EXPECT_GE(*reserved, want) << "GPU " << d << "'s pool holds " << *reserved << " bytes";
   }
+  EXPECT_EQ(engine.stats().busy_slots, 0u);
+}
+
+// A job's GPU callable that throws (before enqueueing anything) fails its
+// job with the exception's text; the device stays healthy and runs the
+// next job.
+TEST(EngineGpu, ThrowingKernelCallableFailsItsJobAndTheGpuCarriesOn) {
+  STOKER_REQUIRE_GPU();
+  asio::io_context io;
+  auto c = gpu_config();
+  c.devices.cuda_ordinals = {0};
+  Engine engine(io.get_executor(), c);
+  workloads::SyntheticOptions o;
+  o.partitions = 6;
+  o.input_bytes = 1 << 20;
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = workloads::make_synthetic_job(o, run);
+  ASSERT_TRUE(job);
+  job->partitions[3].work.gpu = [](const KernelContext&) -> std::error_code {
+    throw std::runtime_error("no kernel for this curve");
+  };
+  std::error_code ec;
+  auto r = run_job(engine, io, std::move(*job), ec);
+  EXPECT_EQ(ec, make_error_code(Errc::callable_threw)) << r.error;
+  EXPECT_NE(r.error.find("no kernel for this curve"), std::string::npos) << r.error;
+  EXPECT_TRUE(engine.stats().device_healthy[0]);
+  std::shared_ptr<workloads::SyntheticRun> good;
+  auto next = workloads::make_synthetic_job(o, good);
+  ASSERT_TRUE(next);
+  r = run_job(engine, io, std::move(*next), ec);
+  ASSERT_FALSE(ec) << r.error;
+  expect_outputs_correct(*good);
   EXPECT_EQ(engine.stats().busy_slots, 0u);
 }
 

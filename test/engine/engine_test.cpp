@@ -20,6 +20,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <thread>
 
 #include "alloc/pinned_pool.hpp"
@@ -899,6 +900,87 @@ TEST(Engine, FailingProducerShareFailsTheJobAndReturnsEverything) {
   io.run();
   EXPECT_EQ(result, make_error_code(Errc::io_error)) << result.message();
   EXPECT_NE(message.find("partition 2: producer failed"), std::string::npos) << message;
+  expect_idle(engine);
+}
+
+// A job's callables are the caller's code: one that throws fails its own
+// job with Errc::callable_threw and the exception's text, like an error
+// it returned, instead of ending the process from an engine thread. The
+// engine gives back everything, and takes the next job. A throwing CPU
+// kernel faults its emulated device, as a returned error does, so that case
+// runs last on a device of its own.
+TEST(Engine, ThrowingCallablesFailTheirJobWithTheExceptionsText) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2));
+  const auto throws = [](const char* what) { return std::runtime_error(what); };
+  struct Case {
+    const char* name;
+    std::function<void(Job&)> arm;
+    std::string expect;  // in the job's error
+  };
+  const std::vector<Case> cases = {
+      {"split producer",
+       [&](Job& j) {
+         j.partitions[1].split_producer = [&](std::span<const std::span<std::byte>>,
+                                              ProducerTask t) -> std::error_code {
+           if (t.index == 1) throw throws("witness missing");
+           return {};
+         };
+         j.partitions[1].producer_tasks = 3;
+       },
+       "partition 1: producer threw: witness missing"},
+      {"plain producer",
+       [&](Job& j) {
+         j.partitions[2].split_producer = nullptr;
+         j.partitions[2].stream_align = 0;  // a plain producer is never streamed
+         j.partitions[2].producer = [](std::span<const std::span<std::byte>>) -> std::error_code {
+           throw 42;  // not a std::exception
+         };
+       },
+       "partition 2: producer threw: an exception not derived from std::exception"},
+      {"verify",
+       [&](Job& j) {
+         j.verify = [&](const Partition&, std::size_t i) -> std::error_code {
+           if (i == 3) throw throws("checksum table gone");
+           return {};
+         };
+       },
+       "partition 3: its verify threw: checksum table gone"},
+      {"validate",
+       [&](Job& j) {
+         j.validate = [&](const Partition&, std::size_t i) -> Error {
+           if (i == 0) throw throws("cannot read the circuit");
+           return {};
+         };
+       },
+       "its validate threw: cannot read the circuit"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = synthetic(run, 4, 64 << 10);
+    c.arm(job);
+    std::error_code ec;
+    const auto report = run_job(engine, io, std::move(job), ec);
+    EXPECT_EQ(ec, make_error_code(Errc::callable_threw)) << ec.message();
+    EXPECT_NE(report.error.find(c.expect), std::string::npos) << report.error;
+    expect_idle(engine);
+  }
+  // The engine still runs jobs, on both devices.
+  std::shared_ptr<workloads::SyntheticRun> good;
+  std::error_code ec;
+  auto report = run_job(engine, io, synthetic(good, 8, 64 << 10), ec);
+  ASSERT_FALSE(ec) << report.error;
+  expect_outputs_correct(*good);
+
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = synthetic(run, 2, 64 << 10);
+  job.devices = std::vector<int>{1};
+  job.partitions[0].work.cpu = [&](const KernelContext&) -> std::error_code {
+    throw throws("kernel bug");
+  };
+  report = run_job(engine, io, std::move(job), ec);
+  EXPECT_EQ(ec, make_error_code(Errc::callable_threw)) << report.error;
   expect_idle(engine);
 }
 

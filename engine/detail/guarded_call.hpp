@@ -1,0 +1,31 @@
+// A job's callables (producers, kernels, checks, validation) are the
+// caller's code, run on engine threads. An exception one throws must fail
+// its job, with the exception's text, like an error it returned: escaping
+// an engine thread it would end the process, and nothing else would free
+// what the job holds.
+#pragma once
+
+#include <exception>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "devices/error.hpp"
+
+namespace stoker::engine::detail {
+
+// Calls f(args...), which returns an error code. If it throws, returns
+// Errc::callable_threw and puts the exception's text in `thrown`.
+template <typename F, typename... Args>
+std::error_code guarded_call(std::string& thrown, F&& f, Args&&... args) noexcept {
+  try {
+    return std::forward<F>(f)(std::forward<Args>(args)...);
+  } catch (const std::exception& e) {
+    thrown = e.what();
+  } catch (...) {
+    thrown = "an exception not derived from std::exception";
+  }
+  return make_error_code(Errc::callable_threw);
+}
+
+}  // namespace stoker::engine::detail
