@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic_mix.hpp"
@@ -47,6 +48,13 @@ std::size_t draw_words(Rng& rng, std::size_t max_bytes) {
 
 }  // namespace
 
+namespace {
+// Faults that need the partition to have a producer of its own.
+bool producer_fault(Fault f) noexcept {
+  return f == Fault::producer_error || f == Fault::producer_throws;
+}
+}  // namespace
+
 const char* fault_name(Fault f) noexcept {
   switch (f) {
     case Fault::none:
@@ -67,6 +75,10 @@ const char* fault_name(Fault f) noexcept {
       return "producer_error";
     case Fault::verify_error:
       return "verify_error";
+    case Fault::producer_throws:
+      return "producer_throws";
+    case Fault::verify_throws:
+      return "verify_throws";
   }
   return "?";
 }
@@ -156,10 +168,10 @@ JobSpec make_spec(Rng& rng, const MixLimits& L, int round, int submitter, std::s
     j.fault = Fault::kernel_error;
   } else if (rng.chance(L.fault_rate)) {
     // Every kind but kernel_error, which the driver places itself.
-    static constexpr Fault kinds[] = {Fault::empty_input,      Fault::mismatched_sizes,
-                                      Fault::bad_device,       Fault::too_big_for_device,
-                                      Fault::too_big_for_host, Fault::producer_error,
-                                      Fault::verify_error};
+    static constexpr Fault kinds[] = {
+        Fault::empty_input,        Fault::mismatched_sizes, Fault::bad_device,
+        Fault::too_big_for_device, Fault::too_big_for_host, Fault::producer_error,
+        Fault::verify_error,       Fault::producer_throws,  Fault::verify_throws};
     j.fault = kinds[rng.below(std::size(kinds))];
   }
   j.fault_partition = rng.below(j.partitions);
@@ -173,7 +185,7 @@ JobSpec make_spec(Rng& rng, const MixLimits& L, int round, int submitter, std::s
   j.workload = j.fault != Fault::mismatched_sizes && rng.chance(0.35) ? Workload::synthetic
                                                                       : Workload::blend;
   if (j.workload == Workload::synthetic) {
-    j.synthetic_pageable = j.fault != Fault::producer_error && rng.chance(0.5);
+    j.synthetic_pageable = !producer_fault(j.fault) && rng.chance(0.5);
     j.synthetic_bytes = round_up(draw_words(rng, L.max_partition_bytes) * 4, 16);
     j.synthetic_streamed = !j.synthetic_pageable && rng.chance(0.5);
   } else {
@@ -184,8 +196,7 @@ JobSpec make_spec(Rng& rng, const MixLimits& L, int round, int submitter, std::s
           (j.fault == Fault::mismatched_sizes && p == j.fault_partition) ? 2 : 1 + rng.below(2);
       for (std::size_t k = 0; k < n_inputs; ++k)
         ps.inputs.push_back(static_cast<InputKind>(rng.below(4)));
-      if (j.fault == Fault::producer_error && p == j.fault_partition)
-        ps.inputs[0] = InputKind::produced;
+      if (producer_fault(j.fault) && p == j.fault_partition) ps.inputs[0] = InputKind::produced;
       ps.pinned_output = rng.chance(0.3);
       ps.scratch_bytes = rng.chance(0.3) ? round_up(1 + rng.below(64 << 10), 4) : 0;
       j.parts.push_back(std::move(ps));
@@ -311,10 +322,11 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
         }
       }
       if (!produced_inputs.empty()) {
-        const bool fail = s.fault == Fault::producer_error && p == s.fault_partition;
+        const Fault fault = p == s.fault_partition ? s.fault : Fault::none;
         part.producer = [id = s.id, p, produced_inputs,
-                         fail](std::span<const std::span<std::byte>> spans) -> std::error_code {
-          if (fail) return make_error_code(Errc::io_error);
+                         fault](std::span<const std::span<std::byte>> spans) -> std::error_code {
+          if (fault == Fault::producer_error) return make_error_code(Errc::io_error);
+          if (fault == Fault::producer_throws) throw std::runtime_error("stress: producer threw");
           for (std::size_t i = 0; i < spans.size(); ++i) {
             auto* w = reinterpret_cast<std::uint32_t*>(spans[i].data());
             for (std::size_t j = 0; j < spans[i].size() / 4; ++j)
@@ -404,23 +416,31 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
       break;
     }
     case Fault::producer_error:
+    case Fault::producer_throws: {
+      const bool throws = s.fault == Fault::producer_throws;
+      const auto fail = [throws]() -> std::error_code {
+        if (throws) throw std::runtime_error("stress: producer threw");
+        return make_error_code(Errc::io_error);
+      };
       if (s.workload == Workload::synthetic && s.synthetic_streamed) {
         // One share fails, maybe while the partition waits on a device for it.
-        fp.split_producer = [inner = fp.split_producer](std::span<const std::span<std::byte>> in,
-                                                        engine::ProducerTask t) {
-          return t.index == t.count / 2 ? make_error_code(Errc::io_error) : inner(in, t);
+        fp.split_producer = [inner = fp.split_producer, fail](
+                                std::span<const std::span<std::byte>> in, engine::ProducerTask t) {
+          return t.index == t.count / 2 ? fail() : inner(in, t);
         };
       } else if (s.workload == Workload::synthetic) {
         fp.split_producer = nullptr;  // the synthetic workload's own, replaced
-        fp.producer = [](std::span<const std::span<std::byte>>) {
-          return make_error_code(Errc::io_error);
-        };
+        fp.stream_align = 0;          // a plain producer is never streamed
+        fp.producer = [fail](std::span<const std::span<std::byte>>) { return fail(); };
       }
       break;
-    case Fault::verify_error: {
+    }
+    case Fault::verify_error:
+    case Fault::verify_throws: {
       auto inner = job.verify;
-      job.verify = [inner, bad = s.fault_partition](const engine::Partition& p,
-                                                    std::size_t i) -> std::error_code {
+      job.verify = [inner, bad = s.fault_partition, throws = s.fault == Fault::verify_throws](
+                       const engine::Partition& p, std::size_t i) -> std::error_code {
+        if (i == bad && throws) throw std::runtime_error("stress: check threw");
         if (i == bad) return make_error_code(Errc::verification_failed);
         return inner ? inner(p, i) : std::error_code{};
       };
@@ -454,6 +474,12 @@ Expectation expected(const JobSpec& s) {
       return {make_error_code(Errc::io_error), {part + ": producer failed"}};
     case Fault::verify_error:
       return {make_error_code(Errc::verification_failed), {part + " failed verification"}};
+    case Fault::producer_throws:
+      return {make_error_code(Errc::callable_threw),
+              {part + ": producer threw: stress: producer threw"}};
+    case Fault::verify_throws:
+      return {make_error_code(Errc::callable_threw),
+              {part + ": its verify threw: stress: check threw"}};
   }
   return {};
 }

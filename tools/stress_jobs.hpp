@@ -39,8 +39,10 @@ enum class Fault : int {
   kernel_error,        // the kernel (GPU and CPU version) reports an error
   producer_error,      // the producer reports an error
   verify_error,        // the workload's check of a partition fails
+  producer_throws,     // the producer throws an exception
+  verify_throws,       // the workload's check of a partition throws
 };
-inline constexpr int kFaultKinds = 9;
+inline constexpr int kFaultKinds = 11;
 const char* fault_name(Fault f) noexcept;
 
 enum class Token : int { callback, future, awaitable, deferred };
