@@ -15,10 +15,36 @@ std::size_t sum_over(const std::vector<PartitionReport>& parts,
 }
 }  // namespace
 
-std::size_t JobReport::bytes_in() const { return sum_over(parts, &PartitionReport::bytes_in); }
-std::size_t JobReport::bytes_out() const { return sum_over(parts, &PartitionReport::bytes_out); }
+std::size_t JobReport::bytes_in() const {
+  return sum_over(parts, &PartitionReport::bytes_in);
+}
+std::size_t JobReport::bytes_out() const {
+  return sum_over(parts, &PartitionReport::bytes_out);
+}
 std::size_t JobReport::bytes_registered() const {
   return sum_over(parts, &PartitionReport::bytes_registered);
+}
+
+double JobReport::h2d_busy_ms(std::size_t device) const {
+  std::vector<std::pair<double, double>> spans;
+  for (const auto& p : parts)
+    if (p.device == static_cast<int>(device) && p.h2d.ms > 0)
+      spans.emplace_back(p.h2d.start_ms, p.h2d.start_ms + p.h2d.ms);
+  std::sort(spans.begin(), spans.end());
+  double busy = 0, covered_to = 0;
+  for (auto [start, end] : spans) {
+    start = std::max(start, covered_to);
+    if (end > start) busy += end - start;
+    covered_to = std::max(covered_to, end);
+  }
+  return busy;
+}
+
+std::size_t JobReport::bytes_in_on(std::size_t device) const {
+  std::size_t n = 0;
+  for (const auto& p : parts)
+    if (p.device == static_cast<int>(device)) n += p.bytes_in;
+  return n;
 }
 
 namespace {
@@ -113,9 +139,13 @@ std::string summarize(const JobReport& r) {
       r.bound_ms + r.fill_drain_ms > 0 ? r.wall_ms / (r.bound_ms + r.fill_drain_ms) : 0.0);
   s += buf;
   for (std::size_t d = 0; d < r.device_busy.size(); ++d) {
-    std::snprintf(buf, sizeof buf, "  device %zu (%s): compute busy %.0f %%\n", d,
-                  d < r.device_names.size() ? r.device_names[d].c_str() : "?",
-                  r.device_busy[d] * 100);
+    const double h2d = r.h2d_busy_ms(d);
+    std::snprintf(buf, sizeof buf,
+                  "  device %zu (%s): compute busy %.0f %%, H2D busy %.0f %% (%.1f GB/s while "
+                  "busy)\n",
+                  d, d < r.device_names.size() ? r.device_names[d].c_str() : "?",
+                  r.device_busy[d] * 100, r.wall_ms > 0 ? h2d / r.wall_ms * 100 : 0.0,
+                  h2d > 0 ? r.bytes_in_on(d) / h2d / 1e6 : 0.0);
     s += buf;
   }
   // Where a partition's time goes: the stage medians show which one bounds

@@ -59,6 +59,13 @@ struct JobReport {
   std::size_t bytes_in() const;
   std::size_t bytes_out() const;
   std::size_t bytes_registered() const;  // pageable input bytes DMA'd in place
+  // How long engine device `device`'s H2D stream carried this job's inputs:
+  // the union of its partitions' H2D spans there. Staged partitions' spans
+  // overlap (consecutive passes interleave on the stream), so their sum
+  // would count some time twice. Over wall_ms it is the link's busy
+  // fraction; bytes_in_on(device) over it, the link's rate while busy.
+  double h2d_busy_ms(std::size_t device) const;
+  std::size_t bytes_in_on(std::size_t device) const;
 };
 
 // Chrome trace JSON (Perfetto, chrome://tracing): one track per device stream

@@ -97,6 +97,12 @@ std::string json_report(const engine::JobReport& r, const engine::Engine& e,
     std::snprintf(buf, sizeof buf, "%s%.4f", d ? "," : "", r.device_busy[d]);
     s += buf;
   }
+  s += "],\"h2d_busy\":[";
+  for (std::size_t d = 0; d < r.device_busy.size(); ++d) {
+    std::snprintf(buf, sizeof buf, "%s%.4f", d ? "," : "",
+                  r.wall_ms > 0 ? r.h2d_busy_ms(d) / r.wall_ms : 0.0);
+    s += buf;
+  }
   s += "],\"error\":\"";
   for (char c : r.error) s += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
   s += "\"}";
