@@ -101,33 +101,42 @@ TEST(EngineGpu, ReserveDeviceMapsAFullPipelineOnEveryGpu) {
   EXPECT_EQ(engine.stats().busy_slots, 0u);
 }
 
+// GPU 0 alone, for the tests that break a job (or the GPU) on purpose.
+Config gpu0_config() {
+  auto c = gpu_config();
+  c.devices.cuda_ordinals = {0};
+  return c;
+}
+
+// Six synthetic partitions of 1 MiB.
+Job six_small_partitions(std::shared_ptr<workloads::SyntheticRun>& run) {
+  workloads::SyntheticOptions o;
+  o.partitions = 6;
+  o.input_bytes = 1 << 20;
+  auto job = workloads::make_synthetic_job(o, run);
+  EXPECT_TRUE(job) << job.error().what();
+  return std::move(*job);
+}
+
 // A job's GPU callable that throws (before enqueueing anything) fails its
 // job with the exception's text; the device stays healthy and runs the
 // next job.
 TEST(EngineGpu, ThrowingKernelCallableFailsItsJobAndTheGpuCarriesOn) {
   STOKER_REQUIRE_GPU();
   asio::io_context io;
-  auto c = gpu_config();
-  c.devices.cuda_ordinals = {0};
-  Engine engine(io.get_executor(), c);
-  workloads::SyntheticOptions o;
-  o.partitions = 6;
-  o.input_bytes = 1 << 20;
+  Engine engine(io.get_executor(), gpu0_config());
   std::shared_ptr<workloads::SyntheticRun> run;
-  auto job = workloads::make_synthetic_job(o, run);
-  ASSERT_TRUE(job);
-  job->partitions[3].work.gpu = [](const KernelContext&) -> std::error_code {
+  auto job = six_small_partitions(run);
+  job.partitions[3].work.gpu = [](const KernelContext&) -> std::error_code {
     throw std::runtime_error("no kernel for this curve");
   };
   std::error_code ec;
-  auto r = run_job(engine, io, std::move(*job), ec);
+  auto r = run_job(engine, io, std::move(job), ec);
   EXPECT_EQ(ec, make_error_code(Errc::callable_threw)) << r.error;
   EXPECT_NE(r.error.find("no kernel for this curve"), std::string::npos) << r.error;
   EXPECT_TRUE(engine.stats().device_healthy[0]);
   std::shared_ptr<workloads::SyntheticRun> good;
-  auto next = workloads::make_synthetic_job(o, good);
-  ASSERT_TRUE(next);
-  r = run_job(engine, io, std::move(*next), ec);
+  r = run_job(engine, io, six_small_partitions(good), ec);
   ASSERT_FALSE(ec) << r.error;
   expect_outputs_correct(*good);
   EXPECT_EQ(engine.stats().busy_slots, 0u);
@@ -136,20 +145,14 @@ TEST(EngineGpu, ThrowingKernelCallableFailsItsJobAndTheGpuCarriesOn) {
 TEST(EngineGpu, FaultingKernelFailsTheJobInsteadOfHanging) {
   STOKER_REQUIRE_GPU();
   asio::io_context io;
-  auto c = gpu_config();
-  c.devices.cuda_ordinals = {0};
-  Engine engine(io.get_executor(), c);
+  Engine engine(io.get_executor(), gpu0_config());
   std::shared_ptr<workloads::SyntheticRun> run;
-  workloads::SyntheticOptions o;
-  o.partitions = 6;
-  o.input_bytes = 1 << 20;
-  auto job = workloads::make_synthetic_job(o, run);
-  ASSERT_TRUE(job);
-  job->partitions[2].work.gpu = [](const KernelContext& ctx) {
+  auto job = six_small_partitions(run);
+  job.partitions[2].work.gpu = [](const KernelContext& ctx) {
     return test::launch_faulting_kernel(ctx.stream.native());
   };
   std::error_code ec;
-  auto r = run_job(engine, io, std::move(*job), ec);
+  auto r = run_job(engine, io, std::move(job), ec);
   ASSERT_TRUE(ec);
   EXPECT_NE(r.error.find("faulted"), std::string::npos) << r.error;
   EXPECT_FALSE(engine.stats().device_healthy[0]);
