@@ -399,8 +399,11 @@ void DeviceRunner::begin(const std::shared_ptr<Launch>& lp) {
     if (l.pass.chunks != 0) {
       // The pass runs beside the rest of this half, and beside the previous
       // and next partitions' passes: the launch goes on when both have
-      // ended. Its first chunks may be sent before the previous launch's
-      // input events are recorded, which then complete a few chunks late.
+      // ended. Its chunks may be sent before the previous launch's input
+      // events are recorded: while one thread still copies that launch's
+      // last chunk, the others go on here (and to the passes after), so
+      // those events complete late by the H2D time of whatever the others
+      // send meanwhile (a straggling chunk under load took up to 13 ms).
       StagingPass& pass = l.pass;
       const std::size_t tasks = std::min(pass.chunks, staging_threads_);
       pass.running.store(tasks, std::memory_order_relaxed);
@@ -451,8 +454,9 @@ void DeviceRunner::complete(Launch& l) {
   }
   if (auto ec = start_h2d(l)) fail(ec, "record");  // a launch with nothing to copy
   // Recorded after every chunk's copy of this partition, and perhaps after
-  // a few of the next partition's (their passes overlap): the events then
-  // complete a little later, never early.
+  // chunks of the next partitions' passes, sent while this pass's last
+  // chunk was being copied: the events then complete a little later, never
+  // early.
   if (auto ec = h2d_.record(slot.h2d1)) fail(ec, "record");
   if (auto ec = h2d_.record(slot.in_ready)) fail(ec, "record");
   if (auto ec = h2d_.record(slot.copied_in)) fail(ec, "record");
@@ -491,13 +495,14 @@ void DeviceRunner::complete(Launch& l) {
     } else {
       // The CPU version runs on the stream's worker, in stream order; the
       // context's spans are copied since this frame is gone by then.
+      // A throw faults the emulated device, as an error returned does; the
+      // job's message then carries the exception's text.
+      res.cpu_kernels_threw = std::make_shared<std::string>();
       auto task = [&dev = device_, &st = compute_, ins, in_bytes, outs, out_bytes,
-                   scratch = ctx.scratch, sb = ctx.scratch_bytes, fn = p.work.cpu]() {
+                   scratch = ctx.scratch, sb = ctx.scratch_bytes, fn = p.work.cpu,
+                   thrown = res.cpu_kernels_threw]() {
         KernelContext c{dev, st, ins, in_bytes, outs, out_bytes, scratch, sb};
-        // A throw faults the emulated device, as an error returned does;
-        // the fault's code says it threw.
-        std::string thrown;
-        return guarded_call(thrown, fn, c);
+        return guarded_call(*thrown, fn, c);
       };
       if (auto ec = compute_.enqueue_host(std::move(task))) fail(ec, "enqueueing the CPU kernels");
     }
@@ -542,6 +547,9 @@ void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res,
     res.error = fault;
     res.message = "device " + std::to_string(device_.index()) + " (" + device_.info().name +
                   ") faulted: " + fault.message();
+    // Read after the fault was seen: the worker wrote it before faulting.
+    if (res.cpu_kernels_threw && !res.cpu_kernels_threw->empty())
+      res.message += " (this partition's CPU kernels threw: " + *res.cpu_kernels_threw + ")";
   } else if (!res.error) {
     const double h0 = device_time_ms(slot.h2d0, r.job_start),
                  h1 = device_time_ms(slot.h2d1, r.job_start);

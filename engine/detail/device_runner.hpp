@@ -55,6 +55,9 @@ struct LaunchResult {
   // Pageable inputs page-locked in place for this partition's copies;
   // unregistered once the slot's work is done.
   std::vector<devices::HostRegistration> registrations;
+  // Host backend: what the partition's CPU kernels threw, if they did
+  // (written by the compute stream's worker before the fault it causes).
+  std::shared_ptr<std::string> cpu_kernels_threw;
 };
 
 class DeviceRunner {

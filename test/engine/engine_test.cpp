@@ -981,6 +981,8 @@ TEST(Engine, ThrowingCallablesFailTheirJobWithTheExceptionsText) {
   };
   report = run_job(engine, io, std::move(job), ec);
   EXPECT_EQ(ec, make_error_code(Errc::callable_threw)) << report.error;
+  EXPECT_NE(report.error.find("partition's CPU kernels threw: kernel bug"), std::string::npos)
+      << report.error;
   expect_idle(engine);
 }
 
