@@ -92,18 +92,19 @@ std::string json_report(const engine::JobReport& r, const engine::Engine& e,
                 m.producer, m.h2d, m.kernels, m.d2h);
   s += buf;
   s += extra;
-  s += "\"device_busy\":[";
-  for (std::size_t d = 0; d < r.device_busy.size(); ++d) {
-    std::snprintf(buf, sizeof buf, "%s%.4f", d ? "," : "", r.device_busy[d]);
-    s += buf;
-  }
-  s += "],\"h2d_busy\":[";
-  for (std::size_t d = 0; d < r.device_busy.size(); ++d) {
-    std::snprintf(buf, sizeof buf, "%s%.4f", d ? "," : "",
-                  r.wall_ms > 0 ? r.h2d_busy_ms(d) / r.wall_ms : 0.0);
-    s += buf;
-  }
-  s += "],\"error\":\"";
+  // A per-device array of fractions.
+  const auto per_device = [&](const char* key, auto fraction) {
+    s += std::string("\"") + key + "\":[";
+    for (std::size_t d = 0; d < r.device_busy.size(); ++d) {
+      std::snprintf(buf, sizeof buf, "%s%.4f", d ? "," : "", fraction(d));
+      s += buf;
+    }
+    s += "],";
+  };
+  per_device("device_busy", [&](std::size_t d) { return r.device_busy[d]; });
+  per_device("h2d_busy",
+             [&](std::size_t d) { return r.wall_ms > 0 ? r.h2d_busy_ms(d) / r.wall_ms : 0.0; });
+  s += "\"error\":\"";
   for (char c : r.error) s += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
   s += "\"}";
   return s;

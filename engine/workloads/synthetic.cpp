@@ -115,19 +115,28 @@ void synthetic_cpu(const std::uint32_t* in, std::uint32_t* out, std::size_t out_
 
 namespace {
 
+// One page-aligned buffer of `bytes` per partition, appended to `out`;
+// `what` ("input", "output") names it in the error.
+Error allocate_page_buffers(std::size_t partitions, std::size_t bytes, const char* what,
+                            std::vector<PageBuffer<std::uint32_t>>& out) {
+  for (std::size_t p = 0; p < partitions; ++p) {
+    auto* mem = static_cast<std::uint32_t*>(allocate_pages(bytes));
+    if (mem == nullptr)
+      return Error{Errc::out_of_host_memory, std::string("synthetic: no memory for the ") + what +
+                                                 " of partition " + std::to_string(p) + " (" +
+                                                 std::to_string(bytes) + " bytes)"};
+    out.emplace_back(mem);
+  }
+  return {};
+}
+
 // Every partition's input in its own page-aligned allocation, generated and
 // page-locked on up to 4 threads (registering costs ~0.04 s/GiB, filling
 // about as much on one thread).
 Error fill_registered_inputs(devices::Backend backend, SyntheticRun& run) {
   const auto& o = run.options;
-  for (std::size_t p = 0; p < o.partitions; ++p) {
-    auto* mem = static_cast<std::uint32_t*>(allocate_pages(o.input_bytes));
-    if (mem == nullptr)
-      return Error{Errc::out_of_host_memory, "synthetic: no memory for the input of partition " +
-                                                 std::to_string(p) + " (" +
-                                                 std::to_string(o.input_bytes) + " bytes)"};
-    run.registered_inputs.emplace_back(mem);
-  }
+  if (auto e = allocate_page_buffers(o.partitions, o.input_bytes, "input", run.registered_inputs))
+    return e;
   const auto fill = [&](std::size_t p) {
     synthetic_fill(o.seed, p, std::span(run.registered_inputs[p].get(), o.input_bytes / 4));
     return static_cast<void*>(run.registered_inputs[p].get());
@@ -140,15 +149,9 @@ Error fill_registered_inputs(devices::Backend backend, SyntheticRun& run) {
 Error register_outputs(devices::Backend backend, std::size_t out_words, SyntheticRun& run) {
   const auto& o = run.options;
   const std::size_t bytes = out_words * sizeof(std::uint32_t);
-  for (std::size_t p = 0; p < o.partitions; ++p) {
-    auto* mem = static_cast<std::uint32_t*>(allocate_pages(bytes));
-    if (mem == nullptr)
-      return Error{Errc::out_of_host_memory, "synthetic: no memory for the output of partition " +
-                                                 std::to_string(p) + " (" + std::to_string(bytes) +
-                                                 " bytes)"};
-    run.registered_output_storage.emplace_back(mem);
-    run.outputs.emplace_back(mem, out_words);
-  }
+  if (auto e = allocate_page_buffers(o.partitions, bytes, "output", run.registered_output_storage))
+    return e;
+  for (auto& buf : run.registered_output_storage) run.outputs.emplace_back(buf.get(), out_words);
   const auto prepare = [&](std::size_t p) {
     std::fill(run.outputs[p].begin(), run.outputs[p].end(), 0u);  // touched before pinning
     return static_cast<void*>(run.outputs[p].data());
