@@ -14,6 +14,17 @@
 
 namespace stoker::engine::detail {
 
+// Copies an exception's text into `thrown`. The copy allocates; if that
+// fails too, `thrown` is left empty (the error code still says what
+// happened) rather than throwing out of a noexcept function.
+inline void keep_text(std::string& thrown, const char* text) noexcept {
+  try {
+    thrown = text;
+  } catch (...) {
+    thrown.clear();
+  }
+}
+
 // Calls f(args...), which returns an error code. If it throws, returns
 // Errc::callable_threw and puts the exception's text in `thrown`.
 template <typename F, typename... Args>
@@ -21,9 +32,9 @@ std::error_code guarded_call(std::string& thrown, F&& f, Args&&... args) noexcep
   try {
     return std::forward<F>(f)(std::forward<Args>(args)...);
   } catch (const std::exception& e) {
-    thrown = e.what();
+    keep_text(thrown, e.what());
   } catch (...) {
-    thrown = "an exception not derived from std::exception";
+    keep_text(thrown, "an exception not derived from std::exception");
   }
   return make_error_code(Errc::callable_threw);
 }
