@@ -57,7 +57,9 @@ struct SyntheticRun {
   std::vector<std::vector<std::uint32_t>> output_storage;
   std::vector<PageBuffer<std::uint32_t>> registered_output_storage;
   std::vector<devices::HostRegistration> output_registrations;
-  std::vector<std::uint64_t> checksums;  // per partition, filled by verify
+  // Per partition, filled by verify: a sum of every output word, the same
+  // on every backend for the same options and seed.
+  std::vector<std::uint64_t> checksums;
 };
 
 // Builds the job; `run` receives the buffers. Errors name a bad option.
