@@ -85,6 +85,15 @@ Result<DeviceSet> discover_cuda(const DiscoverOptions& options) {
   const int count = cuda_device_count();
   if (count == 0)
     return Error{Errc::no_device, "CUDA backend requested but no CUDA device is visible"};
+  // The host backend's shape would be ignored here: say so rather than run
+  // on GPUs the caller thought were emulated.
+  if (options.host.device_count != 1 || !options.host.slowdown.empty())
+    return Error{Errc::invalid_argument,
+                 "host backend options (device count " +
+                     std::to_string(options.host.device_count) + ", " +
+                     std::to_string(options.host.slowdown.size()) +
+                     " slowdown factors) were given but the backend is CUDA; ask for the host "
+                     "backend to use them"};
   std::vector<int> ordinals = options.cuda_ordinals;
   if (ordinals.empty())
     for (int i = 0; i < count; ++i) ordinals.push_back(i);
@@ -103,10 +112,21 @@ Result<DeviceSet> discover_cuda(const DiscoverOptions& options) {
     devices.push_back(
         std::make_unique<detail::CudaDevice>(static_cast<int>(i), o, std::move(*info)));
   }
+  for (int o : ordinals) detail::note_usable_cuda_device(o);
   return DeviceSet(Backend::cuda, std::move(devices), cuda_topology(ordinals));
 }
 
-Result<DeviceSet> discover_host(const HostBackendOptions& o) {
+Result<DeviceSet> discover_host(const DiscoverOptions& options) {
+  // Silently running on emulated devices when GPUs were named would report
+  // figures for a machine the caller did not ask for.
+  if (!options.cuda_ordinals.empty())
+    return Error{Errc::invalid_argument,
+                 "CUDA devices were named (" + std::to_string(options.cuda_ordinals.size()) +
+                     ") but the backend is the host's" +
+                     (options.backend == BackendChoice::automatic ? " (no CUDA device is visible)"
+                                                                  : "") +
+                     "; the host backend's device count is set on its own"};
+  const HostBackendOptions& o = options.host;
   if (o.device_count < 1 || o.device_count > 64)
     return Error{Errc::invalid_argument,
                  "host backend device count must be 1..64, not " + std::to_string(o.device_count)};
@@ -153,12 +173,23 @@ Result<DeviceSet> discover(const DiscoverOptions& options) {
     case BackendChoice::cuda:
       return discover_cuda(options);
     case BackendChoice::host:
-      return discover_host(options.host);
+      return discover_host(options);
     case BackendChoice::automatic:
       if (cuda_device_count() > 0) return discover_cuda(options);
-      return discover_host(options.host);
+      return discover_host(options);
   }
   return Error{Errc::invalid_argument, "unknown backend choice"};
+}
+
+KeepCurrentDevice::KeepCurrentDevice(bool cuda) noexcept {
+  if (cuda && cudaGetDevice(&device_) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no device: nothing to restore
+    device_ = -1;
+  }
+}
+
+KeepCurrentDevice::~KeepCurrentDevice() {
+  if (device_ >= 0) cudaSetDevice(device_);
 }
 
 namespace {
@@ -239,6 +270,7 @@ Result<PinnedBuffer> allocate_pinned(Backend backend, std::size_t bytes) {
   if (bytes == 0) return Error{Errc::invalid_argument, "pinned allocation of 0 bytes"};
   void* p = nullptr;
   if (backend == Backend::cuda) {
+    detail::PinningContext context;
     if (bytes >= kMappedMinBytes) {
       std::size_t mapped = 0;
       if (void* m = map_and_register(bytes, mapped)) return PinnedBuffer(m, bytes, mapped);
@@ -261,6 +293,8 @@ Result<PinnedBuffer> allocate_pinned(Backend backend, std::size_t bytes) {
 
 void PinnedBuffer::reset() noexcept {
   if (ptr_ != nullptr) {
+    std::optional<detail::PinningContext> context;
+    if (backend_ == Backend::cuda) context.emplace();
     if (mapped_bytes_ != 0) {
       cudaHostUnregister(ptr_);
       munmap(ptr_, mapped_bytes_);
@@ -279,6 +313,7 @@ Result<HostRegistration> register_host(Backend backend, void* ptr, std::size_t b
   if (ptr == nullptr || bytes == 0)
     return Error{Errc::invalid_argument, "register_host needs a non-empty range"};
   if (backend == Backend::cuda) {
+    detail::PinningContext context;
     const auto st = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
     if (st != cudaSuccess) {
       cudaGetLastError();
@@ -294,7 +329,10 @@ Result<HostRegistration> register_host(Backend backend, void* ptr, std::size_t b
 }
 
 void HostRegistration::reset() noexcept {
-  if (ptr_ != nullptr && backend_ == Backend::cuda) cudaHostUnregister(ptr_);
+  if (ptr_ != nullptr && backend_ == Backend::cuda) {
+    detail::PinningContext context;
+    cudaHostUnregister(ptr_);
+  }
   if (ptr_ != nullptr && backend_ == Backend::host) HostRegistry::instance().release(ptr_, bytes_);
   ptr_ = nullptr;
   bytes_ = 0;

@@ -64,4 +64,21 @@ class DeviceSet {
 // CUDA ordinal that does not exist or a bad host option (names the value).
 Result<DeviceSet> discover(const DiscoverOptions& options = {});
 
+// Calls on a Device make its GPU current on the calling thread and leave it
+// so. Calls made for a caller on its own thread (creating or destroying an
+// engine, preparing kernels on every GPU) hold one of these, so a caller
+// that relies on its current device (a prover that launches its own
+// kernels) finds it as it was. `cuda` false: does nothing, and touches no
+// CUDA (the host backend).
+class KeepCurrentDevice {
+ public:
+  explicit KeepCurrentDevice(bool cuda) noexcept;
+  ~KeepCurrentDevice();
+  KeepCurrentDevice(const KeepCurrentDevice&) = delete;
+  KeepCurrentDevice& operator=(const KeepCurrentDevice&) = delete;
+
+ private:
+  int device_ = -1;  // -1: none to restore
+};
+
 }  // namespace stoker::devices

@@ -72,9 +72,20 @@ class Result {
   bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
 
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  // On an error, value() throws std::system_error with the error's code
+  // and message (Config::from_env().value() must say which setting was bad).
+  T& value() & {
+    check();
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    check();
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    check();
+    return std::get<0>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }
@@ -85,6 +96,9 @@ class Result {
   Error&& error() && { return std::get<1>(std::move(v_)); }
 
  private:
+  void check() const {
+    if (const Error* e = std::get_if<1>(&v_)) throw std::system_error(e->code, e->what());
+  }
   std::variant<T, Error> v_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace stoker::engine {
@@ -51,6 +52,8 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     for (const auto& s : split(value)) {
       auto v = parse_int(what, s);
       if (!v) return v.error();
+      if (*v < 0 || *v > 1023)
+        return {Errc::invalid_argument, what + ": '" + s + "' is not a CUDA device ordinal"};
       c.devices.cuda_ordinals.push_back(static_cast<int>(*v));
     }
     return {};
@@ -98,6 +101,15 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
   auto v = parse_int(what, value);
   if (!v) return v.error();
   if (*v < 0) return {Errc::invalid_argument, what + " must not be negative, not " + value};
+  // Sizes in MiB or KiB must not wrap when scaled to bytes, counts must fit
+  // an int: a wrapped value would pass validation as some other number.
+  const int shift = name.ends_with("-mib") ? 20 : name.ends_with("-kib") ? 10 : -1;
+  const unsigned long long most =
+      shift >= 0 ? std::numeric_limits<std::size_t>::max() >> shift
+                 : static_cast<unsigned long long>(std::numeric_limits<int>::max());
+  if (static_cast<unsigned long long>(*v) > most)
+    return {Errc::invalid_argument,
+            what + " must be at most " + std::to_string(most) + ", not " + value};
   const auto u = static_cast<std::size_t>(*v);
   if (name == "host-devices")
     c.devices.host.device_count = static_cast<int>(*v);

@@ -48,7 +48,7 @@ struct Config {
   devices::StreamPriority copy_priority = devices::StreamPriority::high;
   devices::StreamPriority compute_priority = devices::StreamPriority::normal;
   // Host memory the engine may hold in pinned pools (producers' inputs,
-  // output staging). 0: a quarter of physical memory.
+  // output staging). 0: half of physical memory, at least 1 GiB.
   std::size_t host_budget_bytes = 0;
   // Device memory per device for partitions in flight. 0: 85 % of the device.
   std::size_t device_budget_bytes = 0;

@@ -140,6 +140,13 @@ void CancelRelay::cancel(std::uint64_t seq) {
 EngineCore::~EngineCore() {
   // Cancellation handlers left in callers' slots stop reaching us first.
   relay_->detach();
+  // create() failed before starting our threads (a device's runner could
+  // not be set up): nothing ran, so there is nothing to drain, and posting
+  // to an io_context nobody runs would wait forever.
+  if (!thread_.joinable()) {
+    runners_.clear();
+    return;
+  }
   // Cancel what is queued, let started partitions drain, then stop threads
   // in dependency order: runners (they post here), workers, then our own.
   std::promise<void> drained;
@@ -492,16 +499,19 @@ void EngineCore::request_block(const Key& k) {
   // earlier request must not arm it (its handler may not be installed yet).
   const unsigned request = ++ps.cancel_request;
   ps.cancel_armed = false;
-  // Initiated from a worker: growing the pool pins memory (0.05-0.5
-  // s/GiB), which must never stall this scheduling thread.
+  // Initiated and completed on a worker: the pool takes the block in the
+  // completion, and growing it pins memory (0.05-0.5 s/GiB), which must
+  // never stall this scheduling thread (and with it every GPU's dispatch).
   asio::post(*workers_, [this, k, request, bytes = ps.block_bytes[ps.blocks.size()],
                          slot = ps.cancel->slot()] {
     pool_->async_allocate(
-        bytes,
-        asio::bind_cancellation_slot(
-            slot, asio::bind_executor(io_, [this, k](std::error_code ec, alloc::PinnedBlock block) {
-              block_arrived(k, ec, std::move(block));
-            })));
+        bytes, asio::bind_cancellation_slot(
+                   slot, asio::bind_executor(*workers_, [this, k](std::error_code ec,
+                                                                  alloc::PinnedBlock block) {
+                     asio::post(io_, [this, k, ec, block = std::move(block)]() mutable {
+                       block_arrived(k, ec, std::move(block));
+                     });
+                   })));
     // The pool installed its cancellation handler in `slot` on this worker;
     // only from now on may the engine thread emit on it (Asio signals are
     // not thread-safe: TSan saw drop_queued's emit race the installation).
@@ -857,7 +867,9 @@ void EngineCore::fail(JobState& job, Error error) {
 
 void EngineCore::cancel(std::uint64_t seq) {
   auto* job = find(seq);
-  if (!job || job->cancelled) return;
+  // A failed job is already dropping its queue; cancelling it now would
+  // report operation_aborted and hide the failure its caller must read.
+  if (!job || job->cancelled || job->failure) return;
   job->cancelled = true;
   drop_queued(*job);
   maybe_complete(seq);
@@ -875,9 +887,15 @@ void EngineCore::fail_unschedulable() {
     if (std::any_of(job->parts.begin(), job->parts.end(),
                     [](const PartState& ps) { return ps.phase == PartPhase::running; }))
       continue;
+    // Partitions fit only the devices whose budget holds them: if the
+    // only such device faulted, the others would never take them.
+    std::size_t largest = 0;
+    for (const auto& ps : job->parts)
+      if (ps.phase != PartPhase::done && ps.phase != PartPhase::dropped)
+        largest = std::max(largest, ps.device_bytes);
     bool runnable = false;
     for (std::size_t d = 0; d < dev_.size(); ++d)
-      if (dev_[d].healthy && allowed(*job, d)) runnable = true;
+      if (dev_[d].healthy && allowed(*job, d) && largest <= dev_[d].budget) runnable = true;
     if (!runnable && (job->remaining > 0)) doomed.push_back(seq);
   }
   for (auto seq : doomed) {
@@ -909,10 +927,16 @@ void EngineCore::maybe_complete(std::uint64_t seq) {
   r.h2d_gbps_model = config_.h2d_gbps;
   r.d2h_gbps_model = config_.d2h_gbps;
   r.device_busy.assign(set_.size(), 0.0);
+  // The bound spreads the work over the devices that could take it: those
+  // the job allows, less any that faulted without running a partition of it.
+  std::vector<bool> ran(set_.size(), false);
+  for (const auto& ps : job.parts)
+    if (ps.phase == PartPhase::done && ps.report.device >= 0)
+      ran[static_cast<std::size_t>(ps.report.device)] = true;
   std::size_t devices_allowed = 0;
   for (std::size_t d = 0; d < set_.size(); ++d) {
     r.device_names.push_back(set_[d].info().name);
-    devices_allowed += allowed(job, d);
+    devices_allowed += allowed(job, d) && (dev_[d].healthy || ran[d]);
   }
   double bound = 0, longest_part = 0;
   for (auto& ps : job.parts) {
@@ -970,19 +994,32 @@ void EngineCore::shutdown(ShutdownHandler handler, asio::any_io_executor handler
 Engine::Engine(Tag, executor_type executor, std::unique_ptr<detail::EngineCore> core)
     : executor_(std::move(executor)), core_(std::move(core)) {}
 
+namespace {
+// The engine's calls on its caller's thread leave the caller's current GPU
+// as they found it (devices::KeepCurrentDevice).
+bool may_use_cuda(const Config& c) {
+  return c.devices.backend != devices::BackendChoice::host;
+}
+}  // namespace
+
 Engine::Engine(executor_type executor, Config config) : executor_(std::move(executor)) {
+  devices::KeepCurrentDevice keep(may_use_cuda(config));
   auto core = detail::EngineCore::create(std::move(config));
   if (!core) throw std::system_error(core.error().code, core.error().what());
   core_ = std::move(*core);
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(executor_type executor, Config config) {
+  devices::KeepCurrentDevice keep(may_use_cuda(config));
   auto core = detail::EngineCore::create(std::move(config));
   if (!core) return std::move(core).error();
   return std::make_unique<Engine>(Tag{}, std::move(executor), std::move(*core));
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  devices::KeepCurrentDevice keep(core_->devices().backend() == devices::Backend::cuda);
+  core_.reset();
+}
 
 const devices::DeviceSet& Engine::devices() const noexcept {
   return core_->devices();
@@ -1013,10 +1050,12 @@ std::size_t Engine::lookahead() const noexcept {
 }
 
 std::error_code Engine::reserve_pinned(const Partition& like, std::size_t count) {
+  devices::KeepCurrentDevice keep(core_->devices().backend() == devices::Backend::cuda);
   return core_->reserve_pinned(like, count);
 }
 
 void Engine::reserve_device(const Partition& like) {
+  devices::KeepCurrentDevice keep(core_->devices().backend() == devices::Backend::cuda);
   core_->reserve_device(like);
 }
 

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cctype>
 #include <fstream>
 #include <string>
@@ -131,6 +133,42 @@ bool is_sticky_cuda_error(int e) noexcept {
   }
 }
 
+namespace {
+// Bit o: CUDA ordinal o (ordinals past 63 are never chosen; their calls use
+// whatever is current, as before).
+std::atomic<std::uint64_t> usable_devices{0}, lost_devices{0};
+std::uint64_t bit(int ordinal) noexcept {
+  return ordinal >= 0 && ordinal < 64 ? std::uint64_t{1} << ordinal : 0;
+}
+}  // namespace
+
+void note_usable_cuda_device(int ordinal) noexcept {
+  usable_devices.fetch_or(bit(ordinal));
+}
+
+void note_lost_cuda_device(int ordinal) noexcept {
+  lost_devices.fetch_or(bit(ordinal));
+}
+
+PinningContext::PinningContext() noexcept {
+  const std::uint64_t healthy = usable_devices.load() & ~lost_devices.load();
+  if (healthy == 0) return;
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  if (healthy & bit(current)) return;  // the caller's own GPU will do
+  if (cudaSetDevice(std::countr_zero(healthy)) == cudaSuccess)
+    restore_ = current;
+  else
+    cudaGetLastError();
+}
+
+PinningContext::~PinningContext() {
+  if (restore_ >= 0) cudaSetDevice(restore_);
+}
+
 CudaDevice::CudaDevice(int index, int ordinal, DeviceInfo info) : info_(std::move(info)) {
   info_.index = index;
   info_.ordinal = ordinal;
@@ -143,6 +181,7 @@ std::error_code CudaDevice::check(int st) const noexcept {
   if (is_sticky_cuda_error(st)) {
     int expected = 0;
     sticky_.compare_exchange_strong(expected, st);
+    note_lost_cuda_device(info_.ordinal);
   }
   return make_cuda_error(st);
 }
@@ -155,7 +194,7 @@ std::error_code CudaDevice::health() const {
   if (const int s = sticky_.load()) return make_cuda_error(s);
   // A sticky error makes every later runtime call fail with it; a call that
   // touches the context without blocking is the cheapest probe.
-  if (cudaSetDevice(info_.ordinal) != cudaSuccess) return make_cuda_error(sticky_.load());
+  if (const auto st = cudaSetDevice(info_.ordinal); st != cudaSuccess) return check(st);
   const auto st = cudaStreamQuery(cudaStreamPerThread);
   if (st != cudaSuccess && st != cudaErrorNotReady && is_sticky_cuda_error(st)) return check(st);
   return {};

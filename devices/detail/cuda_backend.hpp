@@ -42,6 +42,29 @@ class CudaDevice final : public Device {
   mutable std::atomic<int> sticky_{0};
 };
 
+// Host memory calls (cudaHostAlloc, cudaHostRegister and their frees) run
+// in the calling thread's current context; a thread that never chose one
+// gets device 0's. That context may be one the process does not use (an
+// engine on GPU 1 only) or one a faulting kernel has broken for good, and
+// then every such call fails, though the memory is portable and any
+// healthy GPU could pin it. discover() notes the GPUs a process uses,
+// check() the ones lost to sticky errors (a sticky error is the context's,
+// so it holds process-wide), and a PinningContext makes a usable one
+// current for the length of a host memory call, then restores the caller's.
+void note_usable_cuda_device(int ordinal) noexcept;
+void note_lost_cuda_device(int ordinal) noexcept;
+
+class PinningContext {
+ public:
+  PinningContext() noexcept;
+  ~PinningContext();
+  PinningContext(const PinningContext&) = delete;
+  PinningContext& operator=(const PinningContext&) = delete;
+
+ private:
+  int restore_ = -1;  // the caller's device, where this one switched
+};
+
 // Fills a DeviceInfo for CUDA ordinal `ordinal` (properties, PCIe link and
 // NUMA node from sysfs where readable).
 Result<DeviceInfo> read_cuda_device_info(int ordinal);

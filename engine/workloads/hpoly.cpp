@@ -420,6 +420,7 @@ std::error_code hpoly_verify(std::uint64_t seed, std::size_t partition, unsigned
 
 std::error_code hpoly_prepare(const devices::DeviceSet& set, unsigned log_n) {
   if (set.backend() != devices::Backend::cuda) return {};
+  devices::KeepCurrentDevice keep(true);
   for (std::size_t d = 0; d < set.size(); ++d) {
     if (auto ec = set[d].make_current()) return ec;
     if (auto ec = kernels::gpu::prepare_hpoly(log_n)) return ec;

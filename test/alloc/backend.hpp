@@ -24,7 +24,7 @@ inline devices::DeviceSet devices_for_test() {
   devices::DiscoverOptions o;
   o.backend = kBackend == devices::Backend::host ? devices::BackendChoice::host
                                                  : devices::BackendChoice::cuda;
-  o.cuda_ordinals = {0};
+  if (kBackend == devices::Backend::cuda) o.cuda_ordinals = {0};
   auto set = devices::discover(o);
   EXPECT_TRUE(set) << set.error().what();
   return std::move(*set);

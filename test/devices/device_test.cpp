@@ -34,7 +34,7 @@ class DeviceTest : public ::testing::Test {
     REQUIRE_BACKEND();
     DiscoverOptions o;
     o.backend = kBackend == Backend::cuda ? BackendChoice::cuda : BackendChoice::host;
-    o.host.device_count = 2;
+    if (kBackend == Backend::host) o.host.device_count = 2;
     auto set = discover(o);
     ASSERT_TRUE(set) << set.error().what();
     set_ = std::move(*set);
@@ -363,6 +363,35 @@ TEST(DeviceDiscovery, BadIndicesAndOptionsAreErrorsNamingTheValue) {
     EXPECT_EQ(missing.error().code, make_error_code(Errc::no_device));
   else
     EXPECT_NE(missing.error().what().find("99"), std::string::npos) << missing.error().what();
+}
+
+// Options for one backend given to the other are refused, not ignored: a
+// run would otherwise report figures for devices nobody asked for.
+TEST(DeviceDiscovery, OptionsForTheOtherBackendAreRefused) {
+  DiscoverOptions named;
+  named.backend = BackendChoice::host;
+  named.cuda_ordinals = {1};
+  auto host = discover(named);
+  ASSERT_FALSE(host);
+  EXPECT_EQ(host.error().code, make_error_code(Errc::invalid_argument));
+  EXPECT_NE(host.error().what().find("CUDA devices were named"), std::string::npos)
+      << host.error().what();
+  if (cuda_device_count() == 0) {
+    // automatic falls back to the host backend, which must refuse them too
+    named.backend = BackendChoice::automatic;
+    auto fallback = discover(named);
+    ASSERT_FALSE(fallback);
+    EXPECT_NE(fallback.error().what().find("no CUDA device is visible"), std::string::npos)
+        << fallback.error().what();
+  } else {
+    DiscoverOptions shaped;
+    shaped.backend = BackendChoice::cuda;
+    shaped.host.slowdown = {2.0};
+    auto cuda = discover(shaped);
+    ASSERT_FALSE(cuda);
+    EXPECT_NE(cuda.error().what().find("backend is CUDA"), std::string::npos)
+        << cuda.error().what();
+  }
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
 
 namespace stoker::engine {
 namespace {
@@ -142,5 +146,47 @@ TEST(Config, EnvironmentIsRead) {
   EXPECT_NE(bad.error().what().find("STOKER_PIPELINE_DEPTH"), std::string::npos);
 }
 
+
+// The documented one-liner, Config::from_env().value(), throws an error
+// that names the bad variable and its value, not std::bad_variant_access.
+TEST(Config, ValueOfABadEnvironmentThrowsTheNamedError) {
+  setenv("STOKER_PIPELINE_DEPTH", "1", 1);
+  auto bad = Config::from_env();
+  unsetenv("STOKER_PIPELINE_DEPTH");
+  try {
+    (void)bad.value();
+    FAIL() << "value() of an error returned";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), make_error_code(Errc::invalid_argument));
+    EXPECT_NE(std::string(e.what()).find("not 1"), std::string::npos) << e.what();
+  }
+  setenv("STOKER_WORKERS", "lots", 1);
+  auto worse = Config::from_env();
+  unsetenv("STOKER_WORKERS");
+  EXPECT_THROW((void)*worse, std::system_error);
+}
+
+// Values that would wrap when scaled to bytes, or when narrowed to an int,
+// are refused with the most allowed, not taken as some other number.
+TEST(Config, ValuesThatWouldWrapAreRefused) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--host-budget-mib", "17592186044424"},  // 2^44 + 8: wrapped to 8 MiB
+      {"--chunk-kib", "18014398509481985"},     // 2^54 + 1
+      {"--workers", "4294967298"},              // 2^32 + 2: narrowed to 2
+      {"--depth", "4294967299"},
+  };
+  for (const auto& [flag, value] : cases) {
+    std::vector<std::string> args = {flag, value};
+    auto c = Config{}.apply_args(args);
+    ASSERT_FALSE(c) << flag << " " << value;
+    EXPECT_NE(c.error().what().find("must be at most"), std::string::npos) << c.error().what();
+    EXPECT_NE(c.error().what().find(value), std::string::npos) << c.error().what();
+  }
+  std::vector<std::string> ordinal = {"--devices", "0,-1"};
+  auto c = Config{}.apply_args(ordinal);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().what().find("'-1' is not a CUDA device ordinal"), std::string::npos)
+      << c.error().what();
+}
 }  // namespace
 }  // namespace stoker::engine

@@ -2,6 +2,8 @@
 #include "engine/engine.hpp"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -1684,6 +1687,258 @@ TEST(Engine, CancelAfterTheEngineIsGoneIsHarmless) {
   io.run();
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(result, operation_aborted());
+}
+
+
+// The default host budget: half of physical memory, at least 1 GiB
+// (Config::host_budget_bytes, docs/ENGINE.md).
+TEST(Engine, HostBudgetDefaultsToHalfOfPhysicalMemory) {
+  asio::io_context io;
+  auto c = host_config(1);
+  c.host_budget_bytes = 0;
+  Engine engine(io.get_executor(), c);
+  const auto physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+  EXPECT_EQ(engine.stats().host_budget_limit,
+            std::max(physical / 2, std::size_t{1} << 30));
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// The process's address space in bytes, from /proc (0 where there is none).
+std::size_t address_space_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  return 0;
+}
+
+// An engine whose device cannot be set up (here its staging buffers cannot
+// be allocated: the child's address space is capped below one 1 GiB chunk)
+// returns the error from create. It once waited forever in its destructor
+// for threads create had not started yet.
+TEST(EngineDeathTest, DeviceThatCannotBeSetUpFailsCreateInsteadOfHanging) {
+  if (kSanitized) GTEST_SKIP() << "sanitizers reserve address space and abort on failed allocations";
+  if (address_space_bytes() == 0) GTEST_SKIP() << "no /proc/self/status";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(30);  // a hang ends the child by SIGALRM, which fails the test
+        mallopt(M_ARENA_MAX, 1);  // threads' malloc arenas reserve 64 MiB each
+        rlimit cap{};
+        cap.rlim_cur = cap.rlim_max = address_space_bytes() + (std::size_t{512} << 20);
+        setrlimit(RLIMIT_AS, &cap);
+        auto c = host_config(1);
+        c.staging_chunk_bytes = std::size_t{1} << 30;
+        c.staging_threads = 1;
+        asio::io_context io;
+        auto engine = Engine::create(io.get_executor(), c);
+        if (engine) std::_Exit(1);
+        std::fprintf(stderr, "%s\n", engine.error().what().c_str());
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "device 0 .*staging buffer");
+}
+
+// A failed job that is then cancelled while its started partitions drain
+// reports its failure, not operation_aborted: the failure is what its
+// caller must read.
+TEST(Engine, CancellingAFailedJobKeepsItsFailure) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(1));
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = synthetic(run, 2);
+  std::atomic<bool> release{false}, produced_failure{false};
+  job.partitions[0].work.cpu = [&, first = job.partitions[0].work.cpu](const KernelContext& c) {
+    for (int i = 0; i < 1000 && !release; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return first(c);
+  };
+  // Partition 1 is produced, and its producer fails while partition 0's
+  // kernel still holds the device.
+  auto& second = job.partitions[1];
+  second.inputs[0] = Input::produced(second.inputs[0].bytes);
+  second.split_producer = nullptr;
+  second.stream_align = 0;
+  second.producer = [&](std::span<const std::span<std::byte>>) {
+    produced_failure = true;
+    return make_error_code(Errc::invalid_argument);
+  };
+  asio::cancellation_signal cancel;
+  std::error_code result;
+  JobReport report;
+  engine.async_submit(std::move(job), asio::bind_cancellation_slot(
+                                          cancel.slot(), [&](std::error_code ec, JobReport r) {
+                                            result = ec;
+                                            report = std::move(r);
+                                          }));
+  std::thread canceller([&] {
+    for (int i = 0; i < 5000 && !produced_failure; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // The engine records the failure once the producer's share is back.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    asio::post(io, [&] {
+      cancel.emit(asio::cancellation_type::terminal);
+      release = true;
+    });
+  });
+  io.run();
+  canceller.join();
+  EXPECT_EQ(result, make_error_code(Errc::invalid_argument)) << report.error;
+  EXPECT_NE(report.error.find("producer failed"), std::string::npos) << report.error;
+  EXPECT_TRUE(produced_failure);
+  expect_idle(engine);
+}
+
+// A partition whose kernel fails faults its device and fails its job while
+// a job running at the same time on the other device completes, correct.
+TEST(Engine, FaultingKernelFailsItsJobWhileAConcurrentJobCompletes) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2));
+  std::shared_ptr<workloads::SyntheticRun> bad_run, good_run;
+  auto bad = synthetic(bad_run, 6);
+  bad.devices = std::vector<int>{0};
+  bad.partitions[2].work.cpu = [](const KernelContext&) {
+    return make_error_code(Errc::kernel_failed);
+  };
+  auto good = synthetic(good_run, 12);
+  good.devices = std::vector<int>{1};
+  std::error_code bad_result, good_result{make_error_code(Errc::cancelled)};
+  std::string bad_message;
+  JobReport good_report;
+  bool bad_first = false;
+  engine.async_submit(std::move(good), [&](std::error_code ec, JobReport r) {
+    good_result = ec;
+    good_report = std::move(r);
+  });
+  engine.async_submit(std::move(bad), [&](std::error_code ec, JobReport r) {
+    bad_result = ec;
+    bad_message = r.error;
+    bad_first = good_result == make_error_code(Errc::cancelled);
+  });
+  io.run();
+  EXPECT_EQ(bad_result, make_error_code(Errc::kernel_failed));
+  EXPECT_NE(bad_message.find("device 0"), std::string::npos) << bad_message;
+  EXPECT_TRUE(bad_first) << "the failure must not wait for the other job";
+  EXPECT_FALSE(good_result) << good_report.error;
+  EXPECT_EQ(good_report.partitions_done, 12u);
+  expect_outputs_correct(*good_run);
+  expect_idle(engine);
+}
+
+// Cancelling mid-job, after partitions have run: started ones finish, the
+// rest are dropped, and the budget, pool blocks, slots and device memory
+// all come back.
+TEST(Engine, CancellingMidJobAfterSomePartitionsRanReturnsEverything) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(1));
+  const auto free_before = engine.devices()[0].memory_info();
+  ASSERT_TRUE(free_before);
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = synthetic(run, 100);
+  asio::cancellation_signal cancel;
+  job.progress = [&](std::size_t done, std::size_t) {
+    if (done == 3) cancel.emit(asio::cancellation_type::terminal);
+  };
+  std::error_code result;
+  JobReport report;
+  engine.async_submit(std::move(job), asio::bind_cancellation_slot(
+                                          cancel.slot(), [&](std::error_code ec, JobReport r) {
+                                            result = ec;
+                                            report = std::move(r);
+                                          }));
+  io.run();
+  EXPECT_EQ(result, operation_aborted());
+  EXPECT_GE(report.partitions_done, 3u);
+  EXPECT_LT(report.partitions_done, 100u);
+  const auto& o = run->options;
+  for (const auto& p : report.parts) {
+    std::vector<std::uint32_t> in(o.input_bytes / 4), want(o.input_bytes / 16);
+    workloads::synthetic_fill(o.seed, p.index, in);
+    workloads::synthetic_cpu(in.data(), want.data(), want.size(), o.rounds);
+    const std::vector<std::uint32_t> got(run->outputs[p.index].begin(),
+                                         run->outputs[p.index].end());
+    EXPECT_EQ(got, want) << "partition " << p.index << " ran, so its outputs must be whole";
+  }
+  expect_idle(engine);
+  const auto free_after = engine.devices()[0].memory_info();
+  ASSERT_TRUE(free_after);
+  EXPECT_EQ(free_after->free, free_before->free) << "device memory still held";
+}
+
+// Jobs of equal priority run in arrival order: the first one's queued
+// partitions go before the second's, so a short job submitted second does
+// not overtake a long one. (Streamed partitions are taken only when none is
+// ready, which lets a ready partition of a later job pass a streamed one of
+// an earlier job: off here.)
+TEST(Engine, JobsOfEqualPriorityRunInArrivalOrder) {
+  asio::io_context io;
+  auto c = host_config(1);
+  c.stream_produced = false;
+  Engine engine(io.get_executor(), c);
+  std::shared_ptr<workloads::SyntheticRun> long_run, short_run;
+  std::vector<std::string> order;
+  engine.async_submit(synthetic(long_run, 12, 256 << 10, false, 0, "first"),
+                      [&](std::error_code ec, JobReport r) {
+                        EXPECT_FALSE(ec) << r.error;
+                        order.push_back(r.name);
+                      });
+  engine.async_submit(synthetic(short_run, 2, 256 << 10, false, 0, "second"),
+                      [&](std::error_code ec, JobReport r) {
+                        EXPECT_FALSE(ec) << r.error;
+                        order.push_back(r.name);
+                      });
+  io.run();
+  EXPECT_EQ(order, (std::vector<std::string>{"first", "second"}));
+}
+
+// Partitions of very different sizes keep two equal devices busy to the
+// end: the large ones are the even partitions, which taking turns would all
+// hand to device 0 (16 times the bytes of device 1). Pulling, a device busy
+// with a large partition leaves the next ones to the other, and the devices
+// finish together. (What each device takes follows its speed, which on a
+// loaded CPU varies; when they finish is the property.)
+TEST(Engine, UnevenPartitionsBalanceAcrossEqualDevices) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2));
+  std::shared_ptr<workloads::SyntheticRun> run;
+  workloads::SyntheticOptions o;
+  o.partitions = 48;
+  o.input_bytes = 1 << 20;
+  o.rounds = 64;  // kernels dominate, as the balance should follow them
+  auto job = workloads::make_synthetic_job(o, run);
+  ASSERT_TRUE(job);
+  for (std::size_t p = 1; p < job->partitions.size(); p += 2) {
+    auto& part = job->partitions[p];
+    part.inputs[0].bytes /= 16;
+    part.outputs[0].bytes /= 16;
+  }
+  JobReport report;
+  engine.async_submit(std::move(*job), [&](std::error_code ec, JobReport r) {
+    EXPECT_FALSE(ec) << r.error;
+    report = std::move(r);
+  });
+  io.run();
+  ASSERT_EQ(report.parts.size(), 48u);
+  double last_end[2] = {0, 0}, largest = 0;
+  for (const auto& p : report.parts) {
+    auto& end = last_end[p.device];
+    end = std::max(end, p.kernels.start_ms + p.kernels.ms);
+    largest = std::max(largest, p.kernels.ms);
+  }
+  // Pulling, the devices end within a partition or two of each other
+  // (measured: at most one large partition's kernels); taking turns, device
+  // 1 would idle for 90 % of the job.
+  const double gap = std::abs(last_end[0] - last_end[1]);
+  EXPECT_LE(gap, 2 * largest) << "device 0's kernels end at " << last_end[0] << " ms, device 1's at "
+                              << last_end[1] << " ms; a large partition's take " << largest
+                              << " ms";
+  EXPECT_GT(report.bytes_in_on(0), 0u);
+  EXPECT_GT(report.bytes_in_on(1), 0u);
 }
 
 }  // namespace

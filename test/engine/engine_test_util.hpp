@@ -42,7 +42,7 @@ inline Config host_config(int devices = 2, std::vector<double> slowdown = {}) {
   return c;
 }
 
-// Every GPU, an 8 GiB host budget (the default, a quarter of memory, is
+// Every GPU, an 8 GiB host budget (the default, half of memory, is
 // whatever the machine reports at start).
 inline Config gpu_config() {
   Config c;
