@@ -25,7 +25,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -36,6 +38,7 @@
 #include "engine/workloads/synthetic.hpp"
 #include "tools/bench_job.hpp"
 #include "tools/bench_stats.hpp"
+#include "tools/cli_number.hpp"
 #include "tools/command_line.hpp"
 
 namespace stoker::tools {
@@ -44,8 +47,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace wl = engine::workloads;
 
+// Bounds on --writers and --reps, as stoker doctor's: each writer holds a
+// 256 MiB buffer of its own, and each repetition runs every variant once.
+constexpr int kMaxWriters = 4096;
+constexpr int kMaxReps = 1000;
+
 struct Options {
-  std::size_t partitions = 0;  // 0: 16 per GPU
+  std::optional<std::size_t> partitions;  // default: 16 per GPU
   std::size_t size_mib = 256;
   int rounds = 16;
   int writers = -1;  // -1: min(20, cores - 2)
@@ -172,27 +180,32 @@ int bench_pipeline_command(int argc, char** argv) {
   if (print_help_if_asked(args, kHelp.c_str())) return 0;
   const auto config = engine_config("bench pipeline", args);
   if (!config) return 2;
+  constexpr std::size_t kMaxSize = std::numeric_limits<std::size_t>::max();
   Options opt;
   const int count = static_cast<int>(args.size());
   for (int i = 0; i < count; ++i) {
     const std::string& a = args[static_cast<std::size_t>(i)];
-    auto next = [&]() -> long {
+    // The option's value as a T in lo..hi, or exit 2 naming them.
+    auto next = [&]<typename T>(T lo, T hi) {
       if (i + 1 >= count) {
         std::fprintf(stderr, "stoker bench pipeline: %s needs a value\n", a.c_str());
         std::exit(2);
       }
-      return std::strtol(args[static_cast<std::size_t>(++i)].c_str(), nullptr, 10);
+      const auto n =
+          integer_option("bench pipeline", a, args[static_cast<std::size_t>(++i)], lo, hi);
+      if (!n) std::exit(2);
+      return *n;
     };
     if (a == "--partitions")
-      opt.partitions = static_cast<std::size_t>(next());
+      opt.partitions = next(std::size_t{1}, kMaxSize);
     else if (a == "--size-mib")
-      opt.size_mib = static_cast<std::size_t>(next());
+      opt.size_mib = next(std::size_t{1}, kMaxSize >> 20);
     else if (a == "--rounds")
-      opt.rounds = static_cast<int>(next());
+      opt.rounds = next(0, std::numeric_limits<int>::max());
     else if (a == "--writers")
-      opt.writers = static_cast<int>(next());
+      opt.writers = next(0, kMaxWriters);
     else if (a == "--reps")
-      opt.reps = std::max(1, static_cast<int>(next()));
+      opt.reps = next(1, kMaxReps);
     else if (a == "--json")
       opt.json = true;
     else if (a == "--trace") {
@@ -235,7 +248,7 @@ int bench_pipeline_command(int argc, char** argv) {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   const int writers = opt.writers >= 0 ? opt.writers : std::max(1, std::min(20, cores - 2));
   wl::SyntheticOptions o;
-  o.partitions = opt.partitions ? opt.partitions : 16 * static_cast<std::size_t>(gpus);
+  o.partitions = opt.partitions.value_or(16 * static_cast<std::size_t>(gpus));
   o.input_bytes = opt.size_mib << 20;
   o.rounds = opt.rounds;
   const double gb = static_cast<double>(o.partitions * o.input_bytes) / 1e9;

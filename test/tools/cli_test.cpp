@@ -14,6 +14,8 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -158,6 +160,46 @@ TEST(Cli, EngineCommandsNameBadOptionsBeforeTouchingADevice) {
   EXPECT_EQ(variants.status, 2);
   EXPECT_NE(variants.output.find("--variants takes a, b, c, b1, not 'z'"), std::string::npos)
       << variants.output;
+}
+
+// A number an option cannot take is refused, naming the option, the value
+// and the range, before anything runs: not read as 0, the default or a
+// wrapped value. bench pipeline answers this on a host without a GPU too.
+TEST(Cli, RunAndBenchPipelineRefuseBadNumbersNamingTheOption) {
+  for (const std::string cmd : {"run --backend host", "bench pipeline"})
+    for (const auto& [option, value, range] :
+         {std::tuple{"--partitions", "abc", "1..18446744073709551615"},
+          {"--size-mib", "-1", "1..17592186044415"},
+          {"--rounds", "x", "0..2147483647"},
+          {"--rounds", "16k", "0..2147483647"}}) {
+      const auto r = run_stoker(cmd + " " + option + " " + value);
+      EXPECT_EQ(r.status, 2) << cmd << " " << option << " " << value << ": " << r.output;
+      EXPECT_NE(
+          r.output.find(std::string(option) + ": '" + value + "' is not an integer in " + range),
+          std::string::npos)
+          << cmd << ": " << r.output;
+    }
+  const auto reps = run_stoker("bench pipeline --reps x");
+  EXPECT_EQ(reps.status, 2) << reps.output;
+  EXPECT_NE(reps.output.find("--reps: 'x' is not an integer in 1..1000"), std::string::npos)
+      << reps.output;
+}
+
+TEST(Cli, RunAndBenchPipelineRefuseNumbersOutOfRange) {
+  for (const auto& [args, message] :
+       {std::pair{"run --backend host --workload synthetic --rounds 3000000000",
+                  "--rounds: '3000000000' is not an integer in 0..2147483647"},
+        {"run --backend host --seed 18446744073709551616",
+         "--seed: '18446744073709551616' is not an integer in 0..18446744073709551615"},
+        {"run --backend host --partitions 0", "--partitions: '0' is not an integer in 1.."},
+        {"bench pipeline --rounds 3000000000",
+         "--rounds: '3000000000' is not an integer in 0..2147483647"},
+        {"bench pipeline --reps 0", "--reps: '0' is not an integer in 1..1000"},
+        {"bench pipeline --writers 5000", "--writers: '5000' is not an integer in 0..4096"}}) {
+    const auto r = run_stoker(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << ": " << r.output;
+  }
 }
 
 // Where a run's outputs land is a setting of its own: registered outputs
