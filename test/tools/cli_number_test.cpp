@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -34,6 +35,17 @@ TEST(CliNumber, KeepsToTheOptionsRange) {
 
 TEST(CliNumber, ProblemNamesTheOptionTheValueAndTheRange) {
   EXPECT_EQ(integer_problem("--reps", "x", 1, 1000), "--reps: 'x' is not an integer in 1..1000");
+  EXPECT_EQ(real_problem("--seconds", "1s", 0.001, 60),
+            "--seconds: '1s' is not a number in 0.001..60");
+}
+
+TEST(CliNumber, RealsAreWholeFiniteOrAllowedInfinity) {
+  EXPECT_EQ(parse_real("0.25", 0, 1), 0.25);
+  EXPECT_EQ(parse_real("1e-3", 0, 1), 0.001);
+  for (const char* bad : {"", "x", "0.5s", " 0.5", "nan", "-0.1", "1.5"})
+    EXPECT_EQ(parse_real(bad, 0, 1), std::nullopt) << "'" << bad << "'";
+  EXPECT_EQ(parse_real("inf", 0, 1e9), std::nullopt);
+  EXPECT_EQ(parse_real("inf", 0, HUGE_VAL), HUGE_VAL);
 }
 
 }  // namespace

@@ -202,6 +202,22 @@ TEST(Cli, RunAndBenchPipelineRefuseNumbersOutOfRange) {
   }
 }
 
+// The other commands read their numbers the same way: each of these was
+// once taken as something else (5, 1, 1 second) and run.
+TEST(Cli, OtherCommandsRefuseBadNumbersNamingTheOption) {
+  for (const auto& [args, message] :
+       {std::pair{"bench ntt --cpu --log-n 4 --reps 5x",
+                  "--reps: '5x' is not an integer in 1..2147483647"},
+        {"stress --backend host --jobs 1 --submitters 4294967297",
+         "--submitters: '4294967297' is not an integer in 0..2147483647"},
+        {"bench alloc --backend host --quick --seconds 0.01s",
+         "--seconds: '0.01s' is not a number in 0.001..60"}}) {
+    const auto r = run_stoker(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << ": " << r.output;
+  }
+}
+
 // Where a run's outputs land is a setting of its own: registered outputs
 // (written in place by the D2H) still verify, and a bad value is named.
 TEST(Cli, RunPutsOutputsInRegisteredMemoryWhenAsked) {
