@@ -273,7 +273,11 @@ int bench_pipeline_command(int argc, char** argv) {
   std::shared_ptr<wl::SyntheticRun> pageable_run, pinned_run;
   auto pj = wl::make_synthetic_job(po, pageable_run);
   auto bj = wl::make_synthetic_job(o, pinned_run);
-  if (!pj || !bj) return 2;
+  if (!pj || !bj) {
+    std::fprintf(stderr, "stoker bench pipeline: %s\n",
+                 (!pj ? pj.error() : bj.error()).what().c_str());
+    return 2;
+  }
 
   // Pin each engine's pool and map its devices' pools for a full lookahead
   // before anything is timed, as a prover does once at start-up: a pool that
