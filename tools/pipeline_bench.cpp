@@ -34,6 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include "devices/device_buffer.hpp"
+#include "devices/device_set.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "tools/bench_job.hpp"
@@ -92,45 +94,45 @@ class MemoryWriters {
 
 // (a) One host thread per GPU pulls partitions; each partition's GPU work
 // runs under one process-wide mutex with synchronous copies from pageable memory.
-Result<double> run_naive(int gpus, const wl::SyntheticRun& run) {
+Result<double> run_naive(const devices::DeviceSet& gpus, const wl::SyntheticRun& run) {
   const auto& o = run.options;
   std::mutex gpu_mutex;
   std::atomic<std::size_t> next{0};
   std::atomic<int> failed{0};
   std::vector<std::vector<std::uint32_t>> outputs(o.partitions,
                                                   std::vector<std::uint32_t>(o.input_bytes / 16));
-  std::vector<void*> din(gpus), dout(gpus);
-  for (int g = 0; g < gpus; ++g) {
-    cudaSetDevice(g);
-    if (cudaMalloc(&din[g], o.input_bytes) != cudaSuccess ||
-        cudaMalloc(&dout[g], o.input_bytes / 4) != cudaSuccess)
-      return Error{Errc::out_of_device_memory, "naive baseline: cudaMalloc failed"};
+  // Each GPU's input and output buffer, freed on every way out of here.
+  std::vector<devices::DeviceBuffer> din, dout;
+  for (std::size_t g = 0; g < gpus.size(); ++g) {
+    auto in = gpus[g].allocate(o.input_bytes);
+    if (!in) return Error{in.error().code, "naive baseline: " + in.error().what()};
+    din.push_back(std::move(*in));
+    auto out = gpus[g].allocate(o.input_bytes / 4);
+    if (!out) return Error{out.error().code, "naive baseline: " + out.error().what()};
+    dout.push_back(std::move(*out));
   }
   const auto t0 = Clock::now();
   std::vector<std::thread> threads;
-  for (int g = 0; g < gpus; ++g)
+  for (std::size_t g = 0; g < gpus.size(); ++g)
     threads.emplace_back([&, g] {
-      cudaSetDevice(g);
+      if (gpus[g].make_current()) {
+        ++failed;
+        return;
+      }
       for (std::size_t p; (p = next++) < o.partitions;) {
         std::lock_guard lock(gpu_mutex);  // the field's global GPU mutex, deliberately
-        bool ok = cudaMemcpy(din[g], run.pageable_inputs[p].data(), o.input_bytes,
+        bool ok = cudaMemcpy(din[g].data(), run.pageable_inputs[p].data(), o.input_bytes,
                              cudaMemcpyHostToDevice) == cudaSuccess;
-        ok = ok && !wl::synthetic_gpu(static_cast<std::uint32_t*>(din[g]),
-                                      static_cast<std::uint32_t*>(dout[g]), o.input_bytes / 16,
-                                      o.rounds, nullptr);
+        ok = ok && !wl::synthetic_gpu(din[g].as<std::uint32_t>(), dout[g].as<std::uint32_t>(),
+                                      o.input_bytes / 16, o.rounds, nullptr);
         ok = ok && cudaDeviceSynchronize() == cudaSuccess;
-        ok = ok && cudaMemcpy(outputs[p].data(), dout[g], o.input_bytes / 4,
+        ok = ok && cudaMemcpy(outputs[p].data(), dout[g].data(), o.input_bytes / 4,
                               cudaMemcpyDeviceToHost) == cudaSuccess;
         if (!ok) ++failed;
       }
     });
   for (auto& t : threads) t.join();
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  for (int g = 0; g < gpus; ++g) {
-    cudaSetDevice(g);
-    cudaFree(din[g]);
-    cudaFree(dout[g]);
-  }
   if (failed) return Error{Errc::kernel_failed, "naive baseline: a CUDA call failed"};
   for (std::size_t p = 0; p < o.partitions; ++p)
     if (!std::ranges::equal(outputs[p], run.outputs[p]) && !run.outputs[p].empty() &&
@@ -321,7 +323,7 @@ int bench_pipeline_command(int argc, char** argv) {
               {"b1", *one_engine, &*bj, pinned_run.get(), &b1}};
   for (int r = 0; r <= opt.reps; ++r) {
     if (opt.wants("a")) {
-      auto ms = run_naive(gpus, *pageable_run);
+      auto ms = run_naive((*all_engine)->devices(), *pageable_run);
       if (!ms) {
         std::fprintf(stderr, "stoker bench pipeline: %s\n", ms.error().what().c_str());
         return 1;
