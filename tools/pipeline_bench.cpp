@@ -93,14 +93,17 @@ class MemoryWriters {
 };
 
 // (a) One host thread per GPU pulls partitions; each partition's GPU work
-// runs under one process-wide mutex with synchronous copies from pageable memory.
-Result<double> run_naive(const devices::DeviceSet& gpus, const wl::SyntheticRun& run) {
+// runs under one process-wide mutex with synchronous copies from pageable
+// memory. The outputs land in `run`'s output buffers, cleared first, and
+// `job`'s verify checks them afterwards, outside the time, against the CPU
+// version of the kernel: (a) is checked on its own, whichever variants ran.
+Result<double> run_naive(const devices::DeviceSet& gpus, const engine::Job& job,
+                         const wl::SyntheticRun& run) {
   const auto& o = run.options;
   std::mutex gpu_mutex;
   std::atomic<std::size_t> next{0};
   std::atomic<int> failed{0};
-  std::vector<std::vector<std::uint32_t>> outputs(o.partitions,
-                                                  std::vector<std::uint32_t>(o.input_bytes / 16));
+  for (const auto& out : run.outputs) std::ranges::fill(out, 0u);
   // Each GPU's input and output buffer, freed on every way out of here.
   std::vector<devices::DeviceBuffer> din, dout;
   for (std::size_t g = 0; g < gpus.size(); ++g) {
@@ -126,7 +129,7 @@ Result<double> run_naive(const devices::DeviceSet& gpus, const wl::SyntheticRun&
         ok = ok && !wl::synthetic_gpu(din[g].as<std::uint32_t>(), dout[g].as<std::uint32_t>(),
                                       o.input_bytes / 16, o.rounds, nullptr);
         ok = ok && cudaDeviceSynchronize() == cudaSuccess;
-        ok = ok && cudaMemcpy(outputs[p].data(), dout[g].data(), o.input_bytes / 4,
+        ok = ok && cudaMemcpy(run.outputs[p].data(), dout[g].data(), o.input_bytes / 4,
                               cudaMemcpyDeviceToHost) == cudaSuccess;
         if (!ok) ++failed;
       }
@@ -135,9 +138,9 @@ Result<double> run_naive(const devices::DeviceSet& gpus, const wl::SyntheticRun&
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   if (failed) return Error{Errc::kernel_failed, "naive baseline: a CUDA call failed"};
   for (std::size_t p = 0; p < o.partitions; ++p)
-    if (!std::ranges::equal(outputs[p], run.outputs[p]) && !run.outputs[p].empty() &&
-        run.outputs[p][0] != 0)
-      return Error{Errc::verification_failed, "naive baseline output differs from the engine's"};
+    if (auto v = job.verify(job.partitions[p], p))
+      return Error{v, "naive baseline: partition " + std::to_string(p) +
+                          " differs from the CPU version of the kernel: " + v.message()};
   return ms;
 }
 
@@ -268,8 +271,8 @@ int bench_pipeline_command(int argc, char** argv) {
   }
 
   // The jobs, built once before the writers start: each run submits a copy
-  // (bench_job.hpp). The pageable inputs are shared by (a) and (c), so (a)
-  // also checks its outputs against (c)'s; (b) and (b1) share theirs.
+  // (bench_job.hpp). (a) and (c) share the pageable inputs, the outputs and
+  // the check after each run; (b) and (b1) share theirs.
   wl::SyntheticOptions po = o;
   po.pageable = true;
   std::shared_ptr<wl::SyntheticRun> pageable_run, pinned_run;
@@ -323,7 +326,7 @@ int bench_pipeline_command(int argc, char** argv) {
               {"b1", *one_engine, &*bj, pinned_run.get(), &b1}};
   for (int r = 0; r <= opt.reps; ++r) {
     if (opt.wants("a")) {
-      auto ms = run_naive((*all_engine)->devices(), *pageable_run);
+      auto ms = run_naive((*all_engine)->devices(), *pj, *pageable_run);
       if (!ms) {
         std::fprintf(stderr, "stoker bench pipeline: %s\n", ms.error().what().c_str());
         return 1;
