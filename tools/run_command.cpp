@@ -224,6 +224,11 @@ int run_command(int argc, char** argv) {
     return 2;
   }
   const bool hpoly = workload == "hpoly";
+  std::optional<std::ofstream> trace_file;  // created now: a bad path fails before the job
+  if (!trace.empty()) {
+    trace_file = create_output_file("run", trace);
+    if (!trace_file) return 2;
+  }
 
   boost::asio::io_context io;
   auto engine = engine::Engine::create(io.get_executor(), *config);
@@ -353,10 +358,10 @@ int run_command(int argc, char** argv) {
     std::printf("  pinned pool grew during the job: %zu slabs pinned, %zu given back\n",
                 after.pinned_slab_allocations - warm.pinned_slab_allocations,
                 after.pinned_slabs_trimmed - warm.pinned_slabs_trimmed);
-  if (!trace.empty()) {
-    std::ofstream f(trace);
-    engine::write_chrome_trace(f, {report});
-    if (!f) std::fprintf(stderr, "stoker run: could not write trace to %s\n", trace.c_str());
+  bool trace_written = true;
+  if (trace_file) {
+    engine::write_chrome_trace(*trace_file, {report});
+    trace_written = close_output_file("run", *trace_file, trace, "the trace");
   }
   if (json) {
     char extra[256];
@@ -401,7 +406,7 @@ int run_command(int argc, char** argv) {
     std::fprintf(stderr, "stoker run: job failed: %s\n", report.error.c_str());
     return 1;
   }
-  return 0;
+  return trace_written ? 0 : 1;
 }
 
 }  // namespace stoker::tools

@@ -218,6 +218,41 @@ TEST(Cli, OtherCommandsRefuseBadNumbersNamingTheOption) {
   }
 }
 
+// --trace FILE is created before the job runs: a path that cannot be
+// written is named, with the reason, before any work (exit 2), and a trace
+// that could not be written is an error (exit 1), not a warning after exit 0.
+TEST(Cli, TraceFileIsCreatedBeforeTheJobAndAFailedWriteFails) {
+  const std::string job =
+      "run --backend host --workload synthetic --partitions 2 --size-mib 1 --no-progress";
+  const auto missing = run_stoker(job + " --trace /nonexistent-dir/x.json");
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  EXPECT_NE(missing.output.find("cannot create /nonexistent-dir/x.json: No such file or directory"),
+            std::string::npos)
+      << missing.output;
+  EXPECT_EQ(missing.output.find("stoker run: synthetic"), std::string::npos)
+      << "the job ran before the trace file was opened: " << missing.output;
+
+  const auto full = run_stoker(job + " --trace /dev/full");
+  EXPECT_EQ(full.status, 1) << full.output;
+  EXPECT_NE(full.output.find("could not write the trace to /dev/full"), std::string::npos)
+      << full.output;
+
+  const fs::path ok =
+      fs::temp_directory_path() / ("stoker_cli_trace_" + std::to_string(::getpid()) + ".json");
+  const auto written = run_stoker(job + " --trace " + ok.string());
+  EXPECT_EQ(written.status, 0) << written.output;
+  std::ifstream f(ok);
+  const std::string trace{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(trace.rfind("{\"traceEvents\":[", 0), 0u) << trace.substr(0, 200);
+  fs::remove(ok);
+
+  const auto bench = run_stoker("bench pipeline --trace /nonexistent-dir/x.json");
+  EXPECT_EQ(bench.status, 2) << bench.output;
+  EXPECT_NE(bench.output.find("cannot create /nonexistent-dir/x.json: No such file or directory"),
+            std::string::npos)
+      << bench.output;
+}
+
 // Where a run's outputs land is a setting of its own: registered outputs
 // (written in place by the D2H) still verify, and a bad value is named.
 TEST(Cli, RunPutsOutputsInRegisteredMemoryWhenAsked) {
