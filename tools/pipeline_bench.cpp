@@ -375,7 +375,10 @@ int bench_pipeline_command(int argc, char** argv) {
     };  // null: not run
     auto list = [](const std::vector<double>& v) {
       std::string out = "[";
-      for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(v[i]);
+      }
       return out + "]";
     };
     auto spread = [&](const Spread& x) {
