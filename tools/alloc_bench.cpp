@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "tools/bench_stats.hpp"
+#include "tools/cli_number.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -45,16 +47,6 @@ struct Options {
   double seconds = 1.0;
   std::size_t h2d_mib = 256;
 };
-
-std::optional<std::size_t> to_size(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  std::size_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<std::size_t>(c - '0');
-  }
-  return v;
-}
 
 std::optional<Options> parse(int argc, char** argv) {
   Options o;
@@ -89,28 +81,25 @@ std::optional<Options> parse(int argc, char** argv) {
       std::string_view rest = *v;
       while (!rest.empty()) {
         const auto comma = rest.find(',');
-        auto n = to_size(rest.substr(0, comma));
-        if (!n || *n == 0) return std::nullopt;
+        auto n = integer_option("bench alloc", a, rest.substr(0, comma), std::size_t{1},
+                                std::numeric_limits<std::size_t>::max() / MiB);
+        if (!n) return std::nullopt;
         o.sizes_mib.push_back(*n);
         rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
       }
       if (o.sizes_mib.empty()) return std::nullopt;
     } else if (a == "--reps" || a == "--threads" || a == "--h2d-mib") {
       auto v = value();
-      auto n = v ? to_size(*v) : std::nullopt;
-      if (!n || *n == 0 || *n > 100000) return std::nullopt;
-      if (a == "--reps") o.reps = static_cast<int>(*n);
-      if (a == "--threads") o.threads = static_cast<int>(*n);
-      if (a == "--h2d-mib") o.h2d_mib = *n;
+      auto n = v ? integer_option("bench alloc", a, *v, 1, 100000) : std::nullopt;
+      if (!n) return std::nullopt;
+      if (a == "--reps") o.reps = *n;
+      if (a == "--threads") o.threads = *n;
+      if (a == "--h2d-mib") o.h2d_mib = static_cast<std::size_t>(*n);
     } else if (a == "--seconds") {
       auto v = value();
-      if (!v) return std::nullopt;
-      try {
-        o.seconds = std::stod(std::string(*v));
-      } catch (...) {
-        return std::nullopt;
-      }
-      if (!(o.seconds > 0 && o.seconds <= 60)) return std::nullopt;
+      auto s = v ? real_option("bench alloc", a, *v, 0.001, 60) : std::nullopt;
+      if (!s) return std::nullopt;
+      o.seconds = *s;
     } else {
       std::fprintf(stderr, "stoker bench alloc: unknown option '%s'\n", argv[i]);
       return std::nullopt;

@@ -1,9 +1,13 @@
-// What every stoker command does first: answer -h/--help, and build the
+// What every stoker command does first: answer -h/--help, build the
 // engine Config from STOKER_* variables and the engine options on its
-// command line (consumed from `args`), naming the command in any error.
+// command line (consumed from `args`), and create the files it will write
+// once its work is done, naming the command in any error.
 #pragma once
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +48,36 @@ inline std::optional<engine::Config> engine_config(const char* command,
     return std::nullopt;
   }
   return std::move(*config);
+}
+
+// Creates (or truncates) `path` for output written after the command's
+// work, so that a path that cannot be written fails before that work rather
+// than after it. nullopt after printing "stoker <command>: cannot create
+// <path>: <the OS's reason>".
+inline std::optional<std::ofstream> create_output_file(const char* command,
+                                                       const std::string& path) {
+  errno = 0;
+  std::ofstream f(path);
+  if (!f) {
+    std::fprintf(stderr, "stoker %s: cannot create %s: %s\n", command, path.c_str(),
+                 errno ? std::strerror(errno) : "unknown error");
+    return std::nullopt;
+  }
+  return f;
+}
+
+// Closes a file from create_output_file once written; false after printing
+// "stoker <command>: could not write <what> to <path>: <the OS's reason>".
+inline bool close_output_file(const char* command, std::ofstream& f, const std::string& path,
+                              const char* what) {
+  if (f) errno = 0;  // else keep the reason a write already failed for
+  f.close();
+  if (!f) {
+    std::fprintf(stderr, "stoker %s: could not write %s to %s: %s\n", command, what, path.c_str(),
+                 errno ? std::strerror(errno) : "unknown error");
+    return false;
+  }
+  return true;
 }
 
 }  // namespace stoker::tools

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +21,7 @@
 
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
+#include "tools/cli_number.hpp"
 #include "tools/doctor_verdict.hpp"
 #include "tools/info_command.hpp"
 
@@ -69,13 +69,6 @@ struct Plan {
   std::size_t writer_bytes = 0;  // each writer's own buffer
 };
 
-std::optional<long long> parse_int(std::string_view s) {
-  long long v = 0;
-  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // Returns the options, or prints why not and sets `status`.
 std::optional<Options> parse_options(int argc, char** argv, int& status) {
   Options o;
@@ -88,7 +81,8 @@ std::optional<Options> parse_options(int argc, char** argv, int& status) {
       a = a.substr(0, eq);
       has_value = true;
     }
-    const auto take = [&](const char* name) -> std::optional<long long> {
+    // The option's value in lo..hi; nullopt after saying what is wrong.
+    const auto take = [&]<typename T>(const char* name, T lo, T hi) -> std::optional<T> {
       if (!has_value) {
         if (i + 1 >= argc) {
           std::fprintf(stderr, "stoker doctor: %s needs a number\n", name);
@@ -96,11 +90,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& status) {
         }
         value = argv[++i];
       }
-      auto v = parse_int(value);
-      if (!v)
-        std::fprintf(stderr, "stoker doctor: %s needs a number, not '%.*s'\n", name,
-                     static_cast<int>(value.size()), value.data());
-      return v;
+      return integer_option("doctor", name, value, lo, hi);
     };
     if (a == "--json" && !has_value) {
       o.json = true;
@@ -111,29 +101,14 @@ std::optional<Options> parse_options(int argc, char** argv, int& status) {
       status = 0;
       return std::nullopt;
     } else if (a == "--size-mib") {
-      const auto v = take("--size-mib");
-      if (!v) return status = 2, std::nullopt;
-      if (*v < 1 || *v > 65536) {
-        std::fprintf(stderr, "stoker doctor: --size-mib must be 1..65536, not %lld\n", *v);
-        return status = 2, std::nullopt;
-      }
-      o.size_mib = static_cast<std::size_t>(*v);
+      o.size_mib = take("--size-mib", std::size_t{1}, std::size_t{65536});
+      if (!o.size_mib) return status = 2, std::nullopt;
     } else if (a == "--reps") {
-      const auto v = take("--reps");
-      if (!v) return status = 2, std::nullopt;
-      if (*v < 1 || *v > 1000) {
-        std::fprintf(stderr, "stoker doctor: --reps must be 1..1000, not %lld\n", *v);
-        return status = 2, std::nullopt;
-      }
-      o.reps = static_cast<int>(*v);
+      o.reps = take("--reps", 1, 1000);
+      if (!o.reps) return status = 2, std::nullopt;
     } else if (a == "--writers") {
-      const auto v = take("--writers");
-      if (!v) return status = 2, std::nullopt;
-      if (*v < 0 || *v > 4096) {
-        std::fprintf(stderr, "stoker doctor: --writers must be 0..4096, not %lld\n", *v);
-        return status = 2, std::nullopt;
-      }
-      o.writers = static_cast<int>(*v);
+      o.writers = take("--writers", 0, 4096);
+      if (!o.writers) return status = 2, std::nullopt;
     } else {
       std::fprintf(stderr, "stoker doctor: unknown option '%s'\n%s", argv[i], kUsage);
       return status = 2, std::nullopt;

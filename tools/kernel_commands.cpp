@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -23,6 +24,7 @@
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
 #include "tools/bench_stats.hpp"
+#include "tools/cli_number.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -66,10 +68,7 @@ Args parse(int argc, char** argv, const std::vector<std::string>& value_names,
 }
 
 std::optional<unsigned> parse_log_n(const std::string& s) {
-  char* end = nullptr;
-  const unsigned long v = std::strtoul(s.c_str(), &end, 10);
-  if (s.empty() || *end || v < 1 || v > kernels::kMaxLogN) return std::nullopt;
-  return static_cast<unsigned>(v);
+  return parse_integer(s, 1u, kernels::kMaxLogN);
 }
 
 int usage(const std::string& name, const std::string& problem, const char* synopsis) {
@@ -351,8 +350,12 @@ int bench(int argc, char** argv, bool hpoly) {
   }
   int reps = 10;
   if (a.values.count("--reps")) {
-    reps = std::atoi(a.values["--reps"].c_str());
-    if (reps < 1) return usage(name, "--reps must be a positive integer", synopsis);
+    const std::string& text = a.values["--reps"];
+    const auto n = parse_integer(text, 1, std::numeric_limits<int>::max());
+    if (!n)
+      return usage(name, integer_problem("--reps", text, 1, std::numeric_limits<int>::max()),
+                   synopsis);
+    reps = *n;
   }
   const bool gpu = use_gpu(a), json = a.flags.count("--json") > 0;
   const double bw = gpu ? peak_bandwidth_bytes_per_s() : 0;

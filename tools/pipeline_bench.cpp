@@ -25,17 +25,22 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "devices/device_buffer.hpp"
+#include "devices/device_set.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "tools/bench_job.hpp"
 #include "tools/bench_stats.hpp"
+#include "tools/cli_number.hpp"
 #include "tools/command_line.hpp"
 
 namespace stoker::tools {
@@ -44,11 +49,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace wl = engine::workloads;
 
+// Bounds on --writers and --reps, as stoker doctor's: each writer holds a
+// 256 MiB buffer of its own, and each repetition runs every variant once.
+constexpr int kMaxWriters = 4096;
+constexpr int kMaxReps = 1000;
+
 struct Options {
-  std::size_t partitions = 0;  // 0: 16 per GPU
+  std::optional<std::size_t> partitions;  // default: 16 per GPU
   std::size_t size_mib = 256;
   int rounds = 16;
-  int writers = -1;  // -1: min(20, cores - 2)
+  int writers = 20;  // as many producers as in the field, whatever this host's core count
   int reps = 3;
   bool json = false;
   std::string trace;  // (b)'s last timed run as Chrome trace JSON
@@ -83,51 +93,54 @@ class MemoryWriters {
 };
 
 // (a) One host thread per GPU pulls partitions; each partition's GPU work
-// runs under one process-wide mutex with synchronous copies from pageable memory.
-Result<double> run_naive(int gpus, const wl::SyntheticRun& run) {
+// runs under one process-wide mutex with synchronous copies from pageable
+// memory. The outputs land in `run`'s output buffers, cleared first, and
+// `job`'s verify checks them afterwards, outside the time, against the CPU
+// version of the kernel: (a) is checked on its own, whichever variants ran.
+Result<double> run_naive(const devices::DeviceSet& gpus, const engine::Job& job,
+                         const wl::SyntheticRun& run) {
   const auto& o = run.options;
   std::mutex gpu_mutex;
   std::atomic<std::size_t> next{0};
   std::atomic<int> failed{0};
-  std::vector<std::vector<std::uint32_t>> outputs(o.partitions,
-                                                  std::vector<std::uint32_t>(o.input_bytes / 16));
-  std::vector<void*> din(gpus), dout(gpus);
-  for (int g = 0; g < gpus; ++g) {
-    cudaSetDevice(g);
-    if (cudaMalloc(&din[g], o.input_bytes) != cudaSuccess ||
-        cudaMalloc(&dout[g], o.input_bytes / 4) != cudaSuccess)
-      return Error{Errc::out_of_device_memory, "naive baseline: cudaMalloc failed"};
+  for (const auto& out : run.outputs) std::ranges::fill(out, 0u);
+  // Each GPU's input and output buffer, freed on every way out of here.
+  std::vector<devices::DeviceBuffer> din, dout;
+  for (std::size_t g = 0; g < gpus.size(); ++g) {
+    auto in = gpus[g].allocate(o.input_bytes);
+    if (!in) return Error{in.error().code, "naive baseline: " + in.error().what()};
+    din.push_back(std::move(*in));
+    auto out = gpus[g].allocate(o.input_bytes / 4);
+    if (!out) return Error{out.error().code, "naive baseline: " + out.error().what()};
+    dout.push_back(std::move(*out));
   }
   const auto t0 = Clock::now();
   std::vector<std::thread> threads;
-  for (int g = 0; g < gpus; ++g)
+  for (std::size_t g = 0; g < gpus.size(); ++g)
     threads.emplace_back([&, g] {
-      cudaSetDevice(g);
+      if (gpus[g].make_current()) {
+        ++failed;
+        return;
+      }
       for (std::size_t p; (p = next++) < o.partitions;) {
         std::lock_guard lock(gpu_mutex);  // the field's global GPU mutex, deliberately
-        bool ok = cudaMemcpy(din[g], run.pageable_inputs[p].data(), o.input_bytes,
+        bool ok = cudaMemcpy(din[g].data(), run.pageable_inputs[p].data(), o.input_bytes,
                              cudaMemcpyHostToDevice) == cudaSuccess;
-        ok = ok && !wl::synthetic_gpu(static_cast<std::uint32_t*>(din[g]),
-                                      static_cast<std::uint32_t*>(dout[g]), o.input_bytes / 16,
-                                      o.rounds, nullptr);
+        ok = ok && !wl::synthetic_gpu(din[g].as<std::uint32_t>(), dout[g].as<std::uint32_t>(),
+                                      o.input_bytes / 16, o.rounds, nullptr);
         ok = ok && cudaDeviceSynchronize() == cudaSuccess;
-        ok = ok && cudaMemcpy(outputs[p].data(), dout[g], o.input_bytes / 4,
+        ok = ok && cudaMemcpy(run.outputs[p].data(), dout[g].data(), o.input_bytes / 4,
                               cudaMemcpyDeviceToHost) == cudaSuccess;
         if (!ok) ++failed;
       }
     });
   for (auto& t : threads) t.join();
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  for (int g = 0; g < gpus; ++g) {
-    cudaSetDevice(g);
-    cudaFree(din[g]);
-    cudaFree(dout[g]);
-  }
   if (failed) return Error{Errc::kernel_failed, "naive baseline: a CUDA call failed"};
   for (std::size_t p = 0; p < o.partitions; ++p)
-    if (!std::ranges::equal(outputs[p], run.outputs[p]) && !run.outputs[p].empty() &&
-        run.outputs[p][0] != 0)
-      return Error{Errc::verification_failed, "naive baseline output differs from the engine's"};
+    if (auto v = job.verify(job.partitions[p], p))
+      return Error{v, "naive baseline: partition " + std::to_string(p) +
+                          " differs from the CPU version of the kernel: " + v.message()};
   return ms;
 }
 
@@ -163,6 +176,8 @@ const std::string kHelp =
         "pageable inputs, and (b1) (b) on GPU 0 alone, while writer threads load host memory;\n"
         "--variants picks some of them (default all). The variants take turns, one run each per\n"
         "repetition, and each ratio is also given as the median of the repetitions' own.\n"
+        "Defaults: 16 partitions per GPU of 256 MiB, 16 rounds, 3 reps, and 20 writer threads\n"
+        "whatever the core count, as the 20+ synthesis threads of a prover in the field.\n"
         "--trace writes (b)'s last timed run as Chrome trace JSON. Engine options and STOKER_*\n"
         "variables apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n") +
     kEngineOptionsHelp;
@@ -172,27 +187,32 @@ int bench_pipeline_command(int argc, char** argv) {
   if (print_help_if_asked(args, kHelp.c_str())) return 0;
   const auto config = engine_config("bench pipeline", args);
   if (!config) return 2;
+  constexpr std::size_t kMaxSize = std::numeric_limits<std::size_t>::max();
   Options opt;
   const int count = static_cast<int>(args.size());
   for (int i = 0; i < count; ++i) {
     const std::string& a = args[static_cast<std::size_t>(i)];
-    auto next = [&]() -> long {
+    // The option's value as a T in lo..hi, or exit 2 naming them.
+    auto next = [&]<typename T>(T lo, T hi) {
       if (i + 1 >= count) {
         std::fprintf(stderr, "stoker bench pipeline: %s needs a value\n", a.c_str());
         std::exit(2);
       }
-      return std::strtol(args[static_cast<std::size_t>(++i)].c_str(), nullptr, 10);
+      const auto n =
+          integer_option("bench pipeline", a, args[static_cast<std::size_t>(++i)], lo, hi);
+      if (!n) std::exit(2);
+      return *n;
     };
     if (a == "--partitions")
-      opt.partitions = static_cast<std::size_t>(next());
+      opt.partitions = next(std::size_t{1}, kMaxSize);
     else if (a == "--size-mib")
-      opt.size_mib = static_cast<std::size_t>(next());
+      opt.size_mib = next(std::size_t{1}, kMaxSize >> 20);
     else if (a == "--rounds")
-      opt.rounds = static_cast<int>(next());
+      opt.rounds = next(0, std::numeric_limits<int>::max());
     else if (a == "--writers")
-      opt.writers = static_cast<int>(next());
+      opt.writers = next(0, kMaxWriters);
     else if (a == "--reps")
-      opt.reps = std::max(1, static_cast<int>(next()));
+      opt.reps = next(1, kMaxReps);
     else if (a == "--json")
       opt.json = true;
     else if (a == "--trace") {
@@ -226,16 +246,20 @@ int bench_pipeline_command(int argc, char** argv) {
                  "stoker bench pipeline: --trace records (b), which --variants leaves out\n");
     return 2;
   }
+  std::optional<std::ofstream> trace_file;  // created now: a bad path fails before the runs
+  if (!opt.trace.empty()) {
+    trace_file = create_output_file("bench pipeline", opt.trace);
+    if (!trace_file) return 2;
+  }
   const int gpus = devices::cuda_device_count();
   if (gpus == 0) {
     std::fprintf(stderr,
                  "stoker bench pipeline: needs a CUDA device (the baseline is CUDA's own)\n");
     return 1;
   }
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  const int writers = opt.writers >= 0 ? opt.writers : std::max(1, std::min(20, cores - 2));
+  const int writers = opt.writers;
   wl::SyntheticOptions o;
-  o.partitions = opt.partitions ? opt.partitions : 16 * static_cast<std::size_t>(gpus);
+  o.partitions = opt.partitions.value_or(16 * static_cast<std::size_t>(gpus));
   o.input_bytes = opt.size_mib << 20;
   o.rounds = opt.rounds;
   const double gb = static_cast<double>(o.partitions * o.input_bytes) / 1e9;
@@ -253,14 +277,18 @@ int bench_pipeline_command(int argc, char** argv) {
   }
 
   // The jobs, built once before the writers start: each run submits a copy
-  // (bench_job.hpp). The pageable inputs are shared by (a) and (c), so (a)
-  // also checks its outputs against (c)'s; (b) and (b1) share theirs.
+  // (bench_job.hpp). (a) and (c) share the pageable inputs, the outputs and
+  // the check after each run; (b) and (b1) share theirs.
   wl::SyntheticOptions po = o;
   po.pageable = true;
   std::shared_ptr<wl::SyntheticRun> pageable_run, pinned_run;
   auto pj = wl::make_synthetic_job(po, pageable_run);
   auto bj = wl::make_synthetic_job(o, pinned_run);
-  if (!pj || !bj) return 2;
+  if (!pj || !bj) {
+    std::fprintf(stderr, "stoker bench pipeline: %s\n",
+                 (!pj ? pj.error() : bj.error()).what().c_str());
+    return 2;
+  }
 
   // Pin each engine's pool and map its devices' pools for a full lookahead
   // before anything is timed, as a prover does once at start-up: a pool that
@@ -304,7 +332,7 @@ int bench_pipeline_command(int argc, char** argv) {
               {"b1", *one_engine, &*bj, pinned_run.get(), &b1}};
   for (int r = 0; r <= opt.reps; ++r) {
     if (opt.wants("a")) {
-      auto ms = run_naive(gpus, *pageable_run);
+      auto ms = run_naive((*all_engine)->devices(), *pj, *pageable_run);
       if (!ms) {
         std::fprintf(stderr, "stoker bench pipeline: %s\n", ms.error().what().c_str());
         return 1;
@@ -331,14 +359,9 @@ int bench_pipeline_command(int argc, char** argv) {
     }
   }
   const double a_ms = a.ms();
-  if (!opt.trace.empty()) {
-    std::ofstream f(opt.trace);
-    engine::write_chrome_trace(f, {b.last});
-    if (!f) {
-      std::fprintf(stderr, "stoker bench pipeline: could not write the trace to %s\n",
-                   opt.trace.c_str());
-      return 1;
-    }
+  if (trace_file) {
+    engine::write_chrome_trace(*trace_file, {b.last});
+    if (!close_output_file("bench pipeline", *trace_file, opt.trace, "the trace")) return 1;
   }
   auto rate = [&](double ms) { return ms > 0 ? gb / (ms / 1e3) : 0; };
   auto ratio = [](double num, double den) { return num > 0 && den > 0 ? num / den : 0; };
@@ -352,7 +375,10 @@ int bench_pipeline_command(int argc, char** argv) {
     };  // null: not run
     auto list = [](const std::vector<double>& v) {
       std::string out = "[";
-      for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(v[i]);
+      }
       return out + "]";
     };
     auto spread = [&](const Spread& x) {

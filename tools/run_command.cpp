@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "engine/workloads/hpoly.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "tools/bench_stats.hpp"
+#include "tools/cli_number.hpp"
 #include "tools/command_line.hpp"
 
 namespace stoker::tools {
@@ -126,7 +129,9 @@ int run_command(int argc, char** argv) {
   std::string workload;          // empty: chosen from the options given
   std::string synthetic_option;  // the first synthetic-only option seen
   std::string hpoly_option;      // the first hpoly-only option seen
-  long partitions = -1, size_mib = -1, log_n = -1;
+  constexpr std::size_t kMaxSize = std::numeric_limits<std::size_t>::max();
+  std::optional<std::size_t> partitions, size_mib;
+  std::optional<unsigned> log_n;
   int verify = -1;  // -1: the backend's default
   std::uint64_t seed = 1;
   bool json = false, progress = isatty(STDOUT_FILENO), registered_inputs = false;
@@ -141,14 +146,11 @@ int run_command(int argc, char** argv) {
       }
       return args[++i].c_str();
     };
-    auto number = [&](const char* v) {
-      char* end = nullptr;
-      const long n = std::strtol(v, &end, 10);
-      if (*v == '\0' || *end != '\0' || n < 0) {
-        std::fprintf(stderr, "stoker run: %s: '%s' is not a non-negative integer\n", a.c_str(), v);
-        std::exit(2);
-      }
-      return n;
+    // The option's value as a T in lo..hi, or exit 2 naming them.
+    auto number = [&]<typename T>(T lo, T hi) {
+      const auto n = integer_option("run", a, value(), lo, hi);
+      if (!n) std::exit(2);
+      return *n;
     };
     auto synthetic_only = [&] {
       if (synthetic_option.empty()) synthetic_option = a;
@@ -164,10 +166,10 @@ int run_command(int argc, char** argv) {
         return 2;
       }
     } else if (a == "--partitions") {
-      partitions = number(value());
+      partitions = number(std::size_t{1}, kMaxSize);
     } else if (a == "--log-n") {
       hpoly_only();
-      log_n = number(value());
+      log_n = number(engine::workloads::kHpolyMinLogN, engine::workloads::kHpolyMaxLogN);
     } else if (a == "--output-memory" || a == "--h-memory") {
       if (a == "--h-memory") hpoly_only();
       const std::string m = value();
@@ -183,12 +185,12 @@ int run_command(int argc, char** argv) {
       verify = 0;
     } else if (a == "--size-mib") {
       synthetic_only();
-      size_mib = number(value());
+      size_mib = number(std::size_t{1}, kMaxSize >> 20);
     } else if (a == "--rounds") {
       synthetic_only();
-      so.rounds = static_cast<int>(number(value()));
+      so.rounds = number(0, std::numeric_limits<int>::max());
     } else if (a == "--seed") {
-      seed = static_cast<std::uint64_t>(number(value()));
+      seed = number(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max());
     } else if (a == "--pageable") {
       synthetic_only();
       so.pageable = true;
@@ -221,17 +223,11 @@ int run_command(int argc, char** argv) {
                  hpoly_option.c_str());
     return 2;
   }
-  if (partitions == 0) {
-    std::fprintf(stderr, "stoker run: --partitions must be at least 1\n");
-    return 2;
-  }
   const bool hpoly = workload == "hpoly";
-  if (hpoly && log_n >= 0 &&
-      (log_n < static_cast<long>(engine::workloads::kHpolyMinLogN) ||
-       log_n > static_cast<long>(engine::workloads::kHpolyMaxLogN))) {
-    std::fprintf(stderr, "stoker run: --log-n must be %u..%u, not %ld\n",
-                 engine::workloads::kHpolyMinLogN, engine::workloads::kHpolyMaxLogN, log_n);
-    return 2;
+  std::optional<std::ofstream> trace_file;  // created now: a bad path fails before the job
+  if (!trace.empty()) {
+    trace_file = create_output_file("run", trace);
+    if (!trace_file) return 2;
   }
 
   boost::asio::io_context io;
@@ -250,9 +246,8 @@ int run_command(int argc, char** argv) {
   double h_setup_s = 0;  // allocating, zeroing and page-locking every h
   Result<engine::Job> job = Error{Errc::invalid_argument, "no workload"};
   if (hpoly) {
-    ho.partitions =
-        partitions >= 0 ? static_cast<std::size_t>(partitions) : (gpu ? 4 * devices : 8);
-    ho.log_n = static_cast<unsigned>(log_n >= 0 ? log_n : (gpu ? 24 : 14));
+    ho.partitions = partitions.value_or(gpu ? 4 * devices : 8);
+    ho.log_n = log_n.value_or(gpu ? 24 : 14);
     ho.seed = seed;
     ho.verify = verifying;
     ho.name = "hpoly-2^" + std::to_string(ho.log_n);
@@ -261,9 +256,8 @@ int run_command(int argc, char** argv) {
     job = engine::workloads::make_hpoly_job(ho, hpoly_run);
     h_setup_s = seconds_since(t0);
   } else {
-    so.partitions =
-        partitions >= 0 ? static_cast<std::size_t>(partitions) : (gpu ? 16 * devices : 8);
-    so.input_bytes = static_cast<std::size_t>(size_mib >= 0 ? size_mib : (gpu ? 256 : 4)) << 20;
+    so.partitions = partitions.value_or(gpu ? 16 * devices : 8);
+    so.input_bytes = size_mib.value_or(gpu ? 256 : 4) << 20;
     so.seed = seed;
     if (registered_inputs) so.registered_inputs = e.devices().backend();
     if (synthetic_outputs_registered) so.registered_outputs = e.devices().backend();
@@ -364,10 +358,10 @@ int run_command(int argc, char** argv) {
     std::printf("  pinned pool grew during the job: %zu slabs pinned, %zu given back\n",
                 after.pinned_slab_allocations - warm.pinned_slab_allocations,
                 after.pinned_slabs_trimmed - warm.pinned_slabs_trimmed);
-  if (!trace.empty()) {
-    std::ofstream f(trace);
-    engine::write_chrome_trace(f, {report});
-    if (!f) std::fprintf(stderr, "stoker run: could not write trace to %s\n", trace.c_str());
+  bool trace_written = true;
+  if (trace_file) {
+    engine::write_chrome_trace(*trace_file, {report});
+    trace_written = close_output_file("run", *trace_file, trace, "the trace");
   }
   if (json) {
     char extra[256];
@@ -412,7 +406,7 @@ int run_command(int argc, char** argv) {
     std::fprintf(stderr, "stoker run: job failed: %s\n", report.error.c_str());
     return 1;
   }
-  return 0;
+  return trace_written ? 0 : 1;
 }
 
 }  // namespace stoker::tools

@@ -3,13 +3,16 @@
 // seed and the job that broke are printed), 2 bad options.
 #include "tools/stress_command.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "devices/device_set.hpp"
 #include "engine/config.hpp"
+#include "tools/cli_number.hpp"
 #include "tools/command_line.hpp"
 #include "tools/stress_driver.hpp"
 
@@ -73,6 +76,8 @@ int stress_command(int argc, char** argv) {
   o.config = *config;
   o.max_partition_bytes = host ? std::size_t{256} << 10 : std::size_t{8} << 20;
   bool json = false, quiet = false;
+  constexpr std::size_t kMaxSize = std::numeric_limits<std::size_t>::max();
+  constexpr double kForever = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
     auto value = [&]() -> std::string {
@@ -82,48 +87,39 @@ int stress_command(int argc, char** argv) {
       }
       return args[++i];
     };
-    auto number = [&](const std::string& v) {
-      char* end = nullptr;
-      const double n = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(n >= 0)) {
-        std::fprintf(stderr, "stoker stress: %s: '%s' is not a non-negative number\n", a.c_str(),
-                     v.c_str());
-        std::exit(2);
-      }
-      return n;
+    // The option's value in lo..hi, or exit 2 naming them.
+    auto number = [&](double lo, double hi) {
+      const auto n = real_option("stress", a, value(), lo, hi);
+      if (!n) std::exit(2);
+      return *n;
     };
-    auto integer = [&](const std::string& v) {
-      char* end = nullptr;
-      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || v[0] == '-') {
-        std::fprintf(stderr, "stoker stress: %s: '%s' is not a non-negative integer\n", a.c_str(),
-                     v.c_str());
-        std::exit(2);
-      }
-      return n;
+    auto integer = [&]<typename T>(T lo, T hi) {
+      const auto n = integer_option("stress", a, value(), lo, hi);
+      if (!n) std::exit(2);
+      return *n;
     };
     if (a == "--duration")
-      o.duration_s = number(value());
+      o.duration_s = number(0, kForever);
     else if (a == "--jobs")
-      o.jobs = integer(value());
+      o.jobs = integer(std::size_t{0}, kMaxSize);
     else if (a == "--seed")
-      o.seed = integer(value());
+      o.seed = integer(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max());
     else if (a == "--submitters")
-      o.submitters = static_cast<int>(integer(value()));
+      o.submitters = integer(0, std::numeric_limits<int>::max());
     else if (a == "--round-jobs")
-      o.round_jobs = integer(value());
+      o.round_jobs = integer(std::size_t{0}, kMaxSize);
     else if (a == "--max-partitions")
-      o.max_partitions = integer(value());
+      o.max_partitions = integer(std::size_t{0}, kMaxSize);
     else if (a == "--max-kib")
-      o.max_partition_bytes = integer(value()) << 10;
+      o.max_partition_bytes = integer(std::size_t{0}, kMaxSize >> 10) << 10;
     else if (a == "--fault-rate")
-      o.fault_rate = number(value());
+      o.fault_rate = number(0, 1);
     else if (a == "--cancel-rate")
-      o.cancel_rate = number(value());
+      o.cancel_rate = number(0, 1);
     else if (a == "--in-flight")
-      o.max_in_flight = integer(value());
+      o.max_in_flight = integer(std::size_t{0}, kMaxSize);
     else if (a == "--stall-s")
-      o.stall_s = number(value());
+      o.stall_s = number(0, kForever);
     else if (a == "--json")
       json = true;
     else if (a == "--quiet")

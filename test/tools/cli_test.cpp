@@ -14,6 +14,8 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -158,6 +160,97 @@ TEST(Cli, EngineCommandsNameBadOptionsBeforeTouchingADevice) {
   EXPECT_EQ(variants.status, 2);
   EXPECT_NE(variants.output.find("--variants takes a, b, c, b1, not 'z'"), std::string::npos)
       << variants.output;
+}
+
+// A number an option cannot take is refused, naming the option, the value
+// and the range, before anything runs: not read as 0, the default or a
+// wrapped value. bench pipeline answers this on a host without a GPU too.
+TEST(Cli, RunAndBenchPipelineRefuseBadNumbersNamingTheOption) {
+  for (const std::string cmd : {"run --backend host", "bench pipeline"})
+    for (const auto& [option, value, range] :
+         {std::tuple{"--partitions", "abc", "1..18446744073709551615"},
+          {"--size-mib", "-1", "1..17592186044415"},
+          {"--rounds", "x", "0..2147483647"},
+          {"--rounds", "16k", "0..2147483647"}}) {
+      const auto r = run_stoker(cmd + " " + option + " " + value);
+      EXPECT_EQ(r.status, 2) << cmd << " " << option << " " << value << ": " << r.output;
+      EXPECT_NE(
+          r.output.find(std::string(option) + ": '" + value + "' is not an integer in " + range),
+          std::string::npos)
+          << cmd << ": " << r.output;
+    }
+  const auto reps = run_stoker("bench pipeline --reps x");
+  EXPECT_EQ(reps.status, 2) << reps.output;
+  EXPECT_NE(reps.output.find("--reps: 'x' is not an integer in 1..1000"), std::string::npos)
+      << reps.output;
+}
+
+TEST(Cli, RunAndBenchPipelineRefuseNumbersOutOfRange) {
+  for (const auto& [args, message] :
+       {std::pair{"run --backend host --workload synthetic --rounds 3000000000",
+                  "--rounds: '3000000000' is not an integer in 0..2147483647"},
+        {"run --backend host --seed 18446744073709551616",
+         "--seed: '18446744073709551616' is not an integer in 0..18446744073709551615"},
+        {"run --backend host --partitions 0", "--partitions: '0' is not an integer in 1.."},
+        {"bench pipeline --rounds 3000000000",
+         "--rounds: '3000000000' is not an integer in 0..2147483647"},
+        {"bench pipeline --reps 0", "--reps: '0' is not an integer in 1..1000"},
+        {"bench pipeline --writers 5000", "--writers: '5000' is not an integer in 0..4096"}}) {
+    const auto r = run_stoker(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << ": " << r.output;
+  }
+}
+
+// The other commands read their numbers the same way: each of these was
+// once taken as something else (5, 1, 1 second) and run.
+TEST(Cli, OtherCommandsRefuseBadNumbersNamingTheOption) {
+  for (const auto& [args, message] :
+       {std::pair{"bench ntt --cpu --log-n 4 --reps 5x",
+                  "--reps: '5x' is not an integer in 1..2147483647"},
+        {"stress --backend host --jobs 1 --submitters 4294967297",
+         "--submitters: '4294967297' is not an integer in 0..2147483647"},
+        {"bench alloc --backend host --quick --seconds 0.01s",
+         "--seconds: '0.01s' is not a number in 0.001..60"}}) {
+    const auto r = run_stoker(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << ": " << r.output;
+  }
+}
+
+// --trace FILE is created before the job runs: a path that cannot be
+// written is named, with the reason, before any work (exit 2), and a trace
+// that could not be written is an error (exit 1), not a warning after exit 0.
+TEST(Cli, TraceFileIsCreatedBeforeTheJobAndAFailedWriteFails) {
+  const std::string job =
+      "run --backend host --workload synthetic --partitions 2 --size-mib 1 --no-progress";
+  const auto missing = run_stoker(job + " --trace /nonexistent-dir/x.json");
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  EXPECT_NE(missing.output.find("cannot create /nonexistent-dir/x.json: No such file or directory"),
+            std::string::npos)
+      << missing.output;
+  EXPECT_EQ(missing.output.find("stoker run: synthetic"), std::string::npos)
+      << "the job ran before the trace file was opened: " << missing.output;
+
+  const auto full = run_stoker(job + " --trace /dev/full");
+  EXPECT_EQ(full.status, 1) << full.output;
+  EXPECT_NE(full.output.find("could not write the trace to /dev/full"), std::string::npos)
+      << full.output;
+
+  const fs::path ok =
+      fs::temp_directory_path() / ("stoker_cli_trace_" + std::to_string(::getpid()) + ".json");
+  const auto written = run_stoker(job + " --trace " + ok.string());
+  EXPECT_EQ(written.status, 0) << written.output;
+  std::ifstream f(ok);
+  const std::string trace{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(trace.rfind("{\"traceEvents\":[", 0), 0u) << trace.substr(0, 200);
+  fs::remove(ok);
+
+  const auto bench = run_stoker("bench pipeline --trace /nonexistent-dir/x.json");
+  EXPECT_EQ(bench.status, 2) << bench.output;
+  EXPECT_NE(bench.output.find("cannot create /nonexistent-dir/x.json: No such file or directory"),
+            std::string::npos)
+      << bench.output;
 }
 
 // Where a run's outputs land is a setting of its own: registered outputs
