@@ -1805,7 +1805,14 @@ TEST(Engine, FaultingKernelFailsItsJobWhileAConcurrentJobCompletes) {
   bad.partitions[2].work.cpu = [](const KernelContext&) {
     return make_error_code(Errc::kernel_failed);
   };
-  auto good = synthetic(good_run, 12);
+  workloads::SyntheticOptions slow;  // long enough to be running when the other job fails
+  slow.partitions = 12;
+  slow.input_bytes = 256 << 10;
+  slow.rounds = 400;
+  slow.name = "good";
+  auto made = workloads::make_synthetic_job(slow, good_run);
+  ASSERT_TRUE(made) << made.error().what();
+  auto good = std::move(*made);
   good.devices = std::vector<int>{1};
   std::error_code bad_result, good_result{make_error_code(Errc::cancelled)};
   std::string bad_message;
