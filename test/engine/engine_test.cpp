@@ -1877,28 +1877,32 @@ TEST(Engine, CancellingMidJobAfterSomePartitionsRanReturnsEverything) {
   EXPECT_EQ(free_after->free, free_before->free) << "device memory still held";
 }
 
-// Jobs of equal priority run in arrival order: the first one's queued
-// partitions go before the second's, so a short job submitted second does
-// not overtake a long one. (Streamed partitions are taken only when none is
-// ready, which lets a ready partition of a later job pass a streamed one of
-// an earlier job: off here.)
+// Jobs of equal priority run in arrival order: the first one's partitions
+// go before the second's, so a short job submitted second does not overtake
+// a long one. Among ready partitions, that is: a partition whose producer
+// is still running is passed by a ready one of a later job (work goes on),
+// so these inputs and outputs are registered and every partition is ready
+// as soon as it is taken up, in rank order.
 TEST(Engine, JobsOfEqualPriorityRunInArrivalOrder) {
   asio::io_context io;
-  auto c = host_config(1);
-  c.stream_produced = false;
-  Engine engine(io.get_executor(), c);
-  std::shared_ptr<workloads::SyntheticRun> long_run, short_run;
+  Engine engine(io.get_executor(), host_config(1));
   std::vector<std::string> order;
-  engine.async_submit(synthetic(long_run, 12, 256 << 10, false, 0, "first"),
-                      [&](std::error_code ec, JobReport r) {
-                        EXPECT_FALSE(ec) << r.error;
-                        order.push_back(r.name);
-                      });
-  engine.async_submit(synthetic(short_run, 2, 256 << 10, false, 0, "second"),
-                      [&](std::error_code ec, JobReport r) {
-                        EXPECT_FALSE(ec) << r.error;
-                        order.push_back(r.name);
-                      });
+  std::shared_ptr<workloads::SyntheticRun> runs[2];
+  for (int j = 0; j < 2; ++j) {
+    workloads::SyntheticOptions o;
+    o.partitions = j == 0 ? 12 : 2;
+    o.input_bytes = 256 << 10;
+    o.rounds = 4;
+    o.registered_inputs = devices::Backend::host;
+    o.registered_outputs = devices::Backend::host;
+    o.name = j == 0 ? "first" : "second";
+    auto job = workloads::make_synthetic_job(o, runs[j]);
+    ASSERT_TRUE(job) << job.error().what();
+    engine.async_submit(std::move(*job), [&](std::error_code ec, JobReport r) {
+      EXPECT_FALSE(ec) << r.error;
+      order.push_back(r.name);
+    });
+  }
   io.run();
   EXPECT_EQ(order, (std::vector<std::string>{"first", "second"}));
 }
