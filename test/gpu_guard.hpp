@@ -11,3 +11,12 @@
     if (::stoker::devices::cuda_device_count() == 0)               \
       GTEST_SKIP() << "no CUDA device on this machine (GPU test)"; \
   } while (0)
+
+// For what only shows with several GPUs (which device a thread has current,
+// one GPU faulting beside a healthy one).
+#define STOKER_REQUIRE_GPUS(n)                                                    \
+  do {                                                                            \
+    if (::stoker::devices::cuda_device_count() < (n))                             \
+      GTEST_SKIP() << "needs " << (n) << " CUDA devices, this machine has "       \
+                   << ::stoker::devices::cuda_device_count() << " (multi-GPU test)"; \
+  } while (0)

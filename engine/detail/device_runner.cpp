@@ -123,7 +123,9 @@ DeviceRunner::~DeviceRunner() {
   if (waiter_.joinable()) waiter_.join();
   copy_waiter_work_.reset();
   if (copy_waiter_.joinable()) copy_waiter_.join();
-  // Streams drain in their destructors; staging outlives them (declared first).
+  // Wait for the streams here: the staging buffers are members declared
+  // after them, so destroyed before them, and a copy still reading one
+  // must end first.
   h2d_.synchronize();
   compute_.synchronize();
   d2h_.synchronize();

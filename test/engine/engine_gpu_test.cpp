@@ -1,5 +1,6 @@
 // The engine on real GPUs: the same promises as on the host backend, plus
 // what only hardware shows (sticky faults, every GPU used).
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -142,20 +143,127 @@ TEST(EngineGpu, ThrowingKernelCallableFailsItsJobAndTheGpuCarriesOn) {
   EXPECT_EQ(engine.stats().busy_slots, 0u);
 }
 
-TEST(EngineGpu, FaultingKernelFailsTheJobInsteadOfHanging) {
+// A kernel that faults breaks its GPU for good: the job it belongs to and
+// a job beside it on the same GPU both fail, naming the fault, instead of
+// hanging; everything they held comes back.
+TEST(EngineGpu, FaultingKernelFailsTheJobsOnItsGpuInsteadOfHanging) {
   STOKER_REQUIRE_GPU();
   asio::io_context io;
   Engine engine(io.get_executor(), gpu0_config());
-  std::shared_ptr<workloads::SyntheticRun> run;
+  std::shared_ptr<workloads::SyntheticRun> run, beside_run;
   auto job = six_small_partitions(run);
   job.partitions[2].work.gpu = [](const KernelContext& ctx) {
     return test::launch_faulting_kernel(ctx.stream.native());
   };
-  std::error_code ec;
-  auto r = run_job(engine, io, std::move(job), ec);
+  job.priority = 10;  // overtakes the other job's queued partitions
+  workloads::SyntheticOptions o;
+  o.partitions = 40;
+  o.input_bytes = 8 << 20;
+  o.rounds = 200;
+  o.name = "beside";
+  auto beside = workloads::make_synthetic_job(o, beside_run);
+  ASSERT_TRUE(beside) << beside.error().what();
+  std::error_code ec, beside_ec;
+  JobReport r, beside_report;
+  int done = 0;
+  engine.async_submit(std::move(*beside), [&](std::error_code e, JobReport rep) {
+    beside_ec = e;
+    beside_report = std::move(rep);
+    ++done;
+  });
+  engine.async_submit(std::move(job), [&](std::error_code e, JobReport rep) {
+    ec = e;
+    r = std::move(rep);
+    ++done;
+  });
+  io.run();
+  ASSERT_EQ(done, 2);
   ASSERT_TRUE(ec);
   EXPECT_NE(r.error.find("faulted"), std::string::npos) << r.error;
+  ASSERT_TRUE(beside_ec) << "a job on a faulted GPU cannot have finished";
+  EXPECT_LT(beside_report.partitions_done, 40u);
+  EXPECT_FALSE(beside_report.error.empty());
   EXPECT_FALSE(engine.stats().device_healthy[0]);
+  const auto s = engine.stats();
+  EXPECT_EQ(s.jobs_in_flight, 0u);
+  EXPECT_EQ(s.busy_slots, 0u);
+  EXPECT_EQ(s.host_budget_in_use, 0u);
+  EXPECT_EQ(s.pinned_bytes_in_use, 0u);
+}
+
+// The engine's calls on its caller's thread leave the caller's current GPU
+// as it was: a prover that launches its own kernels on GPU 1 must not find
+// GPU 0 (or the engine's last GPU) current after creating an engine.
+TEST(EngineGpu, EngineCallsLeaveTheCallersCurrentGpu) {
+  STOKER_REQUIRE_GPUS(2);
+  const int mine = devices::cuda_device_count() - 1;
+  ASSERT_EQ(cudaSetDevice(mine), cudaSuccess);
+  const auto current = [] {
+    int d = -1;
+    cudaGetDevice(&d);
+    return d;
+  };
+  {
+    asio::io_context io;
+    Engine engine(io.get_executor(), gpu_config());
+    EXPECT_EQ(current(), mine) << "after creating the engine";
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = six_small_partitions(run);
+    engine.reserve_device(job.partitions[0]);
+    EXPECT_EQ(engine.reserve_pinned(job.partitions[0], 4), std::error_code{});
+    EXPECT_EQ(current(), mine) << "after reserving";
+    std::error_code ec;
+    auto r = run_job(engine, io, std::move(job), ec);
+    ASSERT_FALSE(ec) << r.error;
+  }
+  EXPECT_EQ(current(), mine) << "after destroying the engine";
+}
+
+// A fault on GPU 0 leaves GPU 1 working, pinned memory included: the pool
+// grows (a new size class) and pageable inputs are registered in place
+// through a healthy GPU's context, not through the thread's default, GPU
+// 0's, which the fault broke for good.
+TEST(EngineGpu, AFaultOnOneGpuLeavesTheOtherPinningAndRunning) {
+  STOKER_REQUIRE_GPUS(2);
+  asio::io_context io;
+  auto c = gpu_config();
+  c.devices.cuda_ordinals = {0, 1};
+  c.pageable_inputs = PageableInputs::register_in_place;
+  Engine engine(io.get_executor(), c);
+  std::shared_ptr<workloads::SyntheticRun> bad_run;
+  auto bad = six_small_partitions(bad_run);
+  bad.devices = std::vector<int>{0};
+  bad.partitions[1].work.gpu = [](const KernelContext& ctx) {
+    return test::launch_faulting_kernel(ctx.stream.native());
+  };
+  std::error_code ec;
+  auto r = run_job(engine, io, std::move(bad), ec);
+  ASSERT_TRUE(ec);
+  ASSERT_FALSE(engine.stats().device_healthy[0]);
+  ASSERT_TRUE(engine.stats().device_healthy[1]);
+  const auto grown = engine.stats().pinned_slab_allocations;
+  for (bool pageable : {false, true}) {
+    SCOPED_TRACE(pageable ? "pageable, registered in place" : "produced into a new size class");
+    std::shared_ptr<workloads::SyntheticRun> run;
+    workloads::SyntheticOptions o;
+    o.partitions = 6;
+    o.input_bytes = 40 << 20;  // blocks of a class the first job never used
+    o.rounds = 8;
+    o.pageable = pageable;
+    auto job = workloads::make_synthetic_job(o, run);
+    ASSERT_TRUE(job) << job.error().what();
+    std::optional<test::PageAlignedInputs> aligned;
+    if (pageable) aligned.emplace(*job, *run);
+    r = run_job(engine, io, std::move(*job), ec);
+    ASSERT_FALSE(ec) << r.error;
+    expect_outputs_correct(*run);
+    for (const auto& p : r.parts) {
+      EXPECT_EQ(p.device, 1);
+      if (pageable) EXPECT_EQ(p.bytes_registered, p.bytes_in) << "staged instead of registered";
+    }
+  }
+  EXPECT_GT(engine.stats().pinned_slab_allocations, grown) << "the pool never had to grow";
+  EXPECT_EQ(engine.stats().pinned_bytes_in_use, 0u);
 }
 
 }  // namespace
