@@ -328,6 +328,22 @@ Result<HostRegistration> register_host(Backend backend, void* ptr, std::size_t b
   return HostRegistration(backend, ptr, bytes);
 }
 
+bool is_page_locked(Backend backend, const void* ptr, std::size_t bytes) noexcept {
+  if (backend != Backend::cuda) return true;
+  if (ptr == nullptr || bytes == 0) return false;
+  detail::PinningContext context;
+  const auto* first = static_cast<const std::byte*>(ptr);
+  for (const std::byte* p : {first, first + bytes - 1}) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    if (a.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
+}
+
 void HostRegistration::reset() noexcept {
   if (ptr_ != nullptr && backend_ == Backend::cuda) {
     detail::PinningContext context;

@@ -225,6 +225,12 @@ Error EngineCore::validate(const Job& job) const {
         any_produced = true;
       else if (in.data == nullptr)
         return {Errc::invalid_argument, where + ": input " + std::to_string(k) + " has no data"};
+      else if (in.kind == InputKind::registered &&
+               !devices::is_page_locked(set_.backend(), in.data, in.bytes))
+        return {Errc::invalid_argument,
+                where + ": input " + std::to_string(k) +
+                    " is declared registered but its memory is not page-locked "
+                    "(cudaHostRegister it, or pass it as Input::pageable)"};
     }
     const bool has_producer = p.producer || p.split_producer;
     if (p.producer && p.split_producer)
@@ -246,6 +252,11 @@ Error EngineCore::validate(const Job& job) const {
         return {Errc::invalid_argument,
                 where + ": output " + std::to_string(k) +
                     (out.bytes == 0 ? " is empty (0 bytes)" : " has no destination")};
+      if (out.pinned && !devices::is_page_locked(set_.backend(), out.destination, out.bytes))
+        return {Errc::invalid_argument,
+                where + ": output " + std::to_string(k) +
+                    " is declared pinned but its memory is not page-locked (cudaHostRegister "
+                    "it, or land it through a bounce block: Output::to(span, false))"};
     }
     const std::size_t host_bytes = Engine::pinned_bytes(p);
     if (host_bytes > host_budget_->limit())

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "devices/pinned_buffer.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "test/engine/engine_test_util.hpp"
@@ -189,6 +190,53 @@ TEST(EngineGpu, FaultingKernelFailsTheJobsOnItsGpuInsteadOfHanging) {
   EXPECT_EQ(s.busy_slots, 0u);
   EXPECT_EQ(s.host_budget_in_use, 0u);
   EXPECT_EQ(s.pinned_bytes_in_use, 0u);
+}
+
+// Memory declared page-locked that is not (a registered input, a pinned
+// output over plain heap memory) is refused before any GPU work, naming it:
+// the copy would otherwise crawl through the driver's pageable path.
+TEST(EngineGpu, MemoryDeclaredPageLockedThatIsNotIsRefused) {
+  STOKER_REQUIRE_GPU();
+  asio::io_context io;
+  Engine engine(io.get_executor(), gpu0_config());
+  std::vector<std::byte> heap(std::size_t{4} << 20);
+  for (bool input : {true, false}) {
+    std::shared_ptr<workloads::SyntheticRun> run;
+    auto job = six_small_partitions(run);
+    auto& p = job.partitions[4];
+    if (input) {
+      p.inputs[0] = Input::registered(std::span<const std::byte>(heap).first(p.inputs[0].bytes));
+      p.split_producer = nullptr;
+      p.stream_align = 0;
+    } else {
+      p.outputs[0] = Output::to(std::span<std::byte>(heap).first(p.outputs[0].bytes), true);
+    }
+    std::error_code ec;
+    auto r = run_job(engine, io, std::move(job), ec);
+    EXPECT_EQ(ec, make_error_code(Errc::invalid_argument)) << r.error;
+    EXPECT_NE(r.error.find(input ? "partition 4: input 0 is declared registered but its memory "
+                                   "is not page-locked"
+                                 : "partition 4: output 0 is declared pinned but its memory is "
+                                   "not page-locked"),
+              std::string::npos)
+        << r.error;
+    EXPECT_EQ(r.partitions_done, 0u);
+  }
+  // The same memory registered is taken.
+  auto reg = devices::register_host(devices::Backend::cuda, heap.data(), heap.size());
+  ASSERT_TRUE(reg) << reg.error().what();
+  std::shared_ptr<workloads::SyntheticRun> run;
+  auto job = six_small_partitions(run);
+  job.partitions[4].outputs[0] =
+      Output::to(std::span<std::byte>(heap).first(job.partitions[4].outputs[0].bytes), true);
+  job.verify = nullptr;  // it reads the run's own outputs; partition 4's lands in `heap`
+  std::error_code ec;
+  auto r = run_job(engine, io, std::move(job), ec);
+  ASSERT_FALSE(ec) << r.error;
+  const auto landed = std::span(reinterpret_cast<const std::uint32_t*>(heap.data()),
+                                run->outputs[4].size());
+  std::copy(landed.begin(), landed.end(), run->outputs[4].begin());
+  expect_outputs_correct(*run);
 }
 
 // The engine's calls on its caller's thread leave the caller's current GPU
