@@ -144,54 +144,6 @@ TEST(EngineGpu, ThrowingKernelCallableFailsItsJobAndTheGpuCarriesOn) {
   EXPECT_EQ(engine.stats().busy_slots, 0u);
 }
 
-// A kernel that faults breaks its GPU for good: the job it belongs to and
-// a job beside it on the same GPU both fail, naming the fault, instead of
-// hanging; everything they held comes back.
-TEST(EngineGpu, FaultingKernelFailsTheJobsOnItsGpuInsteadOfHanging) {
-  STOKER_REQUIRE_GPU();
-  asio::io_context io;
-  Engine engine(io.get_executor(), gpu0_config());
-  std::shared_ptr<workloads::SyntheticRun> run, beside_run;
-  auto job = six_small_partitions(run);
-  job.partitions[2].work.gpu = [](const KernelContext& ctx) {
-    return test::launch_faulting_kernel(ctx.stream.native());
-  };
-  job.priority = 10;  // overtakes the other job's queued partitions
-  workloads::SyntheticOptions o;
-  o.partitions = 40;
-  o.input_bytes = 8 << 20;
-  o.rounds = 200;
-  o.name = "beside";
-  auto beside = workloads::make_synthetic_job(o, beside_run);
-  ASSERT_TRUE(beside) << beside.error().what();
-  std::error_code ec, beside_ec;
-  JobReport r, beside_report;
-  int done = 0;
-  engine.async_submit(std::move(*beside), [&](std::error_code e, JobReport rep) {
-    beside_ec = e;
-    beside_report = std::move(rep);
-    ++done;
-  });
-  engine.async_submit(std::move(job), [&](std::error_code e, JobReport rep) {
-    ec = e;
-    r = std::move(rep);
-    ++done;
-  });
-  io.run();
-  ASSERT_EQ(done, 2);
-  ASSERT_TRUE(ec);
-  EXPECT_NE(r.error.find("faulted"), std::string::npos) << r.error;
-  ASSERT_TRUE(beside_ec) << "a job on a faulted GPU cannot have finished";
-  EXPECT_LT(beside_report.partitions_done, 40u);
-  EXPECT_FALSE(beside_report.error.empty());
-  EXPECT_FALSE(engine.stats().device_healthy[0]);
-  const auto s = engine.stats();
-  EXPECT_EQ(s.jobs_in_flight, 0u);
-  EXPECT_EQ(s.busy_slots, 0u);
-  EXPECT_EQ(s.host_budget_in_use, 0u);
-  EXPECT_EQ(s.pinned_bytes_in_use, 0u);
-}
-
 // Memory declared page-locked that is not (a registered input, a pinned
 // output over plain heap memory) is refused before any GPU work, naming it:
 // the copy would otherwise crawl through the driver's pageable path.
@@ -265,6 +217,58 @@ TEST(EngineGpu, EngineCallsLeaveTheCallersCurrentGpu) {
     ASSERT_FALSE(ec) << r.error;
   }
   EXPECT_EQ(current(), mine) << "after destroying the engine";
+}
+
+// The tests below fault a GPU on purpose, which breaks it for the rest of
+// the process: they need a process each, as CTest runs every test and
+// tools/gpu_check runs the tests named *Fault* (and they stay last).
+
+// A kernel that faults breaks its GPU for good: the job it belongs to and
+// a job beside it on the same GPU both fail, naming the fault, instead of
+// hanging; everything they held comes back.
+TEST(EngineGpu, FaultingKernelFailsTheJobsOnItsGpuInsteadOfHanging) {
+  STOKER_REQUIRE_GPU();
+  asio::io_context io;
+  Engine engine(io.get_executor(), gpu0_config());
+  std::shared_ptr<workloads::SyntheticRun> run, beside_run;
+  auto job = six_small_partitions(run);
+  job.partitions[2].work.gpu = [](const KernelContext& ctx) {
+    return test::launch_faulting_kernel(ctx.stream.native());
+  };
+  job.priority = 10;  // overtakes the other job's queued partitions
+  workloads::SyntheticOptions o;
+  o.partitions = 40;
+  o.input_bytes = 8 << 20;
+  o.rounds = 200;
+  o.name = "beside";
+  auto beside = workloads::make_synthetic_job(o, beside_run);
+  ASSERT_TRUE(beside) << beside.error().what();
+  std::error_code ec, beside_ec;
+  JobReport r, beside_report;
+  int done = 0;
+  engine.async_submit(std::move(*beside), [&](std::error_code e, JobReport rep) {
+    beside_ec = e;
+    beside_report = std::move(rep);
+    ++done;
+  });
+  engine.async_submit(std::move(job), [&](std::error_code e, JobReport rep) {
+    ec = e;
+    r = std::move(rep);
+    ++done;
+  });
+  io.run();
+  ASSERT_EQ(done, 2);
+  ASSERT_TRUE(ec);
+  EXPECT_NE(r.error.find("faulted"), std::string::npos) << r.error;
+  ASSERT_TRUE(beside_ec) << "a job on a faulted GPU cannot have finished";
+  EXPECT_LT(beside_report.partitions_done, 40u);
+  EXPECT_FALSE(beside_report.error.empty());
+  EXPECT_FALSE(engine.stats().device_healthy[0]);
+  const auto s = engine.stats();
+  EXPECT_EQ(s.jobs_in_flight, 0u);
+  EXPECT_EQ(s.busy_slots, 0u);
+  EXPECT_EQ(s.host_budget_in_use, 0u);
+  EXPECT_EQ(s.pinned_bytes_in_use, 0u);
 }
 
 // A fault on GPU 0 leaves GPU 1 working, pinned memory included: the pool
