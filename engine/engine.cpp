@@ -510,19 +510,24 @@ void EngineCore::request_block(const Key& k) {
   // earlier request must not arm it (its handler may not be installed yet).
   const unsigned request = ++ps.cancel_request;
   ps.cancel_armed = false;
-  // Initiated and completed on a worker: the pool takes the block in the
-  // completion, and growing it pins memory (0.05-0.5 s/GiB), which must
-  // never stall this scheduling thread (and with it every GPU's dispatch).
+  // Initiated from a worker. The pool takes the block in the completion,
+  // which runs on this scheduling thread, as cancellation is emitted here
+  // (Asio's slots are not thread-safe: completing on a worker raced the
+  // emit, found by TSan). Taking it there must not grow the pool, which
+  // pins memory (0.05-0.5 s/GiB) while every GPU's dispatch waits: where
+  // the budget would grant the block at once and the pool has none free,
+  // the worker grows it first.
   asio::post(*workers_, [this, k, request, bytes = ps.block_bytes[ps.blocks.size()],
                          slot = ps.cancel->slot()] {
+    if (host_budget_->in_use() + alloc::PinnedPool::block_capacity(bytes) <=
+        host_budget_->limit())
+      (void)pool_->reserve(bytes, 1);  // a failure is the take's to report
     pool_->async_allocate(
-        bytes, asio::bind_cancellation_slot(
-                   slot, asio::bind_executor(*workers_, [this, k](std::error_code ec,
-                                                                  alloc::PinnedBlock block) {
-                     asio::post(io_, [this, k, ec, block = std::move(block)]() mutable {
-                       block_arrived(k, ec, std::move(block));
-                     });
-                   })));
+        bytes,
+        asio::bind_cancellation_slot(
+            slot, asio::bind_executor(io_, [this, k](std::error_code ec, alloc::PinnedBlock block) {
+              block_arrived(k, ec, std::move(block));
+            })));
     // The pool installed its cancellation handler in `slot` on this worker;
     // only from now on may the engine thread emit on it (Asio signals are
     // not thread-safe: TSan saw drop_queued's emit race the installation).
