@@ -1421,15 +1421,23 @@ TEST(Engine, CancellationDropsQueuedPartitionsAndCompletesAborted) {
   expect_idle(engine);
 }
 
+// A job held to device 0 whose partition `failing` has a kernel that fails
+// (which faults the emulated device, as a faulting kernel does a GPU).
+Job kernel_fails_on_device_0(std::shared_ptr<workloads::SyntheticRun>& run,
+                             std::size_t partitions, std::size_t failing) {
+  auto job = synthetic(run, partitions);
+  job.devices = std::vector<int>{0};
+  job.partitions[failing].work.cpu = [](const KernelContext&) {
+    return make_error_code(Errc::kernel_failed);
+  };
+  return job;
+}
+
 TEST(Engine, FaultingKernelFailsItsJobAndOtherDevicesCarryOn) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(2));
   std::shared_ptr<workloads::SyntheticRun> run, run2;
-  auto bad = synthetic(run, 4);
-  bad.devices = std::vector<int>{0};
-  bad.partitions[1].work.cpu = [](const KernelContext&) {
-    return make_error_code(Errc::kernel_failed);
-  };
+  auto bad = kernel_fails_on_device_0(run, 4, 1);
   std::error_code bad_result;
   std::string bad_message;
   engine.async_submit(std::move(bad), [&](std::error_code ec, JobReport r) {
@@ -1800,11 +1808,7 @@ TEST(Engine, FaultingKernelFailsItsJobWhileAConcurrentJobCompletes) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(2));
   std::shared_ptr<workloads::SyntheticRun> bad_run, good_run;
-  auto bad = synthetic(bad_run, 6);
-  bad.devices = std::vector<int>{0};
-  bad.partitions[2].work.cpu = [](const KernelContext&) {
-    return make_error_code(Errc::kernel_failed);
-  };
+  auto bad = kernel_fails_on_device_0(bad_run, 6, 2);
   workloads::SyntheticOptions slow;  // long enough to be running when the other job fails
   slow.partitions = 12;
   slow.input_bytes = 256 << 10;
