@@ -182,14 +182,17 @@ Result<DeviceSet> discover(const DiscoverOptions& options) {
 }
 
 KeepCurrentDevice::KeepCurrentDevice(bool cuda) noexcept {
-  if (cuda && cudaGetDevice(&device_) != cudaSuccess) {
+  if (!cuda) return;
+  if (cudaGetDevice(&device_) != cudaSuccess) {
     cudaGetLastError();  // no driver or no device: nothing to restore
     device_ = -1;
+  } else if (!detail::thread_has_cuda_context()) {
+    device_ = -1;  // no device was chosen: "restoring" 0 would create GPU 0's context
   }
 }
 
 KeepCurrentDevice::~KeepCurrentDevice() {
-  if (device_ >= 0) cudaSetDevice(device_);
+  if (device_ >= 0 && cudaSetDevice(device_) != cudaSuccess) cudaGetLastError();
 }
 
 namespace {
@@ -328,16 +331,17 @@ Result<HostRegistration> register_host(Backend backend, void* ptr, std::size_t b
   return HostRegistration(backend, ptr, bytes);
 }
 
-bool is_page_locked(Backend backend, const void* ptr, std::size_t bytes) noexcept {
+Result<bool> is_page_locked(Backend backend, const void* ptr, std::size_t bytes) {
   if (backend != Backend::cuda) return true;
   if (ptr == nullptr || bytes == 0) return false;
   detail::PinningContext context;
   const auto* first = static_cast<const std::byte*>(ptr);
   for (const std::byte* p : {first, first + bytes - 1}) {
     cudaPointerAttributes a{};
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-      cudaGetLastError();
-      return false;
+    if (const auto st = cudaPointerGetAttributes(&a, p); st != cudaSuccess) {
+      if (!detail::is_sticky_cuda_error(st)) cudaGetLastError();
+      return Error{make_cuda_error(st), std::string("cudaPointerGetAttributes failed: ") +
+                                            cudaGetErrorString(st)};
     }
     if (a.type != cudaMemoryTypeHost) return false;
   }

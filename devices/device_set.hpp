@@ -68,8 +68,10 @@ Result<DeviceSet> discover(const DiscoverOptions& options = {});
 // so. Calls made for a caller on its own thread (creating or destroying an
 // engine, preparing kernels on every GPU) hold one of these, so a caller
 // that relies on its current device (a prover that launches its own
-// kernels) finds it as it was. `cuda` false: does nothing, and touches no
-// CUDA (the host backend).
+// kernels) finds it as it was. A thread that had chosen none (no context
+// current) is left with the engine's last GPU rather than given GPU 0's
+// context. `cuda` false: does nothing, and touches no CUDA (the host
+// backend).
 class KeepCurrentDevice {
  public:
   explicit KeepCurrentDevice(bool cuda) noexcept;

@@ -3,8 +3,10 @@
 // code alone would not tell a user what went wrong, a message that names the
 // offending value. Result<T> carries either a value or such an Error.
 //
-// Nothing here throws; exceptions are reserved for programmer misuse at
-// construction time (STYLE.md).
+// Nothing here throws but Result::value() (and * and ->) of an Error: the
+// caller asked for a value that is not there, and gets std::system_error
+// with the error's code and message. Exceptions are otherwise reserved for
+// programmer misuse at construction time (STYLE.md).
 #pragma once
 
 #include <string>
@@ -97,7 +99,8 @@ class Result {
 
  private:
   void check() const {
-    if (const Error* e = std::get_if<1>(&v_)) throw std::system_error(e->code, e->what());
+    if (const Error* e = std::get_if<1>(&v_))
+      throw e->message.empty() ? std::system_error(e->code) : std::system_error(e->code, e->message);
   }
   std::variant<T, Error> v_;
 };

@@ -96,7 +96,8 @@ Result<HostRegistration> register_host(Backend backend, void* ptr, std::size_t b
 // cudaHostRegister'ed memory), as its first and last bytes say: memory a
 // caller declares page-locked and is not would be copied through the
 // driver's slow pageable path without a word (cudaMemcpyDefault). The host
-// backend cannot tell pinned memory from any other and answers true.
-bool is_page_locked(Backend backend, const void* ptr, std::size_t bytes) noexcept;
+// backend cannot tell pinned memory from any other and answers true. An
+// error when CUDA cannot say (no healthy GPU left, for one).
+Result<bool> is_page_locked(Backend backend, const void* ptr, std::size_t bytes);
 
 }  // namespace stoker::devices

@@ -225,12 +225,17 @@ Error EngineCore::validate(const Job& job) const {
         any_produced = true;
       else if (in.data == nullptr)
         return {Errc::invalid_argument, where + ": input " + std::to_string(k) + " has no data"};
-      else if (in.kind == InputKind::registered &&
-               !devices::is_page_locked(set_.backend(), in.data, in.bytes))
-        return {Errc::invalid_argument,
-                where + ": input " + std::to_string(k) +
-                    " is declared registered but its memory is not page-locked "
-                    "(cudaHostRegister it, or pass it as Input::pageable)"};
+      else if (in.kind == InputKind::registered) {
+        const auto locked = devices::is_page_locked(set_.backend(), in.data, in.bytes);
+        if (!locked)
+          return {locked.error().code, where + ": checking that input " + std::to_string(k) +
+                                           " is page-locked: " + locked.error().what()};
+        if (!*locked)
+          return {Errc::invalid_argument,
+                  where + ": input " + std::to_string(k) +
+                      " is declared registered but its memory is not page-locked "
+                      "(cudaHostRegister it, or pass it as Input::pageable)"};
+      }
     }
     const bool has_producer = p.producer || p.split_producer;
     if (p.producer && p.split_producer)
@@ -252,7 +257,12 @@ Error EngineCore::validate(const Job& job) const {
         return {Errc::invalid_argument,
                 where + ": output " + std::to_string(k) +
                     (out.bytes == 0 ? " is empty (0 bytes)" : " has no destination")};
-      if (out.pinned && !devices::is_page_locked(set_.backend(), out.destination, out.bytes))
+      if (!out.pinned) continue;
+      const auto locked = devices::is_page_locked(set_.backend(), out.destination, out.bytes);
+      if (!locked)
+        return {locked.error().code, where + ": checking that output " + std::to_string(k) +
+                                         " is page-locked: " + locked.error().what()};
+      if (!*locked)
         return {Errc::invalid_argument,
                 where + ": output " + std::to_string(k) +
                     " is declared pinned but its memory is not page-locked (cudaHostRegister "
@@ -904,11 +914,16 @@ void EngineCore::fail_unschedulable() {
                     [](const PartState& ps) { return ps.phase == PartPhase::running; }))
       continue;
     // Partitions fit only the devices whose budget holds them: if the
-    // only such device faulted, the others would never take them.
-    std::size_t largest = 0;
+    // only such device faulted, the others would never take them. Only
+    // those still to be scheduled count (finishing ones left their device).
+    std::size_t largest = 0, waiting = 0;
     for (const auto& ps : job->parts)
-      if (ps.phase != PartPhase::done && ps.phase != PartPhase::dropped)
+      if (ps.phase == PartPhase::queued || ps.phase == PartPhase::preparing ||
+          ps.phase == PartPhase::ready) {
         largest = std::max(largest, ps.device_bytes);
+        ++waiting;
+      }
+    if (waiting == 0) continue;
     bool runnable = false;
     for (std::size_t d = 0; d < dev_.size(); ++d)
       if (dev_[d].healthy && allowed(*job, d) && largest <= dev_[d].budget) runnable = true;

@@ -1,5 +1,6 @@
 #include "devices/detail/cuda_backend.hpp"
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -150,23 +151,44 @@ void note_lost_cuda_device(int ordinal) noexcept {
   lost_devices.fetch_or(bit(ordinal));
 }
 
+bool thread_has_cuda_context() noexcept {
+  // The runtime has no call for it; the driver's cuCtxGetCurrent, found
+  // through the runtime (no link to libcuda, which CI machines lack), does.
+  using GetCurrent = CUresult(CUDAAPI*)(CUcontext*);
+  static const GetCurrent get = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return GetCurrent{};
+    }
+    return reinterpret_cast<GetCurrent>(fn);
+  }();
+  if (!get) return true;
+  CUcontext context = nullptr;
+  return get(&context) == CUDA_SUCCESS && context != nullptr;
+}
+
 PinningContext::PinningContext() noexcept {
   const std::uint64_t healthy = usable_devices.load() & ~lost_devices.load();
   if (healthy == 0) return;
   int current = 0;
-  if (cudaGetDevice(&current) != cudaSuccess) {
+  const bool had_context = thread_has_cuda_context();
+  if (had_context && cudaGetDevice(&current) != cudaSuccess) {
     cudaGetLastError();
     return;
   }
-  if (healthy & bit(current)) return;  // the caller's own GPU will do
-  if (cudaSetDevice(std::countr_zero(healthy)) == cudaSuccess)
-    restore_ = current;
-  else
+  if (had_context && (healthy & bit(current))) return;  // the caller's own GPU will do
+  if (cudaSetDevice(std::countr_zero(healthy)) != cudaSuccess)
     cudaGetLastError();
+  else if (had_context)
+    restore_ = current;  // a thread without a context keeps the healthy one
 }
 
 PinningContext::~PinningContext() {
-  if (restore_ >= 0) cudaSetDevice(restore_);
+  if (restore_ >= 0 && cudaSetDevice(restore_) != cudaSuccess) cudaGetLastError();
 }
 
 CudaDevice::CudaDevice(int index, int ordinal, DeviceInfo info) : info_(std::move(info)) {
@@ -194,7 +216,10 @@ std::error_code CudaDevice::health() const {
   if (const int s = sticky_.load()) return make_cuda_error(s);
   // A sticky error makes every later runtime call fail with it; a call that
   // touches the context without blocking is the cheapest probe.
-  if (const auto st = cudaSetDevice(info_.ordinal); st != cudaSuccess) return check(st);
+  if (const auto st = cudaSetDevice(info_.ordinal); st != cudaSuccess) {
+    if (!is_sticky_cuda_error(st)) cudaGetLastError();
+    return check(st);
+  }
   const auto st = cudaStreamQuery(cudaStreamPerThread);
   if (st != cudaSuccess && st != cudaErrorNotReady && is_sticky_cuda_error(st)) return check(st);
   return {};

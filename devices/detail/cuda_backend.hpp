@@ -52,6 +52,11 @@ class CudaDevice final : public Device {
 // so it holds process-wide), and a PinningContext makes a usable one
 // current for the length of a host memory call, then restores the caller's.
 void note_usable_cuda_device(int ordinal) noexcept;
+// Whether the calling thread has a CUDA context current. cudaGetDevice says
+// 0 on a thread that never chose a device, and "restoring" that with
+// cudaSetDevice(0) would create GPU 0's context (and take its memory) in a
+// process that may not use GPU 0. true where it cannot tell.
+bool thread_has_cuda_context() noexcept;
 void note_lost_cuda_device(int ordinal) noexcept;
 
 class PinningContext {

@@ -543,8 +543,9 @@ void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res,
                           const std::function<void(LaunchResult)>& done) {
   auto& slot = slots_[static_cast<std::size_t>(r.slot)];
   const auto ec = slot.out_done.synchronize();
-  if (ec || device_.health()) {
-    const auto fault = device_.health() ? device_.health() : ec;
+  const auto health = device_.health();
+  if (ec || health) {
+    const auto fault = health ? health : ec;
     res.device_fault = true;
     res.error = fault;
     res.message = "device " + std::to_string(device_.index()) + " (" + device_.info().name +

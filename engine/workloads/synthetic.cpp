@@ -257,7 +257,7 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
   // differs between partitions. Then sums the whole output.
   job.verify = [run_ptr = run, seed = o.seed, rounds](const Partition& part, std::size_t p) {
     const auto out = run_ptr->outputs[p].first(part.outputs[0].bytes / sizeof(std::uint32_t));
-    const bool whole = out.size() * (static_cast<std::size_t>(rounds) + 1) <= (std::size_t{1} << 24);
+    const bool whole = out.size() <= (std::size_t{1} << 24) / (static_cast<std::size_t>(rounds) + 1);
     const std::size_t stride = whole ? 1 : std::max<std::size_t>(1, out.size() / 4096);
     for (std::size_t i = p % stride; i < out.size(); i += stride) {
       std::uint32_t in[4];

@@ -1784,11 +1784,15 @@ TEST(Engine, CancellingAFailedJobKeepsItsFailure) {
                                             result = ec;
                                             report = std::move(r);
                                           }));
+  const std::size_t one_output = alloc::PinnedPool::block_capacity(second.outputs[0].bytes);
   std::thread canceller([&] {
     for (int i = 0; i < 5000 && !produced_failure; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    // The engine records the failure once the producer's share is back.
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // The engine records the failure in the handler that gives back
+    // partition 1's blocks: once only partition 0's output block is held
+    // (its input went back once copied), the failure is recorded.
+    for (int i = 0; i < 5000 && engine.stats().pinned_bytes_in_use > one_output; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     asio::post(io, [&] {
       cancel.emit(asio::cancellation_type::terminal);
       release = true;
@@ -1902,6 +1906,10 @@ TEST(Engine, JobsOfEqualPriorityRunInArrivalOrder) {
     o.name = j == 0 ? "first" : "second";
     auto job = workloads::make_synthetic_job(o, runs[j]);
     ASSERT_TRUE(job) << job.error().what();
+    // Checked below instead: a check runs on a worker, and a preempted one
+    // would let the second job complete first whatever the order on the
+    // device. Without it partitions complete in the device's order.
+    job->verify = nullptr;
     engine.async_submit(std::move(*job), [&](std::error_code ec, JobReport r) {
       EXPECT_FALSE(ec) << r.error;
       order.push_back(r.name);
@@ -1909,6 +1917,8 @@ TEST(Engine, JobsOfEqualPriorityRunInArrivalOrder) {
   }
   io.run();
   EXPECT_EQ(order, (std::vector<std::string>{"first", "second"}));
+  expect_outputs_correct(*runs[0]);
+  expect_outputs_correct(*runs[1]);
 }
 
 // Partitions of very different sizes keep two equal devices busy to the
@@ -1945,11 +1955,11 @@ TEST(Engine, UnevenPartitionsBalanceAcrossEqualDevices) {
     end = std::max(end, p.kernels.start_ms + p.kernels.ms);
     largest = std::max(largest, p.kernels.ms);
   }
-  // Pulling, the devices end within a partition or two of each other
-  // (measured: at most one large partition's kernels); taking turns, device
+  // Pulling, the devices end within a pipeline (depth 3) of large
+  // partitions of each other (measured: at most one); taking turns, device
   // 1 would idle for 90 % of the job.
   const double gap = std::abs(last_end[0] - last_end[1]);
-  EXPECT_LE(gap, 2 * largest) << "device 0's kernels end at " << last_end[0] << " ms, device 1's at "
+  EXPECT_LE(gap, 3 * largest) << "device 0's kernels end at " << last_end[0] << " ms, device 1's at "
                               << last_end[1] << " ms; a large partition's take " << largest
                               << " ms";
   EXPECT_GT(report.bytes_in_on(0), 0u);
