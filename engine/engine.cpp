@@ -215,6 +215,19 @@ Error EngineCore::validate(const Job& job) const {
     if (cuda ? !p.work.gpu : !p.work.cpu)
       return {Errc::invalid_argument,
               where + " has no " + (cuda ? "GPU" : "CPU") + " version of its device work"};
+    // Memory the caller declares page-locked must be: copied as such, it
+    // would crawl through the driver's pageable path without a word.
+    const auto page_locked = [&](const void* ptr, std::size_t bytes, const std::string& what,
+                                 const char* declared, const char* remedy) -> Error {
+      const auto locked = devices::is_page_locked(set_.backend(), ptr, bytes);
+      if (!locked)
+        return {locked.error().code,
+                where + ": checking that " + what + " is page-locked: " + locked.error().what()};
+      if (!*locked)
+        return {Errc::invalid_argument, where + ": " + what + " is declared " + declared +
+                                            " but its memory is not page-locked (" + remedy + ")"};
+      return {};
+    };
     bool any_produced = false;
     for (std::size_t k = 0; k < p.inputs.size(); ++k) {
       const auto& in = p.inputs[k];
@@ -225,17 +238,11 @@ Error EngineCore::validate(const Job& job) const {
         any_produced = true;
       else if (in.data == nullptr)
         return {Errc::invalid_argument, where + ": input " + std::to_string(k) + " has no data"};
-      else if (in.kind == InputKind::registered) {
-        const auto locked = devices::is_page_locked(set_.backend(), in.data, in.bytes);
-        if (!locked)
-          return {locked.error().code, where + ": checking that input " + std::to_string(k) +
-                                           " is page-locked: " + locked.error().what()};
-        if (!*locked)
-          return {Errc::invalid_argument,
-                  where + ": input " + std::to_string(k) +
-                      " is declared registered but its memory is not page-locked "
-                      "(cudaHostRegister it, or pass it as Input::pageable)"};
-      }
+      else if (in.kind == InputKind::registered)
+        if (auto e = page_locked(in.data, in.bytes, "input " + std::to_string(k),
+                                 "registered",
+                                 "cudaHostRegister it, or pass it as Input::pageable"))
+          return e;
     }
     const bool has_producer = p.producer || p.split_producer;
     if (p.producer && p.split_producer)
@@ -257,16 +264,12 @@ Error EngineCore::validate(const Job& job) const {
         return {Errc::invalid_argument,
                 where + ": output " + std::to_string(k) +
                     (out.bytes == 0 ? " is empty (0 bytes)" : " has no destination")};
-      if (!out.pinned) continue;
-      const auto locked = devices::is_page_locked(set_.backend(), out.destination, out.bytes);
-      if (!locked)
-        return {locked.error().code, where + ": checking that output " + std::to_string(k) +
-                                         " is page-locked: " + locked.error().what()};
-      if (!*locked)
-        return {Errc::invalid_argument,
-                where + ": output " + std::to_string(k) +
-                    " is declared pinned but its memory is not page-locked (cudaHostRegister "
-                    "it, or land it through a bounce block: Output::to(span, false))"};
+      if (out.pinned)
+        if (auto e = page_locked(out.destination, out.bytes, "output " + std::to_string(k),
+                                 "pinned",
+                                 "cudaHostRegister it, or land it through a bounce block: "
+                                 "Output::to(span, false)"))
+          return e;
     }
     const std::size_t host_bytes = Engine::pinned_bytes(p);
     if (host_bytes > host_budget_->limit())

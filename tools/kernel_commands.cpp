@@ -42,8 +42,10 @@ struct Args {
 };
 
 // Flags listed in `flag_names` take no value; every other --name takes one.
-Args parse(int argc, char** argv, const std::vector<std::string>& value_names,
+// Every command also takes --device N.
+Args parse(int argc, char** argv, std::vector<std::string> value_names,
            const std::vector<std::string>& flag_names) {
+  value_names.push_back("--device");
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
@@ -83,6 +85,19 @@ std::optional<int> answer_early(const std::string& name, const Args& a, const ch
     return 0;
   }
   if (!a.error.empty()) return usage(name, a.error, synopsis);
+  // --device N: the GPU to run on (CUDA's numbering; the default is 0).
+  if (const auto it = a.values.find("--device"); it != a.values.end()) {
+    const std::string& text = it->second;
+    if (a.flags.count("--cpu"))
+      return usage(name, "--device picks a GPU, --cpu runs on the CPU: not both", synopsis);
+    const int gpus = devices::cuda_device_count();
+    if (gpus == 0)
+      return usage(name, "--device " + text + ": this machine has no CUDA device", synopsis);
+    const auto d = parse_integer(text, 0, gpus - 1);
+    if (!d) return usage(name, integer_problem("--device", text, 0, gpus - 1), synopsis);
+    if (const cudaError_t e = cudaSetDevice(*d))
+      return usage(name, "--device " + text + ": " + cudaGetErrorString(e), synopsis);
+  }
   return std::nullopt;
 }
 
@@ -333,8 +348,8 @@ void print_rows(const char* what, const std::vector<BenchRow>& rows, bool json, 
 }
 
 int bench(int argc, char** argv, bool hpoly) {
-  const char* synopsis = hpoly ? "stoker bench hpoly [--log-n 20,24,26] [--reps N] [--json] [--cpu]"
-                               : "stoker bench ntt [--log-n 20,24,26] [--reps N] [--json] [--cpu]";
+  const char* synopsis = hpoly ? "stoker bench hpoly [--log-n 20,24,26] [--reps N] [--json] [--cpu | --device N]"
+                               : "stoker bench ntt [--log-n 20,24,26] [--reps N] [--json] [--cpu | --device N]";
   const std::string name = hpoly ? "bench hpoly" : "bench ntt";
   Args a = parse(argc, argv, {"--log-n", "--reps"}, {"--json", "--cpu"});
   if (auto rc = answer_early(name, a, synopsis)) return *rc;
@@ -420,7 +435,7 @@ int bench(int argc, char** argv, bool hpoly) {
 }  // namespace
 
 int ntt_command(int argc, char** argv) {
-  const char* synopsis = "stoker ntt --log-n K --in FILE --out FILE [--inverse] [--coset] [--cpu]";
+  const char* synopsis = "stoker ntt --log-n K --in FILE --out FILE [--inverse] [--coset] [--cpu | --device N]";
   Args a = parse(argc, argv, {"--log-n", "--in", "--out"}, {"--inverse", "--coset", "--cpu"});
   if (auto rc = answer_early("ntt", a, synopsis)) return *rc;
   for (const char* req : {"--log-n", "--in", "--out"})
@@ -472,7 +487,7 @@ int ntt_command(int argc, char** argv) {
 }
 
 int hpoly_command(int argc, char** argv) {
-  const char* synopsis = "stoker hpoly --a FILE --b FILE --c FILE --out FILE [--cpu]";
+  const char* synopsis = "stoker hpoly --a FILE --b FILE --c FILE --out FILE [--cpu | --device N]";
   Args a = parse(argc, argv, {"--a", "--b", "--c", "--out"}, {"--cpu"});
   if (auto rc = answer_early("hpoly", a, synopsis)) return *rc;
   for (const char* req : {"--a", "--b", "--c", "--out"})

@@ -144,6 +144,24 @@ TEST_F(KernelCli, HelpAndUnknownArguments) {
   }
 }
 
+// --device N picks the GPU of every kernel command; --device with --cpu, or
+// a GPU that does not exist, is refused naming it (before any work).
+TEST_F(KernelCli, DeviceOptionIsCheckedAgainstTheGpusThere) {
+  for (const char* cmd : {"ntt --log-n 4 --in x --out y", "bench ntt --log-n 4",
+                          "bench hpoly --log-n 4"}) {
+    const auto both = run_stoker(std::string(cmd) + " --cpu --device 0");
+    EXPECT_EQ(both.status, 2) << cmd;
+    EXPECT_NE(both.output.find("--device picks a GPU, --cpu runs on the CPU"), std::string::npos)
+        << both.output;
+    const auto missing = run_stoker(std::string(cmd) + " --device 999");
+    EXPECT_EQ(missing.status, 2) << cmd;
+    const bool named = missing.output.find("this machine has no CUDA device") != std::string::npos ||
+                       missing.output.find("--device: '999' is not an integer in 0..") !=
+                           std::string::npos;
+    EXPECT_TRUE(named) << missing.output;
+  }
+}
+
 TEST(Cli, EngineCommandsNameBadOptionsBeforeTouchingADevice) {
   for (const char* cmd : {"run", "stress", "bench pipeline"}) {
     const auto help = run_stoker(std::string(cmd) + " --help");
