@@ -181,18 +181,11 @@ Result<DeviceSet> discover(const DiscoverOptions& options) {
   return Error{Errc::invalid_argument, "unknown backend choice"};
 }
 
-KeepCurrentDevice::KeepCurrentDevice(bool cuda) noexcept {
-  if (!cuda) return;
-  if (cudaGetDevice(&device_) != cudaSuccess) {
-    cudaGetLastError();  // no driver or no device: nothing to restore
-    device_ = -1;
-  } else if (!detail::thread_has_cuda_context()) {
-    device_ = -1;  // no device was chosen: "restoring" 0 would create GPU 0's context
-  }
-}
+KeepCurrentDevice::KeepCurrentDevice(bool cuda) noexcept
+    : device_(cuda ? detail::device_to_restore() : -1) {}
 
 KeepCurrentDevice::~KeepCurrentDevice() {
-  if (device_ >= 0 && cudaSetDevice(device_) != cudaSuccess) cudaGetLastError();
+  detail::restore_device(device_);
 }
 
 namespace {

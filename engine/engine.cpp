@@ -532,8 +532,7 @@ void EngineCore::request_block(const Key& k) {
   // the worker grows it first.
   asio::post(*workers_, [this, k, request, bytes = ps.block_bytes[ps.blocks.size()],
                          slot = ps.cancel->slot()] {
-    if (host_budget_->in_use() + alloc::PinnedPool::block_capacity(bytes) <=
-        host_budget_->limit())
+    if (alloc::PinnedPool::block_capacity(bytes) <= host_budget_->available())
       (void)pool_->reserve(bytes, 1);  // a failure is the take's to report
     pool_->async_allocate(
         bytes,
@@ -961,17 +960,8 @@ void EngineCore::maybe_complete(std::uint64_t seq) {
   r.h2d_gbps_model = config_.h2d_gbps;
   r.d2h_gbps_model = config_.d2h_gbps;
   r.device_busy.assign(set_.size(), 0.0);
-  // The bound spreads the work over the devices that could take it: those
-  // the job allows, less any that faulted without running a partition of it.
-  std::vector<bool> ran(set_.size(), false);
-  for (const auto& ps : job.parts)
-    if (ps.phase == PartPhase::done && ps.report.device >= 0)
-      ran[static_cast<std::size_t>(ps.report.device)] = true;
-  std::size_t devices_allowed = 0;
-  for (std::size_t d = 0; d < set_.size(); ++d) {
-    r.device_names.push_back(set_[d].info().name);
-    devices_allowed += allowed(job, d) && (dev_[d].healthy || ran[d]);
-  }
+  for (std::size_t d = 0; d < set_.size(); ++d) r.device_names.push_back(set_[d].info().name);
+  std::vector<bool> ran(set_.size(), false);  // ran a partition of this job
   double bound = 0, longest_part = 0;
   for (auto& ps : job.parts) {
     if (ps.phase != PartPhase::done) continue;
@@ -981,12 +971,19 @@ void EngineCore::maybe_complete(std::uint64_t seq) {
     bound += longest;
     longest_part = std::max(longest_part, longest);
     r.fill_drain_ms = std::max(r.fill_drain_ms, t_in + ps.report.kernels.ms + t_out - longest);
-    if (ps.report.device >= 0)
+    if (ps.report.device >= 0) {
       r.device_busy[static_cast<std::size_t>(ps.report.device)] += ps.report.kernels.ms;
+      ran[static_cast<std::size_t>(ps.report.device)] = true;
+    }
     r.parts.push_back(ps.report);
   }
-  // Spread over the devices, but never below one partition's longest stage
-  // (fewer partitions than devices leave devices idle).
+  // Spread over the devices that could take the work: those the job
+  // allows, less any that faulted without running a partition of it. But
+  // never below one partition's longest stage (fewer partitions than
+  // devices leave devices idle).
+  std::size_t devices_allowed = 0;
+  for (std::size_t d = 0; d < set_.size(); ++d)
+    devices_allowed += allowed(job, d) && (dev_[d].healthy || ran[d]);
   r.bound_ms = std::max(bound / static_cast<double>(std::max<std::size_t>(1, devices_allowed)),
                         longest_part);
   for (auto& b : r.device_busy) b = r.wall_ms > 0 ? b / r.wall_ms : 0;

@@ -151,9 +151,12 @@ void note_lost_cuda_device(int ordinal) noexcept {
   lost_devices.fetch_or(bit(ordinal));
 }
 
+namespace {
+// Whether the calling thread has a CUDA context current; true where it
+// cannot tell. The runtime has no call for it; the driver's
+// cuCtxGetCurrent, found through the runtime (no link to libcuda, which CI
+// machines lack), does.
 bool thread_has_cuda_context() noexcept {
-  // The runtime has no call for it; the driver's cuCtxGetCurrent, found
-  // through the runtime (no link to libcuda, which CI machines lack), does.
   using GetCurrent = CUresult(CUDAAPI*)(CUcontext*);
   static const GetCurrent get = [] {
     void* fn = nullptr;
@@ -170,25 +173,34 @@ bool thread_has_cuda_context() noexcept {
   CUcontext context = nullptr;
   return get(&context) == CUDA_SUCCESS && context != nullptr;
 }
+}  // namespace
+
+int device_to_restore() noexcept {
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no device
+    return -1;
+  }
+  return thread_has_cuda_context() ? device : -1;
+}
+
+void restore_device(int device) noexcept {
+  if (device >= 0 && cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
+}
 
 PinningContext::PinningContext() noexcept {
   const std::uint64_t healthy = usable_devices.load() & ~lost_devices.load();
   if (healthy == 0) return;
-  int current = 0;
-  const bool had_context = thread_has_cuda_context();
-  if (had_context && cudaGetDevice(&current) != cudaSuccess) {
-    cudaGetLastError();
-    return;
-  }
-  if (had_context && (healthy & bit(current))) return;  // the caller's own GPU will do
+  const int current = device_to_restore();
+  if (current >= 0 && (healthy & bit(current))) return;  // the caller's own GPU will do
   if (cudaSetDevice(std::countr_zero(healthy)) != cudaSuccess)
     cudaGetLastError();
-  else if (had_context)
-    restore_ = current;  // a thread without a context keeps the healthy one
+  else
+    restore_ = current;  // -1: a thread without a context keeps the healthy one
 }
 
 PinningContext::~PinningContext() {
-  if (restore_ >= 0 && cudaSetDevice(restore_) != cudaSuccess) cudaGetLastError();
+  restore_device(restore_);
 }
 
 CudaDevice::CudaDevice(int index, int ordinal, DeviceInfo info) : info_(std::move(info)) {

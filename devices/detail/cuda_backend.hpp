@@ -52,11 +52,14 @@ class CudaDevice final : public Device {
 // so it holds process-wide), and a PinningContext makes a usable one
 // current for the length of a host memory call, then restores the caller's.
 void note_usable_cuda_device(int ordinal) noexcept;
-// Whether the calling thread has a CUDA context current. cudaGetDevice says
-// 0 on a thread that never chose a device, and "restoring" that with
-// cudaSetDevice(0) would create GPU 0's context (and take its memory) in a
-// process that may not use GPU 0. true where it cannot tell.
-bool thread_has_cuda_context() noexcept;
+// The calling thread's current CUDA device, to restore later; -1 where
+// there is none to restore: no driver, or a thread that never chose a
+// device (no context current). cudaGetDevice says 0 there, and "restoring"
+// that with cudaSetDevice(0) would create GPU 0's context (and take its
+// memory) in a process that may not use GPU 0.
+int device_to_restore() noexcept;
+// Makes `device` current again; nothing for -1. Never leaves an error.
+void restore_device(int device) noexcept;
 void note_lost_cuda_device(int ordinal) noexcept;
 
 class PinningContext {

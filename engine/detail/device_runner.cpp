@@ -566,9 +566,9 @@ void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res,
   }
   // The copies from them are done (or the device is gone): unlock the pages
   // before the engine reports the partition, and so before the caller may
-  // free the memory.
-  // Unregistering runs in a healthy GPU's context (devices::register_host),
-  // so pages locked for a faulted GPU come back too.
+  // free the memory. Unregistering runs in a healthy GPU's context
+  // (devices::register_host), so pages locked for a faulted GPU come back
+  // too.
   res.registrations.clear();
   done(std::move(res));
 }
