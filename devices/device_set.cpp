@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "devices/cpu_set.hpp"
 #include "devices/detail/cuda_backend.hpp"
 #include "devices/detail/host_backend.hpp"
 #include "devices/pinned_buffer.hpp"
@@ -87,12 +88,13 @@ Result<DeviceSet> discover_cuda(const DiscoverOptions& options) {
     return Error{Errc::no_device, "CUDA backend requested but no CUDA device is visible"};
   // The host backend's shape would be ignored here: say so rather than run
   // on GPUs the caller thought were emulated.
-  if (options.host.device_count != 1 || !options.host.slowdown.empty())
+  if (options.host.device_count != 1 || !options.host.slowdown.empty() ||
+      !options.host.cpu_affinity.empty())
     return Error{Errc::invalid_argument,
-                 "host backend options (device count " +
-                     std::to_string(options.host.device_count) + ", " +
-                     std::to_string(options.host.slowdown.size()) +
-                     " slowdown factors) were given but the backend is CUDA; ask for the host "
+                 "host backend options (device count " + std::to_string(options.host.device_count) +
+                     ", " + std::to_string(options.host.slowdown.size()) + " slowdown factors, " +
+                     std::to_string(options.host.cpu_affinity.size()) +
+                     " CPU lists) were given but the backend is CUDA; ask for the host "
                      "backend to use them"};
   std::vector<int> ordinals = options.cuda_ordinals;
   if (ordinals.empty())
@@ -120,12 +122,12 @@ Result<DeviceSet> discover_host(const DiscoverOptions& options) {
   // Silently running on emulated devices when GPUs were named would report
   // figures for a machine the caller did not ask for.
   if (!options.cuda_ordinals.empty())
-    return Error{Errc::invalid_argument,
-                 "CUDA devices were named (" + std::to_string(options.cuda_ordinals.size()) +
-                     ") but the backend is the host's" +
-                     (options.backend == BackendChoice::automatic ? " (no CUDA device is visible)"
-                                                                  : "") +
-                     "; the host backend's device count is set on its own"};
+    return Error{
+        Errc::invalid_argument,
+        "CUDA devices were named (" + std::to_string(options.cuda_ordinals.size()) +
+            ") but the backend is the host's" +
+            (options.backend == BackendChoice::automatic ? " (no CUDA device is visible)" : "") +
+            "; the host backend's device count is set on its own"};
   const HostBackendOptions& o = options.host;
   if (o.device_count < 1 || o.device_count > 64)
     return Error{Errc::invalid_argument,
@@ -133,6 +135,10 @@ Result<DeviceSet> discover_host(const DiscoverOptions& options) {
   if (o.slowdown.size() > static_cast<std::size_t>(o.device_count))
     return Error{Errc::invalid_argument, std::to_string(o.slowdown.size()) +
                                              " slowdown factors given for " +
+                                             std::to_string(o.device_count) + " host devices"};
+  if (o.cpu_affinity.size() > static_cast<std::size_t>(o.device_count))
+    return Error{Errc::invalid_argument, std::to_string(o.cpu_affinity.size()) +
+                                             " CPU lists given for " +
                                              std::to_string(o.device_count) + " host devices"};
   if (o.memory_bytes == 0)
     return Error{Errc::invalid_argument, "host backend device memory must be > 0 bytes"};
@@ -143,7 +149,12 @@ Result<DeviceSet> discover_host(const DiscoverOptions& options) {
       return Error{Errc::invalid_argument, "host device " + std::to_string(i) +
                                                ": slowdown factor must be in [1, 1000], not " +
                                                std::to_string(f)};
-    devices.push_back(std::make_unique<detail::HostDevice>(i, f, o.memory_bytes));
+    const std::string cpus = i < static_cast<int>(o.cpu_affinity.size()) ? o.cpu_affinity[i] : "";
+    if (!cpus.empty())
+      if (auto parsed = CpuSet::parse(cpus); !parsed)
+        return Error{parsed.error().code,
+                     "host device " + std::to_string(i) + ": " + parsed.error().what()};
+    devices.push_back(std::make_unique<detail::HostDevice>(i, f, o.memory_bytes, cpus));
   }
   Topology t;
   const auto n = static_cast<std::size_t>(o.device_count);
@@ -333,8 +344,8 @@ Result<bool> is_page_locked(Backend backend, const void* ptr, std::size_t bytes)
     cudaPointerAttributes a{};
     if (const auto st = cudaPointerGetAttributes(&a, p); st != cudaSuccess) {
       if (!detail::is_sticky_cuda_error(st)) cudaGetLastError();
-      return Error{make_cuda_error(st), std::string("cudaPointerGetAttributes failed: ") +
-                                            cudaGetErrorString(st)};
+      return Error{make_cuda_error(st),
+                   std::string("cudaPointerGetAttributes failed: ") + cudaGetErrorString(st)};
     }
     if (a.type != cudaMemoryTypeHost) return false;
   }

@@ -24,6 +24,10 @@ struct HostBackendOptions {
   // scheduler's balancing can be tested without a GPU.
   std::vector<double> slowdown;
   std::size_t memory_bytes = std::size_t{4} << 30;  // per emulated device
+  // Per-device local CPUs as a cpulist ("0-3"), as sysfs gives a GPU's:
+  // where the engine runs each device's threads (devices/cpu_set.hpp), so
+  // that placement can be tested without a GPU. Missing entries: unknown.
+  std::vector<std::string> cpu_affinity;
 };
 
 struct DiscoverOptions {
@@ -31,8 +35,6 @@ struct DiscoverOptions {
   std::vector<int> cuda_ordinals;  // empty: all
   HostBackendOptions host;
 };
-
-enum class PeerLink { none, pcie, nvlink };
 
 struct Topology {
   // access[i][j]: device i can read and write device j's memory directly.

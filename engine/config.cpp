@@ -89,11 +89,12 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
       return {Errc::invalid_argument, what + ": '" + value + "' is not stage or register"};
     return {};
   }
-  if (name == "streaming") {
+  if (name == "streaming" || name == "bind-threads") {
+    bool& on = name == "streaming" ? c.stream_produced : c.bind_threads;
     if (value == "on")
-      c.stream_produced = true;
+      on = true;
     else if (value == "off")
-      c.stream_produced = false;
+      on = false;
     else
       return {Errc::invalid_argument, what + ": '" + value + "' is not on or off"};
     return {};
@@ -135,10 +136,10 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
 }
 
 const char* const kNames[] = {
-    "backend",         "devices",         "slowdown",          "host-devices",
-    "depth",           "host-budget-mib", "device-budget-mib", "chunk-mib",
-    "chunk-kib",       "workers",         "staging-threads",   "staging-ring-mib",
-    "pageable-inputs", "streaming",       "copy-priority",     "compute-priority"};
+    "backend",         "devices",           "slowdown",        "host-devices", "depth",
+    "host-budget-mib", "device-budget-mib", "chunk-mib",       "chunk-kib",    "workers",
+    "staging-threads", "staging-ring-mib",  "pageable-inputs", "streaming",    "bind-threads",
+    "copy-priority",   "compute-priority"};
 
 }  // namespace
 

@@ -7,7 +7,7 @@
 //   STOKER_HOST_BUDGET_MIB=...      STOKER_DEVICE_BUDGET_MIB=...
 //   STOKER_CHUNK_MIB=8 (or STOKER_CHUNK_KIB=512)  STOKER_WORKERS=...  STOKER_STAGING_THREADS=4
 //   STOKER_STAGING_RING_MIB=64
-//   STOKER_PAGEABLE_INPUTS=stage|register
+//   STOKER_PAGEABLE_INPUTS=stage|register  STOKER_STREAMING=on|off  STOKER_BIND_THREADS=on|off
 //   STOKER_COPY_PRIORITY=high       STOKER_COMPUTE_PRIORITY=normal  (low|normal|high)
 #pragma once
 
@@ -70,6 +70,12 @@ struct Config {
   // (Partition::stream_align) are copied share by share as the shares end;
   // false: every partition is copied whole once its producer has ended.
   bool stream_produced = true;
+  // Run each device's threads (feeder, launcher, waiters, staging) on the
+  // device's local CPUs and pin its staging buffers there, so that on a
+  // host of several NUMA nodes staging neither crosses the socket link nor
+  // reads remote memory. Changes nothing where the device's CPUs are all
+  // the CPUs allowed (one node) or unknown (devices/cpu_set.hpp).
+  bool bind_threads = true;
   // CPU threads that run producers. 0: hardware threads.
   int worker_threads = 0;
   // Link rates for the model bound (DESIGN.md), GB/s. 0: measured defaults
@@ -80,9 +86,9 @@ struct Config {
   static Result<Config> from_env();
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,
   // --host-budget-mib, --device-budget-mib, --chunk-mib, --chunk-kib, --workers,
-  // --staging-threads, --staging-ring-mib, --pageable-inputs, --streaming, --copy-priority,
-  // --compute-priority; consumed arguments are removed from `args`, unknown ones left for the
-  // caller.
+  // --staging-threads, --staging-ring-mib, --pageable-inputs, --streaming, --bind-threads,
+  // --copy-priority, --compute-priority; consumed arguments are removed from `args`, unknown ones
+  // left for the caller.
   Result<Config> apply_args(std::vector<std::string>& args) const;
   // Checks ranges; names the offending field and value.
   Error validate() const;

@@ -182,7 +182,10 @@ EngineStats EngineCore::stats() {
       s.device_budget_in_use.push_back(d.in_use);
       s.device_healthy.push_back(d.healthy);
     }
-    for (const auto& r : runners_) s.staging_ring_bytes.push_back(r->staging_bytes());
+    for (const auto& r : runners_) {
+      s.staging_ring_bytes.push_back(r->staging_bytes());
+      s.device_cpus.push_back(r->cpus().to_string());
+    }
     s.partitions_in_flight = s.busy_slots;
     s.host_budget_in_use = host_budget_->in_use();
     s.host_budget_limit = host_budget_->limit();
@@ -239,8 +242,7 @@ Error EngineCore::validate(const Job& job) const {
       else if (in.data == nullptr)
         return {Errc::invalid_argument, where + ": input " + std::to_string(k) + " has no data"};
       else if (in.kind == InputKind::registered)
-        if (auto e = page_locked(in.data, in.bytes, "input " + std::to_string(k),
-                                 "registered",
+        if (auto e = page_locked(in.data, in.bytes, "input " + std::to_string(k), "registered",
                                  "cudaHostRegister it, or pass it as Input::pageable"))
           return e;
     }
@@ -265,10 +267,10 @@ Error EngineCore::validate(const Job& job) const {
                 where + ": output " + std::to_string(k) +
                     (out.bytes == 0 ? " is empty (0 bytes)" : " has no destination")};
       if (out.pinned)
-        if (auto e = page_locked(out.destination, out.bytes, "output " + std::to_string(k),
-                                 "pinned",
-                                 "cudaHostRegister it, or land it through a bounce block: "
-                                 "Output::to(span, false)"))
+        if (auto e =
+                page_locked(out.destination, out.bytes, "output " + std::to_string(k), "pinned",
+                            "cudaHostRegister it, or land it through a bounce block: "
+                            "Output::to(span, false)"))
           return e;
     }
     const std::size_t host_bytes = Engine::pinned_bytes(p);

@@ -61,6 +61,9 @@ struct EngineStats {
   // Pinned bytes of each device's staging buffers (Config::staging_ring_bytes),
   // outside the host budget and the pool.
   std::vector<std::size_t> staging_ring_bytes;
+  // The CPUs each device's threads run on, as a cpulist ("0-15,32-47"),
+  // empty where they were left unbound (Config::bind_threads).
+  std::vector<std::string> device_cpus;
 };
 
 class Engine {

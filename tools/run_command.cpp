@@ -107,6 +107,10 @@ std::string json_report(const engine::JobReport& r, const engine::Engine& e,
   per_device("device_busy", [&](std::size_t d) { return r.device_busy[d]; });
   per_device("h2d_busy",
              [&](std::size_t d) { return r.wall_ms > 0 ? r.h2d_busy_ms(d) / r.wall_ms : 0.0; });
+  s += "\"device_cpus\":[";
+  const auto cpus = e.stats().device_cpus;
+  for (std::size_t d = 0; d < cpus.size(); ++d) s += (d ? ",\"" : "\"") + cpus[d] + "\"";
+  s += "],";
   s += "\"error\":\"";
   for (char c : r.error) s += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
   s += "\"}";
@@ -294,8 +298,10 @@ int run_command(int argc, char** argv) {
           synthetic_outputs_registered ? "registered" : "pageable", so.rounds, devices,
           devices::to_string(e.devices().backend()), e.config().pipeline_depth);
     }
+    const auto cpus = e.stats().device_cpus;
     for (std::size_t d = 0; d < devices; ++d)
-      std::printf("  device %zu: %s\n", d, e.devices()[d].info().name.c_str());
+      std::printf("  device %zu: %s%s%s\n", d, e.devices()[d].info().name.c_str(),
+                  cpus[d].empty() ? "" : ", its threads on CPUs ", cpus[d].c_str());
   }
   // Twiddle tables on every GPU before timing: otherwise each GPU's first
   // partition builds them inside its launch.

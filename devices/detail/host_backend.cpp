@@ -260,7 +260,7 @@ std::size_t round_up(std::size_t n, std::size_t a) {
 
 }  // namespace
 
-HostDevice::HostDevice(int index, double slowdown, std::size_t capacity)
+HostDevice::HostDevice(int index, double slowdown, std::size_t capacity, std::string cpu_affinity)
     : state_(std::make_shared<HostDeviceState>()) {
   info_.backend = Backend::host;
   info_.index = index;
@@ -269,6 +269,7 @@ HostDevice::HostDevice(int index, double slowdown, std::size_t capacity)
   info_.sm_count = static_cast<int>(std::thread::hardware_concurrency());
   info_.total_memory = capacity;
   info_.slowdown = slowdown;
+  info_.cpu_affinity = std::move(cpu_affinity);
   state_->slowdown = slowdown;
   state_->capacity = capacity;
 }

@@ -58,7 +58,7 @@ struct HostDeviceState {
 
 class HostDevice final : public Device {
  public:
-  HostDevice(int index, double slowdown, std::size_t capacity);
+  HostDevice(int index, double slowdown, std::size_t capacity, std::string cpu_affinity = {});
   ~HostDevice() override;
 
   const DeviceInfo& info() const noexcept override { return info_; }

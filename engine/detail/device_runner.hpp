@@ -3,7 +3,9 @@
 // thread that enqueues each partition's copies, staging threads, a launcher
 // thread that enqueues its kernels and D2H once its inputs are queued, and
 // a waiter thread that blocks on completion events (and so notices sticky
-// faults, DESIGN.md rule 3). Internal to the
+// faults, DESIGN.md rule 3). The threads are named "stoker-<role>-<device>"
+// and, with Config::bind_threads, run on the device's local CPUs
+// (devices/cpu_set.hpp). Internal to the
 // engine; the engine core owns the scheduling and talks to it by posting.
 #pragma once
 
@@ -21,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "devices/cpu_set.hpp"
 #include "devices/device.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/config.hpp"
@@ -70,6 +73,9 @@ class DeviceRunner {
 
   devices::Device& device() const noexcept { return device_; }
   int depth() const noexcept { return static_cast<int>(slots_.size()); }
+  // The CPUs this device's threads run on (devices::cpus_near), empty
+  // where they were left unbound.
+  const devices::CpuSet& cpus() const noexcept { return cpus_; }
   // Pinned bytes the staging buffers hold (allocated at creation, for good).
   std::size_t staging_bytes() const noexcept { return staging_count_ * chunk_bytes_; }
 
@@ -191,6 +197,7 @@ class DeviceRunner {
               const std::function<void(LaunchResult)>& done);
 
   devices::Device& device_;
+  devices::CpuSet cpus_;
   devices::Stream h2d_, compute_, d2h_;
   std::vector<Slot> slots_;
   // Two or more chunk buffers per staging thread: thread i (its

@@ -3,13 +3,13 @@
 #include <cuda_runtime_api.h>  // error codes (and, on the CUDA backend, the runtime itself)
 #include <gtest/gtest.h>
 
-#include <cinttypes>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <string>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "devices/device_set.hpp"
@@ -391,6 +391,11 @@ TEST(DeviceDiscovery, OptionsForTheOtherBackendAreRefused) {
     ASSERT_FALSE(cuda);
     EXPECT_NE(cuda.error().what().find("backend is CUDA"), std::string::npos)
         << cuda.error().what();
+    shaped.host.slowdown.clear();
+    shaped.host.cpu_affinity = {"0"};
+    cuda = discover(shaped);
+    ASSERT_FALSE(cuda);
+    EXPECT_NE(cuda.error().what().find("1 CPU lists"), std::string::npos) << cuda.error().what();
   }
 }
 

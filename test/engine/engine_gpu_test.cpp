@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
+#include "devices/cpu_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
@@ -23,6 +25,47 @@ namespace {
 using test::expect_outputs_correct;
 using test::gpu_config;
 using test::run_job;
+
+// Each GPU's threads run on its local CPUs (sysfs local_cpulist) where
+// those narrow what the process may use, and stay as they were where they
+// do not (one NUMA node); the figures are printed for the session's notes.
+TEST(EngineGpu, EachGpusThreadsRunOnItsLocalCpusWhereThatNarrowsAnything) {
+  STOKER_REQUIRE_GPU();
+  asio::io_context io;
+  Engine engine(io.get_executor(), gpu_config());
+  const auto allowed = devices::CpuSet::allowed();
+  const auto stats = engine.stats();
+  std::vector<devices::CpuSet> want;
+  for (std::size_t d = 0; d < engine.devices().size(); ++d) {
+    const auto& info = engine.devices()[d].info();
+    const auto near = devices::cpus_near(info);
+    std::printf("GPU %zu: local CPUs '%s' (NUMA node %d), allowed '%s', threads on '%s'\n", d,
+                info.cpu_affinity.c_str(), info.numa_node, allowed.to_string().c_str(),
+                stats.device_cpus[d].c_str());
+    EXPECT_EQ(stats.device_cpus[d], near.to_string());
+    want.push_back(near.empty() ? allowed : near);
+  }
+  std::shared_ptr<workloads::SyntheticRun> run;
+  workloads::SyntheticOptions o;
+  o.partitions = 4 * engine.devices().size();
+  o.input_bytes = 16 << 20;
+  o.rounds = 2;
+  o.pageable = true;  // so the staging threads run
+  auto job = workloads::make_synthetic_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  std::error_code ec;
+  const auto r = run_job(engine, io, std::move(*job), ec);
+  ASSERT_FALSE(ec) << r.error;
+  expect_outputs_correct(*run);
+  std::size_t seen = 0;
+  for (const auto& [tid, name] : test::threads_named("stoker-")) {
+    const auto d = static_cast<std::size_t>(std::stoi(name.substr(name.rfind('-') + 1)));
+    ASSERT_LT(d, want.size()) << name;
+    EXPECT_EQ(devices::CpuSet::of_thread(tid), want[d]) << name;
+    ++seen;
+  }
+  EXPECT_GE(seen, 5 * engine.devices().size()) << "feeder, launcher, waiters, staging per GPU";
+}
 
 TEST(EngineGpu, PinnedAndPageableJobsMatchCpuOnEveryGpu) {
   STOKER_REQUIRE_GPU();
@@ -185,8 +228,8 @@ TEST(EngineGpu, MemoryDeclaredPageLockedThatIsNotIsRefused) {
   std::error_code ec;
   auto r = run_job(engine, io, std::move(job), ec);
   ASSERT_FALSE(ec) << r.error;
-  const auto landed = std::span(reinterpret_cast<const std::uint32_t*>(heap.data()),
-                                run->outputs[4].size());
+  const auto landed =
+      std::span(reinterpret_cast<const std::uint32_t*>(heap.data()), run->outputs[4].size());
   std::copy(landed.begin(), landed.end(), run->outputs[4].begin());
   expect_outputs_correct(*run);
 }
@@ -311,7 +354,9 @@ TEST(EngineGpu, AFaultOnOneGpuLeavesTheOtherPinningAndRunning) {
     expect_outputs_correct(*run);
     for (const auto& p : r.parts) {
       EXPECT_EQ(p.device, 1);
-      if (pageable) EXPECT_EQ(p.bytes_registered, p.bytes_in) << "staged instead of registered";
+      if (pageable) {
+        EXPECT_EQ(p.bytes_registered, p.bytes_in) << "staged instead of registered";
+      }
     }
   }
   EXPECT_GT(engine.stats().pinned_slab_allocations, grown) << "the pool never had to grow";

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <new>
@@ -62,6 +63,19 @@ inline JobReport run_job(Engine& engine, boost::asio::io_context& io, Job job,
   io.run();
   io.restart();
   return report;
+}
+
+// The threads of this process whose names start with `prefix`, as (thread
+// id, name) pairs, from /proc/self/task.
+inline std::vector<std::pair<int, std::string>> threads_named(const std::string& prefix) {
+  std::vector<std::pair<int, std::string>> found;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name) && name.rfind(prefix, 0) == 0)
+      found.emplace_back(std::stoi(task.path().filename().string()), name);
+  }
+  return found;
 }
 
 // Nothing held: jobs, slots, budgets, pinned blocks.
