@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -21,7 +22,7 @@ inline constexpr const char* kEngineOptionsHelp =
     "engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2\n"
     "  --depth N --host-budget-mib M --device-budget-mib M --workers N\n"
     "  --chunk-mib M (or --chunk-kib K) --staging-threads N --staging-ring-mib M\n"
-    "  --pageable-inputs stage|register --streaming on|off\n"
+    "  --pageable-inputs stage|register --streaming on|off --bind-threads on|off\n"
     "  --copy-priority low|normal|high --compute-priority low|normal|high\n";
 
 // Prints `help` and returns true when the arguments ask for it.
@@ -50,34 +51,62 @@ inline std::optional<engine::Config> engine_config(const char* command,
   return std::move(*config);
 }
 
-// Creates (or truncates) `path` for output written after the command's
-// work, so that a path that cannot be written fails before that work rather
-// than after it. nullopt after printing "stoker <command>: cannot create
-// <path>: <the OS's reason>".
-inline std::optional<std::ofstream> create_output_file(const char* command,
-                                                       const std::string& path) {
-  errno = 0;
-  std::ofstream f(path);
-  if (!f) {
-    std::fprintf(stderr, "stoker %s: cannot create %s: %s\n", command, path.c_str(),
-                 errno ? std::strerror(errno) : "unknown error");
-    return std::nullopt;
+// A file the command writes once its work is done, checked before that
+// work: create() opens `path` for appending, which creates it but
+// truncates nothing, so a path that cannot be written fails first. write()
+// then replaces the contents. A command that ends without writing (no
+// device, a job that could not be built) leaves the path as it found it:
+// a file create() made is removed, a file that was there keeps its bytes.
+class OutputFile {
+ public:
+  // nullopt after printing "stoker <command>: cannot create <path>: <reason>".
+  static std::optional<OutputFile> create(const char* command, std::string path) {
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(path, ec);
+    errno = 0;
+    if (!std::ofstream(path, std::ios::app)) {
+      std::fprintf(stderr, "stoker %s: cannot create %s: %s\n", command, path.c_str(),
+                   errno ? std::strerror(errno) : "unknown error");
+      return std::nullopt;
+    }
+    return OutputFile(command, std::move(path), existed);
   }
-  return f;
-}
+  OutputFile(OutputFile&& o) noexcept
+      : command_(o.command_), path_(std::move(o.path_)), existed_(o.existed_), done_(o.done_) {
+    o.done_ = true;
+  }
+  OutputFile& operator=(OutputFile&&) = delete;
+  ~OutputFile() {
+    std::error_code ec;
+    if (!done_ && !existed_ && std::filesystem::is_regular_file(path_, ec))
+      std::filesystem::remove(path_, ec);
+  }
 
-// Closes a file from create_output_file once written; false after printing
-// "stoker <command>: could not write <what> to <path>: <the OS's reason>".
-inline bool close_output_file(const char* command, std::ofstream& f, const std::string& path,
-                              const char* what) {
-  if (f) errno = 0;  // else keep the reason a write already failed for
-  f.close();
-  if (!f) {
-    std::fprintf(stderr, "stoker %s: could not write %s to %s: %s\n", command, what, path.c_str(),
-                 errno ? std::strerror(errno) : "unknown error");
-    return false;
+  // Replaces the contents with what `fill(std::ostream&)` writes; false
+  // after printing "stoker <command>: could not write <what> to <path>:
+  // <reason>".
+  template <typename Fill>
+  bool write(Fill&& fill, const char* what) {
+    done_ = true;
+    errno = 0;
+    std::ofstream f(path_, std::ios::trunc);
+    if (f) fill(f);
+    if (f) errno = 0;  // else keep the reason a write already failed for
+    f.close();
+    if (!f) {
+      std::fprintf(stderr, "stoker %s: could not write %s to %s: %s\n", command_, what,
+                   path_.c_str(), errno ? std::strerror(errno) : "unknown error");
+      return false;
+    }
+    return true;
   }
-  return true;
-}
+
+ private:
+  OutputFile(const char* command, std::string path, bool existed)
+      : command_(command), path_(std::move(path)), existed_(existed) {}
+  const char* command_;
+  std::string path_;
+  bool existed_ = false, done_ = false;
+};
 
 }  // namespace stoker::tools

@@ -246,11 +246,10 @@ int bench_pipeline_command(int argc, char** argv) {
                  "stoker bench pipeline: --trace records (b), which --variants leaves out\n");
     return 2;
   }
-  std::optional<std::ofstream> trace_file;  // created now: a bad path fails before the runs
-  if (!opt.trace.empty()) {
-    trace_file = create_output_file("bench pipeline", opt.trace);
-    if (!trace_file) return 2;
-  }
+  // Created now: a bad path fails before the runs.
+  std::optional<OutputFile> trace_file =
+      opt.trace.empty() ? std::nullopt : OutputFile::create("bench pipeline", opt.trace);
+  if (!opt.trace.empty() && !trace_file) return 2;
   const int gpus = devices::cuda_device_count();
   if (gpus == 0) {
     std::fprintf(stderr,
@@ -360,8 +359,9 @@ int bench_pipeline_command(int argc, char** argv) {
   }
   const double a_ms = a.ms();
   if (trace_file) {
-    engine::write_chrome_trace(*trace_file, {b.last});
-    if (!close_output_file("bench pipeline", *trace_file, opt.trace, "the trace")) return 1;
+    if (!trace_file->write([&](std::ostream& out) { engine::write_chrome_trace(out, {b.last}); },
+                           "the trace"))
+      return 1;
   }
   auto rate = [&](double ms) { return ms > 0 ? gb / (ms / 1e3) : 0; };
   auto ratio = [](double num, double den) { return num > 0 && den > 0 ? num / den : 0; };

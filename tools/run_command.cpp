@@ -228,11 +228,10 @@ int run_command(int argc, char** argv) {
     return 2;
   }
   const bool hpoly = workload == "hpoly";
-  std::optional<std::ofstream> trace_file;  // created now: a bad path fails before the job
-  if (!trace.empty()) {
-    trace_file = create_output_file("run", trace);
-    if (!trace_file) return 2;
-  }
+  // Created now: a bad path fails before the job.
+  std::optional<OutputFile> trace_file =
+      trace.empty() ? std::nullopt : OutputFile::create("run", trace);
+  if (!trace.empty() && !trace_file) return 2;
 
   boost::asio::io_context io;
   auto engine = engine::Engine::create(io.get_executor(), *config);
@@ -366,8 +365,8 @@ int run_command(int argc, char** argv) {
                 after.pinned_slabs_trimmed - warm.pinned_slabs_trimmed);
   bool trace_written = true;
   if (trace_file) {
-    engine::write_chrome_trace(*trace_file, {report});
-    trace_written = close_output_file("run", *trace_file, trace, "the trace");
+    trace_written = trace_file->write(
+        [&](std::ostream& out) { engine::write_chrome_trace(out, {report}); }, "the trace");
   }
   if (json) {
     char extra[256];

@@ -147,17 +147,17 @@ TEST_F(KernelCli, HelpAndUnknownArguments) {
 // --device N picks the GPU of every kernel command; --device with --cpu, or
 // a GPU that does not exist, is refused naming it (before any work).
 TEST_F(KernelCli, DeviceOptionIsCheckedAgainstTheGpusThere) {
-  for (const char* cmd : {"ntt --log-n 4 --in x --out y", "bench ntt --log-n 4",
-                          "bench hpoly --log-n 4"}) {
+  for (const char* cmd :
+       {"ntt --log-n 4 --in x --out y", "bench ntt --log-n 4", "bench hpoly --log-n 4"}) {
     const auto both = run_stoker(std::string(cmd) + " --cpu --device 0");
     EXPECT_EQ(both.status, 2) << cmd;
     EXPECT_NE(both.output.find("--device picks a GPU, --cpu runs on the CPU"), std::string::npos)
         << both.output;
     const auto missing = run_stoker(std::string(cmd) + " --device 999");
     EXPECT_EQ(missing.status, 2) << cmd;
-    const bool named = missing.output.find("this machine has no CUDA device") != std::string::npos ||
-                       missing.output.find("--device: '999' is not an integer in 0..") !=
-                           std::string::npos;
+    const bool named =
+        missing.output.find("this machine has no CUDA device") != std::string::npos ||
+        missing.output.find("--device: '999' is not an integer in 0..") != std::string::npos;
     EXPECT_TRUE(named) << missing.output;
   }
 }
@@ -236,10 +236,11 @@ TEST(Cli, OtherCommandsRefuseBadNumbersNamingTheOption) {
   }
 }
 
-// --trace FILE is created before the job runs: a path that cannot be
-// written is named, with the reason, before any work (exit 2), and a trace
-// that could not be written is an error (exit 1), not a warning after exit 0.
-TEST(Cli, TraceFileIsCreatedBeforeTheJobAndAFailedWriteFails) {
+// --trace FILE is checked before the job runs: a path that cannot be
+// written is named, with the reason, before any work (exit 2), a trace
+// that could not be written is an error (exit 1), not a warning after exit
+// 0, and a run that ends early leaves the path as it was.
+TEST(Cli, TraceFileIsCheckedBeforeTheJobAndLeftAsItWasWhenTheRunEndsEarly) {
   const std::string job =
       "run --backend host --workload synthetic --partitions 2 --size-mib 1 --no-progress";
   const auto missing = run_stoker(job + " --trace /nonexistent-dir/x.json");
@@ -262,6 +263,21 @@ TEST(Cli, TraceFileIsCreatedBeforeTheJobAndAFailedWriteFails) {
   std::ifstream f(ok);
   const std::string trace{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
   EXPECT_EQ(trace.rfind("{\"traceEvents\":[", 0), 0u) << trace.substr(0, 200);
+  fs::remove(ok);
+
+  // A run that ends before its job (here: a job that cannot be built)
+  // leaves the path as it was: no empty file that a viewer cannot open,
+  // and a file that was there keeps its bytes.
+  const std::string unbuildable =
+      "run --backend host --workload synthetic --pageable --registered --trace ";
+  const auto early = run_stoker(unbuildable + ok.string());
+  EXPECT_EQ(early.status, 2) << early.output;
+  EXPECT_FALSE(fs::exists(ok)) << "an early exit left " << ok << " behind";
+  std::ofstream(ok) << "earlier trace";
+  EXPECT_EQ(run_stoker(unbuildable + ok.string()).status, 2);
+  std::ifstream kept(ok);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), std::istreambuf_iterator<char>()),
+            "earlier trace");
   fs::remove(ok);
 
   const auto bench = run_stoker("bench pipeline --trace /nonexistent-dir/x.json");
