@@ -273,6 +273,10 @@ void Reservation::merge(Reservation&& other) noexcept {
   other.core_.reset();
 }
 
+bool Reservation::of(const MemoryBudget& budget) const noexcept {
+  return bytes_ != 0 && core_ == budget.core_;
+}
+
 std::error_code Reservation::try_grow(std::size_t more) {
   if (more == 0) return {};
   if (core_ == nullptr) return make_error_code(Errc::invalid_argument);

@@ -51,6 +51,8 @@
 
 namespace stoker::alloc {
 
+class MemoryBudget;
+
 class Reservation {
  public:
   Reservation() noexcept = default;
@@ -82,6 +84,8 @@ class Reservation {
   void merge(Reservation&& other) noexcept;
   // Grows by `more` bytes without waiting; on failure nothing changes.
   std::error_code try_grow(std::size_t more);
+  // Whether these bytes are `budget`'s (an empty Reservation is no budget's).
+  bool of(const MemoryBudget& budget) const noexcept;
 
  private:
   friend class detail::BudgetCore;
@@ -159,6 +163,7 @@ class MemoryBudget {
   ~MemoryBudget();
   MemoryBudget(const MemoryBudget&) = delete;
   MemoryBudget& operator=(const MemoryBudget&) = delete;
+  friend class Reservation;
 
   std::size_t limit() const noexcept { return core_->limit(); }
   std::size_t in_use() const noexcept { return core_->in_use(); }

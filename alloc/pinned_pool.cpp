@@ -196,44 +196,33 @@ Result<PinnedBlock> PinnedPool::allocate_until(std::size_t bytes, clock::time_po
   return take(bytes, std::move(*r));
 }
 
-Result<PinnedBlock> PinnedPool::take(std::size_t bytes, Reservation r) {
-  const auto cls = detail::size_class(bytes);
+bool PinnedPool::pop_free(unsigned cls, detail::FreeEntry& entry) {
   const auto cap = detail::class_bytes(cls);
-  assert(r.size() == cap);
   auto& c = state_->classes[cls];
   auto& st = *state_;
-  detail::FreeEntry entry{nullptr, nullptr};
-  bool reused = false;
-  {
-    std::lock_guard lock(c.m);
-    if (!c.free.empty()) {
-      entry = c.free.back();
-      c.free.pop_back();
-      auto& slab = *entry.slab;
-      // An idle shared slab counted whole; now its other blocks are stranded.
-      if (slab.shared() && slab.free == slab.blocks)
-        st.counted.fetch_sub(cap * (slab.blocks - 1), kRelaxed);
-      else if (slab.shared())
-        st.counted.fetch_add(cap, kRelaxed);
-      --slab.free;
-      reused = true;
-    }
-  }
-  if (!reused) {
-    // Pins outside any lock: cudaHostAlloc is slow and must not stall others.
-    auto grown = grow(cls, /*for_reserve=*/false);
-    if (!grown) {
-      note_failure();
-      return std::move(grown).error();
-    }
-    entry = *grown;
-  }
+  std::lock_guard lock(c.m);
+  if (c.free.empty()) return false;
+  entry = c.free.back();
+  c.free.pop_back();
+  auto& slab = *entry.slab;
+  // An idle shared slab counted whole; now its other blocks are stranded.
+  if (slab.shared() && slab.free == slab.blocks)
+    st.counted.fetch_sub(cap * (slab.blocks - 1), kRelaxed);
+  else if (slab.shared())
+    st.counted.fetch_add(cap, kRelaxed);
+  --slab.free;
+  return true;
+}
+
+PinnedBlock PinnedPool::hand_out(std::size_t bytes, const detail::FreeEntry& entry, bool reused,
+                                 Reservation r) {
+  const auto cap = detail::class_bytes(entry.slab->cls);
+  auto& st = *state_;
   st.allocations.fetch_add(1, kRelaxed);
   if (reused) st.reuses.fetch_add(1, kRelaxed);
   st.blocks_in_use.fetch_add(1, kRelaxed);
   st.bytes_requested.fetch_add(bytes, kRelaxed);
   raise_to(st.high_water, st.bytes_in_use.fetch_add(cap, kRelaxed) + cap);
-
   PinnedBlock b;
   b.pool_ = this;
   b.slab_ = entry.slab;
@@ -242,6 +231,43 @@ Result<PinnedBlock> PinnedPool::take(std::size_t bytes, Reservation r) {
   b.capacity_ = cap;
   b.reservation_ = std::move(r);
   return b;
+}
+
+Result<PinnedBlock> PinnedPool::take(std::size_t bytes, Reservation r) {
+  const auto cls = detail::size_class(bytes);
+  assert(r.size() == detail::class_bytes(cls));
+  detail::FreeEntry entry{nullptr, nullptr};
+  if (pop_free(cls, entry)) return hand_out(bytes, entry, /*reused=*/true, std::move(r));
+  // Pins outside any lock: cudaHostAlloc is slow and must not stall others.
+  auto grown = grow(cls, /*for_reserve=*/false);
+  if (!grown) {
+    note_failure();
+    return std::move(grown).error();
+  }
+  return hand_out(bytes, *grown, /*reused=*/false, std::move(r));
+}
+
+Result<PinnedBlock> PinnedPool::allocate_reserved(std::size_t bytes, Reservation r) {
+  const bool bad_size = static_cast<bool>(check_request(bytes));  // which counts the failure
+  if (bad_size || !r.of(budget_) || r.size() != block_capacity(bytes)) {
+    if (!bad_size) note_failure();
+    return Error{Errc::invalid_argument,
+                 "pinned pool '" + options_.name + "': a block of " + std::to_string(bytes) +
+                     " bytes needs a reservation of " + std::to_string(block_capacity(bytes)) +
+                     " bytes of budget '" + budget_.name() + "', not " + std::to_string(r.size()) +
+                     (r.of(budget_) || r.empty() ? " bytes" : " bytes of another budget")};
+  }
+  return take(bytes, std::move(r));
+}
+
+std::optional<PinnedBlock> PinnedPool::allocate_reserved_if_free(std::size_t bytes,
+                                                                 Reservation& r) {
+  if (bytes == 0 || bytes > detail::kMaxClassBytes || !r.of(budget_) ||
+      r.size() != block_capacity(bytes))
+    return std::nullopt;
+  detail::FreeEntry entry{nullptr, nullptr};
+  if (!pop_free(detail::size_class(bytes), entry)) return std::nullopt;
+  return hand_out(bytes, entry, /*reused=*/true, std::move(r));
 }
 
 void PinnedPool::give_back(detail::Slab* slab, std::byte* ptr, std::size_t requested) noexcept {

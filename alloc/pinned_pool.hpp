@@ -62,6 +62,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <system_error>
@@ -199,6 +200,18 @@ class PinnedPool {
         token, bytes, deadline);
   }
 
+  // For callers that wait for the budget themselves (async_acquire of
+  // block_capacity(bytes) on budget(), where their cancellation lives) and
+  // take the block elsewhere: taking may pin a new slab, too slow for a
+  // thread that schedules GPU work. allocate_reserved takes a block for
+  // `bytes` paid for by `r`, pinning if none is free; invalid_argument,
+  // naming the sizes, when `r` is not block_capacity(bytes) of this pool's
+  // budget (`r` is given back then). allocate_reserved_if_free never pins:
+  // it takes a free block, or returns nullopt and leaves `r` with the caller
+  // (also for a request allocate_reserved would refuse).
+  Result<PinnedBlock> allocate_reserved(std::size_t bytes, Reservation r);
+  std::optional<PinnedBlock> allocate_reserved_if_free(std::size_t bytes, Reservation& r);
+
   // Pins ahead of time so that `count` blocks for requests of `block_bytes`
   // (default: one block of `bytes`) are idle in the pool. More than the
   // pinned limit holds: out_of_host_memory, with the blocks that fit kept.
@@ -247,6 +260,11 @@ class PinnedPool {
   void note_failure() noexcept;
   // Hands out a block for `bytes` paid for by `r` (its capacity's worth).
   Result<PinnedBlock> take(std::size_t bytes, Reservation r);
+  // A free block of class `cls` off its free list, if there is one.
+  bool pop_free(unsigned cls, detail::FreeEntry& entry);
+  // The block at `entry` as handed out, counted in the stats.
+  PinnedBlock hand_out(std::size_t bytes, const detail::FreeEntry& entry, bool reused,
+                       Reservation r);
   void give_back(detail::Slab* slab, std::byte* ptr, std::size_t requested) noexcept;
   // Pins a new slab of class `cls`: a shared one while the shared bytes
   // allow, else one of one block. For take() (`for_reserve` false) one block

@@ -521,39 +521,30 @@ void EngineCore::allocate_next() {
 
 void EngineCore::request_block(const Key& k) {
   auto& ps = find(k.seq)->parts[k.part];
-  // The slot gets a new handler for each request; an arming message of an
-  // earlier request must not arm it (its handler may not be installed yet).
-  const unsigned request = ++ps.cancel_request;
-  ps.cancel_armed = false;
-  // Initiated from a worker. The pool takes the block in the completion,
-  // which runs on this scheduling thread, as cancellation is emitted here
-  // (Asio's slots are not thread-safe: completing on a worker raced the
-  // emit, found by TSan). Taking it there must not grow the pool, which
-  // pins memory (0.05-0.5 s/GiB) while every GPU's dispatch waits: where
-  // the budget would grant the block at once and the pool has none free,
-  // the worker grows it first.
-  asio::post(*workers_, [this, k, request, bytes = ps.block_bytes[ps.blocks.size()],
-                         slot = ps.cancel->slot()] {
-    if (alloc::PinnedPool::block_capacity(bytes) <= host_budget_->available())
-      (void)pool_->reserve(bytes, 1);  // a failure is the take's to report
-    pool_->async_allocate(
-        bytes,
-        asio::bind_cancellation_slot(
-            slot, asio::bind_executor(io_, [this, k](std::error_code ec, alloc::PinnedBlock block) {
-              block_arrived(k, ec, std::move(block));
-            })));
-    // The pool installed its cancellation handler in `slot` on this worker;
-    // only from now on may the engine thread emit on it (Asio signals are
-    // not thread-safe: TSan saw drop_queued's emit race the installation).
-    asio::post(io_, [this, k, request] {
-      auto* job = find(k.seq);
-      if (!job) return;
-      auto& ps = job->parts[k.part];
-      if (!ps.cancel || ps.cancel_request != request) return;
-      ps.cancel_armed = true;
-      if (ps.cancel_wanted) ps.cancel->emit(asio::cancellation_type::all);
-    });
-  });
+  const std::size_t bytes = ps.block_bytes[ps.blocks.size()];
+  // The wait for the budget is this thread's: its cancellation handler is
+  // installed, emitted (drop_queued) and cleared here (Asio's slots are not
+  // thread-safe). Taking the block is not, where it would pin memory
+  // (0.05-0.5 s/GiB) while every GPU's dispatch waits: a free block is
+  // taken here, a new one is pinned on a worker.
+  host_budget_->async_acquire(
+      alloc::PinnedPool::block_capacity(bytes),
+      asio::bind_cancellation_slot(
+          ps.cancel->slot(),
+          asio::bind_executor(io_, [this, k, bytes](std::error_code ec, alloc::Reservation r) {
+            if (ec) return block_arrived(k, ec, {});
+            if (auto block = pool_->allocate_reserved_if_free(bytes, r))
+              return block_arrived(k, {}, std::move(*block));
+            asio::post(*workers_, [this, k, bytes, r = std::move(r)]() mutable {
+              auto block = pool_->allocate_reserved(bytes, std::move(r));
+              asio::post(io_, [this, k, block = std::move(block)]() mutable {
+                if (block)
+                  block_arrived(k, {}, std::move(*block));
+                else
+                  block_arrived(k, block.error().code, {});
+              });
+            });
+          })));
 }
 
 void EngineCore::block_arrived(const Key& k, std::error_code ec, alloc::PinnedBlock block) {
@@ -880,14 +871,9 @@ void EngineCore::drop_queued(JobState& job) {
   // Workers going on with its shares take no more.
   for (auto& [k, run] : producing_)
     if (k.seq == job.seq) run->stop = true;
-  // Pool waits still pending complete with operation_aborted.
+  // Budget waits still pending complete with operation_aborted.
   for (auto& ps : job.parts)
-    if (ps.cancel) {
-      if (ps.cancel_armed)
-        ps.cancel->emit(asio::cancellation_type::all);
-      else
-        ps.cancel_wanted = true;  // emitted once the pool's handler is installed
-    }
+    if (ps.cancel) ps.cancel->emit(asio::cancellation_type::all);
 }
 
 void EngineCore::fail(JobState& job, Error error) {

@@ -84,10 +84,7 @@ class EngineCore {
     std::vector<std::size_t> block_bytes;  // inputs first, then outputs
     std::size_t input_blocks = 0;
     std::vector<alloc::PinnedBlock> blocks;                    // as granted, in block_bytes order
-    std::unique_ptr<boost::asio::cancellation_signal> cancel;  // pending pool waits
-    unsigned cancel_request = 0;  // which pool request the slot's handler belongs to
-    bool cancel_armed = false;    // the pool's handler is installed: emit may run
-    bool cancel_wanted = false;   // dropped before that: emit when armed
+    std::unique_ptr<boost::asio::cancellation_signal> cancel;  // pending budget waits
     Clock::time_point ready_at{};
     // A streamed partition's shares while its producer runs (null once it
     // has ended before a slot took the partition: then it is copied whole).

@@ -239,6 +239,67 @@ TEST(PinnedPool, BlockingAllocateWaitsForAnotherThreadsRelease) {
   EXPECT_EQ(timed.error().code, make_error_code(Errc::timed_out));
 }
 
+// A caller that waits for the budget on its own thread (where its
+// cancellation lives) takes the block apart: a free one at once, without
+// pinning; a new one (pinned) wherever it chooses.
+TEST(PinnedPool, ReservedBytesBuyABlockFreeOnlyWhenAskedSoAndPinnedOtherwise) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(64 * MiB, "host");
+  PinnedPool pool(kBackend, budget);
+  const std::size_t bytes = 3 * MiB;
+  auto r = budget.try_acquire(PinnedPool::block_capacity(bytes));
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(pool.allocate_reserved_if_free(bytes, *r)) << "an empty pool has no free block";
+  EXPECT_EQ(r->size(), PinnedPool::block_capacity(bytes)) << "the reservation stays the caller's";
+  EXPECT_EQ(pool.stats().pinned_allocations, 0u) << "pinned although asked not to";
+  void* first = nullptr;
+  {
+    auto b = pool.allocate_reserved(bytes, std::move(*r));
+    ASSERT_TRUE(b) << b.error().what();
+    first = b->data();
+    EXPECT_EQ(b->size(), bytes);
+    EXPECT_EQ(budget.in_use(), PinnedPool::block_capacity(bytes))
+        << "paid once, by the reservation";
+  }
+  EXPECT_EQ(budget.in_use(), 0u);
+  auto again = budget.try_acquire(PinnedPool::block_capacity(bytes));
+  ASSERT_TRUE(again);
+  auto b = pool.allocate_reserved_if_free(bytes, *again);
+  ASSERT_TRUE(b) << "the block given back is free";
+  EXPECT_EQ(b->data(), first);
+  EXPECT_TRUE(again->empty()) << "the reservation went into the block";
+  EXPECT_EQ(pool.stats().pinned_allocations, 1u);
+  EXPECT_EQ(pool.stats().reuses, 1u);
+  b.reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST(PinnedPool, AReservationOfTheWrongSizeOrBudgetIsRefusedAndGivenBack) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(64 * MiB, "host"), other(64 * MiB, "other");
+  PinnedPool pool(kBackend, budget);
+  {
+    auto warm = pool.try_allocate(MiB);  // a free block, so if_free has one to give
+    ASSERT_TRUE(warm);
+  }
+  const auto refused = [&](Reservation r, const char* what, const std::string& says) {
+    SCOPED_TRACE(what);
+    EXPECT_FALSE(pool.allocate_reserved_if_free(MiB, r));
+    auto b = pool.allocate_reserved(MiB, std::move(r));
+    ASSERT_FALSE(b);
+    EXPECT_EQ(b.error().code, make_error_code(Errc::invalid_argument));
+    EXPECT_NE(b.error().what().find(says), std::string::npos) << b.error().what();
+  };
+  refused(std::move(*budget.try_acquire(MiB / 2)), "too small",
+          "a block of 1048576 bytes needs a reservation of 1048576 bytes of budget 'host', not "
+          "524288 bytes");
+  refused(std::move(*other.try_acquire(MiB)), "another budget", "bytes of another budget");
+  refused(Reservation{}, "empty", "not 0 bytes");
+  EXPECT_EQ(budget.in_use(), 0u) << "refused reservations are given back";
+  EXPECT_EQ(other.in_use(), 0u);
+  EXPECT_EQ(pool.stats().blocks_in_use, 0u);
+}
+
 TEST(PinnedPool, ReserveKeepsPinningOffTheHotPath) {
   STOKER_ALLOC_REQUIRE_BACKEND();
   MemoryBudget budget(64 * MiB, "host");
