@@ -287,6 +287,28 @@ TEST(Cli, TraceFileIsCheckedBeforeTheJobAndLeftAsItWasWhenTheRunEndsEarly) {
       << bench.output;
 }
 
+// --cold leaves the pools to the job, as an application's first job finds
+// them: the run says the pinned pool grew during the job, which a warmed
+// run does not.
+TEST(Cli, ColdRunLeavesPoolGrowthToTheJobAndSaysSo) {
+  const std::string job = "run --backend host --workload synthetic --partitions 4 --no-progress";
+  const auto warm = run_stoker(job);
+  EXPECT_EQ(warm.status, 0) << warm.output;
+  EXPECT_NE(warm.output.find("pinned pool: "), std::string::npos) << warm.output;
+  EXPECT_EQ(warm.output.find("pinned pool grew during the job"), std::string::npos) << warm.output;
+  const auto cold = run_stoker(job + " --cold");
+  EXPECT_EQ(cold.status, 0) << cold.output;
+  EXPECT_NE(cold.output.find("cold: no pinned pool or device pool reserved ahead"),
+            std::string::npos)
+      << cold.output;
+  EXPECT_NE(cold.output.find("pinned pool grew during the job"), std::string::npos) << cold.output;
+  EXPECT_NE(cold.output.find("verified: every partition matches the CPU version"),
+            std::string::npos)
+      << cold.output;
+  const auto json = run_stoker(job + " --cold --json");
+  EXPECT_NE(json.output.find("\"cold\":true"), std::string::npos) << json.output;
+}
+
 // Where a run's outputs land is a setting of its own: registered outputs
 // (written in place by the D2H) still verify, and a bad value is named.
 TEST(Cli, RunPutsOutputsInRegisteredMemoryWhenAsked) {
