@@ -338,18 +338,22 @@ Result<HostRegistration> register_host(Backend backend, void* ptr, std::size_t b
 Result<bool> is_page_locked(Backend backend, const void* ptr, std::size_t bytes) {
   if (backend != Backend::cuda) return true;
   if (ptr == nullptr || bytes == 0) return false;
+  const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
+  if (bytes - 1 > UINTPTR_MAX - begin) return false;  // past the end of the address space
+  const std::uintptr_t last = begin + (bytes - 1);
   detail::PinningContext context;
-  const auto* first = static_cast<const std::byte*>(ptr);
-  for (const std::byte* p : {first, first + bytes - 1}) {
-    cudaPointerAttributes a{};
-    if (const auto st = cudaPointerGetAttributes(&a, p); st != cudaSuccess) {
-      if (!detail::is_sticky_cuda_error(st)) cudaGetLastError();
-      return Error{make_cuda_error(st),
-                   std::string("cudaPointerGetAttributes failed: ") + cudaGetErrorString(st)};
-    }
-    if (a.type != cudaMemoryTypeHost) return false;
+  // Range by range: each answer covers the rest of its registration, so
+  // memory registered in pieces takes one call per piece, and a page
+  // between two registrations is found. Where the driver gives no range,
+  // only the last byte is asked about next.
+  for (std::uintptr_t p = begin;;) {
+    const auto r = detail::locked_range(reinterpret_cast<const void*>(p));
+    if (!r) return r.error();
+    if (!r->locked) return false;
+    const std::uintptr_t next = r->size != 0 ? r->start + r->size : (p < last ? last : last + 1);
+    if (next > last || next <= p) return next > last;
+    p = next;
   }
-  return true;
 }
 
 void HostRegistration::reset() noexcept {

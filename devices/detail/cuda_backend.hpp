@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <mutex>
 
 #include "devices/device.hpp"
@@ -72,6 +74,17 @@ class PinningContext {
  private:
   int restore_ = -1;  // the caller's device, where this one switched
 };
+
+// What CUDA knows of the host memory at `p`: whether it is page-locked
+// (cudaHostAlloc'd or cudaHostRegister'ed) and, where the driver says,
+// the allocation or registration it belongs to ([start, start + size);
+// size 0 where it does not say). Call it under a PinningContext.
+struct LockedRange {
+  bool locked = false;
+  std::uintptr_t start = 0;
+  std::size_t size = 0;
+};
+Result<LockedRange> locked_range(const void* p) noexcept;
 
 // Fills a DeviceInfo for CUDA ordinal `ordinal` (properties, PCIe link and
 // NUMA node from sysfs where readable).

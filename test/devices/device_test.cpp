@@ -2,6 +2,8 @@
 // compile time (see CMakeLists.txt).
 #include <cuda_runtime_api.h>  // error codes (and, on the CUDA backend, the runtime itself)
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cinttypes>
@@ -324,6 +326,43 @@ TEST_F(DeviceTest, SmallAndLargePinnedBuffersArePageLockedAndCopy) {
       EXPECT_NE(attr.type, cudaMemoryTypeHost);
     }
     cudaGetLastError();
+  }
+}
+
+// Memory declared page-locked is checked on every page, not at its ends:
+// a buffer registered in two adjacent pieces is page-locked, one with an
+// unregistered page between its pieces is not (the engine would copy it
+// through the driver's pageable path), and pinned buffers of both kinds
+// are page-locked to their last byte and not past it.
+TEST_F(DeviceTest, PageLockedMemoryIsCheckedOnEveryPieceNotJustItsEnds) {
+  REQUIRE_BACKEND();
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), n = 64 * page;
+  void* mapped = mmap(nullptr, 3 * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* m = static_cast<std::byte*>(mapped);
+  {
+    auto a = register_host(kBackend, m, n);
+    auto b = register_host(kBackend, m + n, page);   // adjacent to a
+    auto c = register_host(kBackend, m + 2 * n, n);  // a gap of n - page before it
+    ASSERT_TRUE(a && b && c);
+    const auto locked = [&](const std::byte* p, std::size_t bytes) {
+      auto r = is_page_locked(kBackend, p, bytes);
+      EXPECT_TRUE(r) << r.error().what();
+      return r && *r;
+    };
+    EXPECT_TRUE(locked(m + 100, n + page - 200)) << "two adjacent registrations";
+    EXPECT_FALSE(locked(m, 3 * n)) << "unregistered pages between registrations";
+    EXPECT_FALSE(locked(m + n + page, 1)) << "the first unregistered page";
+    EXPECT_FALSE(locked(m + 2 * n - 1, 2)) << "a registration's first byte after a gap";
+    EXPECT_TRUE(locked(m + 2 * n, n));
+    EXPECT_FALSE(locked(m + 2 * n, n + 1)) << "one byte past the last registration";
+  }
+  munmap(mapped, 3 * n);
+  for (const std::size_t bytes : {std::size_t{1} << 20, std::size_t{96} << 20}) {
+    auto p = pinned(bytes);
+    auto r = is_page_locked(kBackend, p.data(), bytes);
+    ASSERT_TRUE(r) << r.error().what();
+    EXPECT_TRUE(*r) << bytes << " pinned bytes";
   }
 }
 #endif
