@@ -151,24 +151,28 @@ void note_lost_cuda_device(int ordinal) noexcept {
   lost_devices.fetch_or(bit(ordinal));
 }
 
+// A driver API function (CUDA 12.0 ABI) found through the runtime, so the
+// binary needs no link to libcuda; null where the driver has none.
+template <typename Fn>
+Fn driver_function(const char* name) noexcept {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return Fn{};
+  }
+  return reinterpret_cast<Fn>(fn);
+}
+
 namespace {
 // Whether the calling thread has a CUDA context current; true where it
 // cannot tell. The runtime has no call for it; the driver's
 // cuCtxGetCurrent, found through the runtime (no link to libcuda, which CI
 // machines lack), does.
 bool thread_has_cuda_context() noexcept {
-  using GetCurrent = CUresult(CUDAAPI*)(CUcontext*);
-  static const GetCurrent get = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault,
-                                         &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      return GetCurrent{};
-    }
-    return reinterpret_cast<GetCurrent>(fn);
-  }();
+  static const auto get = driver_function<CUresult(CUDAAPI*)(CUcontext*)>("cuCtxGetCurrent");
   if (!get) return true;
   CUcontext context = nullptr;
   return get(&context) == CUDA_SUCCESS && context != nullptr;
@@ -181,18 +185,9 @@ Result<LockedRange> locked_range(const void* p) noexcept {
   // runtime's cudaPointerGetAttributes does not (measured on the H200
   // machine: two adjacent registrations report their own ranges, and a
   // page between registrations reports no host type).
-  using GetAttributes = CUresult(CUDAAPI*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
-  static const GetAttributes get = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 12000, cudaEnableDefault,
-                                         &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      return GetAttributes{};
-    }
-    return reinterpret_cast<GetAttributes>(fn);
-  }();
+  static const auto get =
+      driver_function<CUresult(CUDAAPI*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr)>(
+          "cuPointerGetAttributes");
   if (get) {
     CUpointer_attribute asked[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
