@@ -248,9 +248,11 @@ Result<PinnedBlock> PinnedPool::take(std::size_t bytes, Reservation r) {
 }
 
 Result<PinnedBlock> PinnedPool::allocate_reserved(std::size_t bytes, Reservation r) {
-  const bool bad_size = static_cast<bool>(check_request(bytes));  // which counts the failure
-  if (bad_size || !r.of(budget_) || r.size() != block_capacity(bytes)) {
-    if (!bad_size) note_failure();
+  if (auto ec = check_request(bytes))  // which counts the failure
+    return Error{ec, "pinned pool '" + options_.name + "': cannot allocate a block of " +
+                         std::to_string(bytes) + " bytes"};
+  if (!r.of(budget_) || r.size() != block_capacity(bytes)) {
+    note_failure();
     return Error{Errc::invalid_argument,
                  "pinned pool '" + options_.name + "': a block of " + std::to_string(bytes) +
                      " bytes needs a reservation of " + std::to_string(block_capacity(bytes)) +

@@ -12,6 +12,9 @@
 namespace stoker::devices {
 namespace {
 
+// No host has a million CPUs; a larger number is a typo, not a set to allocate.
+constexpr int kMostCpus = 1 << 20;
+
 // A kernel cpu_set_t sized for `count` CPUs (glibc's fixed one stops at
 // 1024, which large hosts pass).
 struct DynamicCpuSet {
@@ -44,7 +47,7 @@ CpuSet read_affinity(pid_t tid) {
 }  // namespace
 
 CpuSet::CpuSet(std::vector<int> cpus) : cpus_(std::move(cpus)) {
-  std::erase_if(cpus_, [](int c) { return c < 0; });
+  std::erase_if(cpus_, [](int c) { return c < 0 || c >= kMostCpus; });
   std::sort(cpus_.begin(), cpus_.end());
   cpus_.erase(std::unique(cpus_.begin(), cpus_.end()), cpus_.end());
 }
@@ -57,8 +60,6 @@ Result<CpuSet> CpuSet::parse(std::string_view cpulist) {
   std::string_view text = cpulist;
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
   if (text.empty()) return bad("no CPU in it");
-  // No host has a million CPUs; a larger number is a typo, not a set to allocate.
-  constexpr int kMostCpus = 1 << 20;
   const auto number = [&](std::string_view s, int& out) {
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
     return ec == std::errc{} && p == s.data() + s.size() && !s.empty() && out >= 0 &&

@@ -3,8 +3,8 @@
 // On a host of several NUMA nodes each GPU hangs off one node's PCIe root.
 // Its DMA reads staging buffers best from that node's memory, and threads
 // on that node's cores fill them without crossing the socket link. The
-// engine runs each device's feeder, launcher, waiters and staging threads
-// on the device's local CPUs (sysfs `local_cpulist`, DeviceInfo::cpu_affinity)
+// engine runs each device's feeder, waiters and staging threads on the
+// device's local CPUs (sysfs `local_cpulist`, DeviceInfo::cpu_affinity)
 // and pins its staging buffers from such a thread, so the kernel places
 // their pages on that node (first touch). Everything here is plain Linux
 // (sched_getaffinity, pthread_setaffinity_np) and touches no CUDA.
@@ -23,7 +23,8 @@ namespace stoker::devices {
 class CpuSet {
  public:
   CpuSet() = default;
-  // Sorted, without repeats; negative numbers are dropped.
+  // Sorted, without repeats; numbers no CPU can have (negative, or a
+  // million and more) are dropped.
   explicit CpuSet(std::vector<int> cpus);
 
   // A Linux cpulist such as "0-15,32-47" (sysfs, /proc/<pid>/status).

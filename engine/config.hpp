@@ -70,11 +70,14 @@ struct Config {
   // (Partition::stream_align) are copied share by share as the shares end;
   // false: every partition is copied whole once its producer has ended.
   bool stream_produced = true;
-  // Run each device's threads (feeder, launcher, waiters, staging) on the
-  // device's local CPUs and pin its staging buffers there, so that on a
-  // host of several NUMA nodes staging neither crosses the socket link nor
-  // reads remote memory. Changes nothing where the device's CPUs are all
-  // the CPUs allowed (one node) or unknown (devices/cpu_set.hpp).
+  // Run each device's feeder, waiters and staging threads on the device's
+  // local CPUs and pin its staging buffers there, so that on a host of
+  // several NUMA nodes staging neither crosses the socket link nor writes
+  // remote memory. Changes nothing where the device's CPUs are all the
+  // CPUs allowed (one node), unknown, or fewer than its staging threads
+  // (devices/cpu_set.hpp). The launcher, which runs the jobs' callables,
+  // stays unbound: threads they start inherit the mask of the thread that
+  // starts them (and its name, "stoker-kern-<device>").
   bool bind_threads = true;
   // CPU threads that run producers. 0: hardware threads.
   int worker_threads = 0;

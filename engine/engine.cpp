@@ -532,31 +532,29 @@ void EngineCore::request_block(const Key& k) {
       asio::bind_cancellation_slot(
           ps.cancel->slot(),
           asio::bind_executor(io_, [this, k, bytes](std::error_code ec, alloc::Reservation r) {
-            if (ec) return block_arrived(k, ec, {});
+            if (ec) return block_arrived(k, Error{ec});
             if (auto block = pool_->allocate_reserved_if_free(bytes, r))
-              return block_arrived(k, {}, std::move(*block));
+              return block_arrived(k, std::move(*block));
             asio::post(*workers_, [this, k, bytes, r = std::move(r)]() mutable {
               auto block = pool_->allocate_reserved(bytes, std::move(r));
               asio::post(io_, [this, k, block = std::move(block)]() mutable {
-                if (block)
-                  block_arrived(k, {}, std::move(*block));
-                else
-                  block_arrived(k, block.error().code, {});
+                block_arrived(k, std::move(block));
               });
             });
           })));
 }
 
-void EngineCore::block_arrived(const Key& k, std::error_code ec, alloc::PinnedBlock block) {
+void EngineCore::block_arrived(const Key& k, Result<alloc::PinnedBlock> block) {
   auto& job = *find(k.seq);
   auto& ps = job.parts[k.part];
-  if (!ec) ps.blocks.push_back(std::move(block));
-  if (!ec && ps.blocks.size() < ps.block_bytes.size() && !job.cancelled && !job.failure)
+  if (block) ps.blocks.push_back(std::move(*block));
+  if (block && ps.blocks.size() < ps.block_bytes.size() && !job.cancelled && !job.failure)
     return request_block(k);  // still this partition's turn
   allocating_ = false;
-  if (ec)
-    produced(k, ec,
-             "pinned host memory for partition " + std::to_string(k.part) + ": " + ec.message());
+  if (!block)
+    produced(
+        k, block.error().code,
+        "pinned host memory for partition " + std::to_string(k.part) + ": " + block.error().what());
   else
     run_producer(k);  // ends the partition as cancelled if its job is gone
   allocate_next();

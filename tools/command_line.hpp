@@ -62,7 +62,9 @@ class OutputFile {
   // nullopt after printing "stoker <command>: cannot create <path>: <reason>".
   static std::optional<OutputFile> create(const char* command, std::string path) {
     std::error_code ec;
-    const bool existed = std::filesystem::exists(path, ec);
+    // A link counts as there, dangling or not: removing it would not leave
+    // the path as it was.
+    const bool existed = std::filesystem::exists(std::filesystem::symlink_status(path, ec));
     errno = 0;
     if (!std::ofstream(path, std::ios::app)) {
       std::fprintf(stderr, "stoker %s: cannot create %s: %s\n", command, path.c_str(),

@@ -36,7 +36,8 @@ const std::string kHelp = std::string(R"(usage: stoker run [options]
   --json              machine-readable summary
   --no-progress       no progress bar
   --cold              skip pinning the host pool and growing the device pools ahead of the
-                      job: the job pays for them, as an application's first job would
+                      job, so the job pays for them (the NTT tables and the engine's staging
+                      buffers are still made before it)
 hpoly (Groth16 H polynomial over a, b, c of 2^K BLS12-381 scalars per partition):
   --log-n K           partition size 2^K, 1..28 (default: 24 on GPUs, 14 on the host backend)
   --verify            check every h on the CPU: h(x)(x^n - 1) == A(x)B(x) - C(x) at a random x

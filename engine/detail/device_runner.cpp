@@ -47,7 +47,14 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   const int depth = config.pipeline_depth;
   const std::size_t chunk_bytes = config.staging_chunk_bytes;
   std::unique_ptr<DeviceRunner> r(new DeviceRunner(device));
-  if (config.bind_threads) r->cpus_ = devices::cpus_near(device.info());
+  // Bound only where each staging thread can have a local CPU of its own:
+  // a container that allows one of the GPU's CPUs and many others would
+  // otherwise crowd all of them onto that one.
+  if (config.bind_threads) {
+    auto near = devices::cpus_near(device.info());
+    if (near.size() >= static_cast<std::size_t>(std::max(1, config.staging_threads)))
+      r->cpus_ = std::move(near);
+  }
   const std::string where =
       "device " + std::to_string(device.index()) + " (" + device.info().name + "): ";
   auto stream = [&](devices::StreamPriority p, devices::Stream& out) -> Error {
@@ -105,10 +112,14 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   if (r->cpus_.empty()) {
     pin_staging();
   } else {
+    // A set that cannot be bound (a CPU taken offline since discovery)
+    // leaves every thread of the device where it was, and says so.
+    bool bound = false;
     std::thread([&] {
-      (void)r->cpus_.bind_this_thread();
+      bound = !r->cpus_.bind_this_thread();
       pin_staging();
     }).join();
+    if (!bound) r->cpus_ = {};
   }
   if (pinning) return pinning;
   for (std::size_t i = 0; i < r->staging_count_; ++i)
@@ -122,8 +133,10 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
     enter_thread("stoker-feed-" + n, cpus);
     io->run();
   });
-  r->launcher_ = std::thread([io = &r->launcher_io_, d = &device, cpus = r->cpus_, n] {
-    enter_thread("stoker-kern-" + n, cpus);
+  // The launcher runs the jobs' own callables, and any thread they start
+  // would inherit its mask: it stays unbound.
+  r->launcher_ = std::thread([io = &r->launcher_io_, d = &device, n] {
+    enter_thread("stoker-kern-" + n, {});
     (void)d->make_current();
     io->run();
   });

@@ -4,8 +4,8 @@
 // thread that enqueues its kernels and D2H once its inputs are queued, and
 // a waiter thread that blocks on completion events (and so notices sticky
 // faults, DESIGN.md rule 3). The threads are named "stoker-<role>-<device>"
-// and, with Config::bind_threads, run on the device's local CPUs
-// (devices/cpu_set.hpp). Internal to the
+// and, with Config::bind_threads, all but the launcher run on the device's
+// local CPUs (devices/cpu_set.hpp). Internal to the
 // engine; the engine core owns the scheduling and talks to it by posting.
 #pragma once
 

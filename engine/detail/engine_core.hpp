@@ -139,7 +139,7 @@ class EngineCore {
   // partition takes what it needs for the rest.
   void allocate_next();
   void request_block(const Key& k);
-  void block_arrived(const Key& k, std::error_code ec, alloc::PinnedBlock block);
+  void block_arrived(const Key& k, Result<alloc::PinnedBlock> block);
   // The device has read the partition's produced inputs: their blocks go
   // back to the pool, so producers ahead can use them while kernels run.
   void inputs_copied(const Key& k);

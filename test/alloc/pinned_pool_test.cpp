@@ -295,6 +295,10 @@ TEST(PinnedPool, AReservationOfTheWrongSizeOrBudgetIsRefusedAndGivenBack) {
           "524288 bytes");
   refused(std::move(*other.try_acquire(MiB)), "another budget", "bytes of another budget");
   refused(Reservation{}, "empty", "not 0 bytes");
+  auto zero = pool.allocate_reserved(0, std::move(*budget.try_acquire(MiB)));
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.error().what().find("cannot allocate a block of 0 bytes"), std::string::npos)
+      << zero.error().what();
   EXPECT_EQ(budget.in_use(), 0u) << "refused reservations are given back";
   EXPECT_EQ(other.in_use(), 0u);
   EXPECT_EQ(pool.stats().blocks_in_use, 0u);
