@@ -1421,10 +1421,49 @@ TEST(Engine, CancellationDropsQueuedPartitionsAndCompletesAborted) {
   expect_idle(engine);
 }
 
+// A fresh engine's pool has no free block: each partition's blocks are
+// pinned on a worker after the budget granted them, a window in which
+// the budget wait's cancellation handler is gone. Cancelling or destroying
+// the engine at any moment around it (a spread of delays from the submit)
+// completes the job once and gives back every byte and block.
+TEST(Engine, CancellingOrDestroyingWhileBlocksArePinnedReturnsEverything) {
+  for (const bool destroy : {false, true}) {
+    for (int step = 0; step < 24; ++step) {
+      SCOPED_TRACE((destroy ? "destroy after " : "cancel after ") + std::to_string(step * 25) +
+                   " us");
+      asio::io_context io;
+      auto engine = std::make_unique<Engine>(io.get_executor(), host_config(1));
+      std::shared_ptr<workloads::SyntheticRun> run;
+      auto job = synthetic(run, 6, 512 << 10);
+      asio::cancellation_signal cancel;
+      int completions = 0;
+      std::error_code result;
+      engine->async_submit(std::move(job), asio::bind_cancellation_slot(
+                                               cancel.slot(), [&](std::error_code ec, JobReport) {
+                                                 ++completions;
+                                                 result = ec;
+                                               }));
+      std::this_thread::sleep_for(std::chrono::microseconds(25 * step));
+      if (destroy) {
+        engine.reset();  // blocks it pinned and never handed out: ASan's to find
+      } else {
+        cancel.emit(asio::cancellation_type::terminal);
+      }
+      io.run();
+      EXPECT_EQ(completions, 1);
+      EXPECT_TRUE(!result || result == operation_aborted()) << result.message();
+      if (!destroy) {
+        expect_idle(*engine);
+        EXPECT_EQ(engine->stats().pinned_bytes_in_use, 0u);
+      }
+    }
+  }
+}
+
 // A job held to device 0 whose partition `failing` has a kernel that fails
 // (which faults the emulated device, as a faulting kernel does a GPU).
-Job kernel_fails_on_device_0(std::shared_ptr<workloads::SyntheticRun>& run,
-                             std::size_t partitions, std::size_t failing) {
+Job kernel_fails_on_device_0(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partitions,
+                             std::size_t failing) {
   auto job = synthetic(run, partitions);
   job.devices = std::vector<int>{0};
   job.partitions[failing].work.cpu = [](const KernelContext&) {
@@ -1697,7 +1736,6 @@ TEST(Engine, CancelAfterTheEngineIsGoneIsHarmless) {
   EXPECT_EQ(result, operation_aborted());
 }
 
-
 // The default host budget: half of physical memory, at least 1 GiB
 // (Config::host_budget_bytes, docs/ENGINE.md).
 TEST(Engine, HostBudgetDefaultsToHalfOfPhysicalMemory) {
@@ -1707,8 +1745,7 @@ TEST(Engine, HostBudgetDefaultsToHalfOfPhysicalMemory) {
   Engine engine(io.get_executor(), c);
   const auto physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
                         static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
-  EXPECT_EQ(engine.stats().host_budget_limit,
-            std::max(physical / 2, std::size_t{1} << 30));
+  EXPECT_EQ(engine.stats().host_budget_limit, std::max(physical / 2, std::size_t{1} << 30));
 }
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -1730,12 +1767,13 @@ std::size_t address_space_bytes() {
 // returns the error from create. It once waited forever in its destructor
 // for threads create had not started yet.
 TEST(EngineDeathTest, DeviceThatCannotBeSetUpFailsCreateInsteadOfHanging) {
-  if (kSanitized) GTEST_SKIP() << "sanitizers reserve address space and abort on failed allocations";
+  if (kSanitized)
+    GTEST_SKIP() << "sanitizers reserve address space and abort on failed allocations";
   if (address_space_bytes() == 0) GTEST_SKIP() << "no /proc/self/status";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
-        alarm(30);  // a hang ends the child by SIGALRM, which fails the test
+        alarm(30);                // a hang ends the child by SIGALRM, which fails the test
         mallopt(M_ARENA_MAX, 1);  // threads' malloc arenas reserve 64 MiB each
         rlimit cap{};
         cap.rlim_cur = cap.rlim_max = address_space_bytes() + (std::size_t{512} << 20);
@@ -1959,9 +1997,9 @@ TEST(Engine, UnevenPartitionsBalanceAcrossEqualDevices) {
   // partitions of each other (measured: at most one); taking turns, device
   // 1 would idle for 90 % of the job.
   const double gap = std::abs(last_end[0] - last_end[1]);
-  EXPECT_LE(gap, 3 * largest) << "device 0's kernels end at " << last_end[0] << " ms, device 1's at "
-                              << last_end[1] << " ms; a large partition's take " << largest
-                              << " ms";
+  EXPECT_LE(gap, 3 * largest) << "device 0's kernels end at " << last_end[0]
+                              << " ms, device 1's at " << last_end[1]
+                              << " ms; a large partition's take " << largest << " ms";
   EXPECT_GT(report.bytes_in_on(0), 0u);
   EXPECT_GT(report.bytes_in_on(1), 0u);
 }
