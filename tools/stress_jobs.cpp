@@ -107,8 +107,15 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
 }
 
 std::string JobSpec::name() const {
-  return "r" + std::to_string(round) + ".s" + std::to_string(submitter) + ".j" +
-         std::to_string(index);
+  // Appended piece by piece, here and in describe(): GCC 12 warns
+  // (-Wrestrict, falsely) on a literal + std::to_string(...).
+  std::string n = "r";
+  n += std::to_string(round);
+  n += ".s";
+  n += std::to_string(submitter);
+  n += ".j";
+  n += std::to_string(index);
+  return n;
 }
 
 std::string JobSpec::describe() const {
@@ -132,8 +139,10 @@ std::string JobSpec::describe() const {
   s += ", rounds " + std::to_string(mix_rounds) + ", priority " + std::to_string(priority);
   if (!affinity.empty()) {
     s += ", devices {";
-    for (std::size_t i = 0; i < affinity.size(); ++i)
-      s += (i ? "," : "") + std::to_string(affinity[i]);
+    for (std::size_t i = 0; i < affinity.size(); ++i) {
+      if (i) s += ',';
+      s += std::to_string(affinity[i]);
+    }
     s += "}";
   }
   s += std::string(", token ") + token_name(token) + (tuple ? " (as_tuple)" : "");
