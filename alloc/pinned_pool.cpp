@@ -247,11 +247,16 @@ Result<PinnedBlock> PinnedPool::take(std::size_t bytes, Reservation r) {
   return hand_out(bytes, *grown, /*reused=*/false, std::move(r));
 }
 
+bool PinnedPool::pays_for(std::size_t bytes, const Reservation& r) const noexcept {
+  // A bad size has capacity 0, which no Reservation of this budget has.
+  return r.of(budget_) && r.size() == block_capacity(bytes);
+}
+
 Result<PinnedBlock> PinnedPool::allocate_reserved(std::size_t bytes, Reservation r) {
   if (auto ec = check_request(bytes))  // which counts the failure
     return Error{ec, "pinned pool '" + options_.name + "': cannot allocate a block of " +
                          std::to_string(bytes) + " bytes"};
-  if (!r.of(budget_) || r.size() != block_capacity(bytes)) {
+  if (!pays_for(bytes, r)) {
     note_failure();
     return Error{Errc::invalid_argument,
                  "pinned pool '" + options_.name + "': a block of " + std::to_string(bytes) +
@@ -264,9 +269,7 @@ Result<PinnedBlock> PinnedPool::allocate_reserved(std::size_t bytes, Reservation
 
 std::optional<PinnedBlock> PinnedPool::allocate_reserved_if_free(std::size_t bytes,
                                                                  Reservation& r) {
-  if (bytes == 0 || bytes > detail::kMaxClassBytes || !r.of(budget_) ||
-      r.size() != block_capacity(bytes))
-    return std::nullopt;
+  if (!pays_for(bytes, r)) return std::nullopt;
   detail::FreeEntry entry{nullptr, nullptr};
   if (!pop_free(detail::size_class(bytes), entry)) return std::nullopt;
   return hand_out(bytes, entry, /*reused=*/true, std::move(r));

@@ -260,6 +260,8 @@ class PinnedPool {
   void note_failure() noexcept;
   // Hands out a block for `bytes` paid for by `r` (its capacity's worth).
   Result<PinnedBlock> take(std::size_t bytes, Reservation r);
+  // Whether `r` is block_capacity(bytes) of this pool's budget.
+  bool pays_for(std::size_t bytes, const Reservation& r) const noexcept;
   // A free block of class `cls` off its free list, if there is one.
   bool pop_free(unsigned cls, detail::FreeEntry& entry);
   // The block at `entry` as handed out, counted in the stats.

@@ -344,15 +344,19 @@ Result<bool> is_page_locked(Backend backend, const void* ptr, std::size_t bytes)
   detail::PinningContext context;
   // Range by range: each answer covers the rest of its registration, so
   // memory registered in pieces takes one call per piece, and a page
-  // between two registrations is found. Where the driver gives no range,
-  // only the last byte is asked about next.
+  // between two registrations is found.
   for (std::uintptr_t p = begin;;) {
     const auto r = detail::locked_range(reinterpret_cast<const void*>(p));
     if (!r) return r.error();
     if (!r->locked) return false;
-    const std::uintptr_t next = r->size != 0 ? r->start + r->size : (p < last ? last : last + 1);
-    if (next > last || next <= p) return next > last;
-    p = next;
+    if (r->size == 0) {  // the driver gives no range: the last byte decides
+      if (p == last) return true;
+      p = last;
+      continue;
+    }
+    const std::uintptr_t end = r->start + r->size;  // past p (locked_range says it holds p)
+    if (end > last) return true;
+    p = end;
   }
 }
 

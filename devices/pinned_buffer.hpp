@@ -97,9 +97,9 @@ Result<HostRegistration> register_host(Backend backend, void* ptr, std::size_t b
 // adjacent ones; one driver query per piece): memory a caller declares
 // page-locked and is not would be copied through the driver's slow
 // pageable path without a word (cudaMemcpyDefault). Where the driver
-// cannot give a pointer's range, only the first and last bytes are asked. The host
-// backend cannot tell pinned memory from any other and answers true. An
-// error when CUDA cannot say (no healthy GPU left, for one).
+// cannot give a pointer's range, only the first and last bytes are asked.
+// The host backend cannot tell pinned memory from any other and answers
+// true. An error when CUDA cannot say (no healthy GPU left, for one).
 Result<bool> is_page_locked(Backend backend, const void* ptr, std::size_t bytes);
 
 }  // namespace stoker::devices

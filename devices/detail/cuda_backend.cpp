@@ -151,6 +151,7 @@ void note_lost_cuda_device(int ordinal) noexcept {
   lost_devices.fetch_or(bit(ordinal));
 }
 
+namespace {
 // A driver API function (CUDA 12.0 ABI) found through the runtime, so the
 // binary needs no link to libcuda; null where the driver has none.
 template <typename Fn>
@@ -166,7 +167,6 @@ Fn driver_function(const char* name) noexcept {
   return reinterpret_cast<Fn>(fn);
 }
 
-namespace {
 // Whether the calling thread has a CUDA context current; true where it
 // cannot tell. The runtime has no call for it; the driver's
 // cuCtxGetCurrent, found through the runtime (no link to libcuda, which CI
