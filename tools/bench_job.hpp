@@ -21,9 +21,11 @@ namespace stoker::tools {
 // development host's idle core), and the last partition's would sit in
 // every run's wall time. `clear_outputs` runs before the submit, so that a
 // run that writes no outputs fails the check instead of passing on the
-// previous run's.
+// previous run's; `ran`, if set, as soon as the job has completed, before
+// the check.
 inline Result<engine::JobReport> run_prepared(engine::Engine& e, const engine::Job& prepared,
-                                              const std::function<void()>& clear_outputs) {
+                                              const std::function<void()>& clear_outputs,
+                                              const std::function<void()>& ran = {}) {
   if (clear_outputs) clear_outputs();
   engine::Job job = prepared;
   job.verify = nullptr;
@@ -36,6 +38,7 @@ inline Result<engine::JobReport> run_prepared(engine::Engine& e, const engine::J
                    report = std::move(r);
                  }));
   io.run();
+  if (ran) ran();
   if (ec) return Error{ec, report.error};
   if (prepared.verify)
     for (std::size_t p = 0; p < prepared.partitions.size(); ++p)

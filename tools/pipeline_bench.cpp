@@ -70,15 +70,16 @@ struct Options {
 // threads do, so host memory bandwidth is contended during every run.
 class MemoryWriters {
  public:
-  explicit MemoryWriters(int n) {
+  explicit MemoryWriters(int n) : written_(static_cast<std::size_t>(n)) {
     for (int i = 0; i < n; ++i)
-      threads_.emplace_back([this] {
+      threads_.emplace_back([this, count = &written_[static_cast<std::size_t>(i)].bytes] {
         std::vector<char> buf(std::size_t{256} << 20);
         std::size_t off = 0;
         char v = 1;
         while (!stop_.load(std::memory_order_relaxed)) {
-          std::memset(buf.data() + off, v++, std::size_t{16} << 20);
-          off = (off + (std::size_t{16} << 20)) % buf.size();
+          std::memset(buf.data() + off, v++, kStep);
+          off = (off + kStep) % buf.size();
+          count->fetch_add(kStep, std::memory_order_relaxed);
         }
       });
   }
@@ -86,9 +87,23 @@ class MemoryWriters {
     stop_ = true;
     for (auto& t : threads_) t.join();
   }
+  // Bytes the writers have set so far, to within one step per writer: read
+  // before and after a run, it says how much host memory the writers got
+  // beside it, which shows whether the engine and they share a memory
+  // bound (docs/BENCHMARKS.md, fifteenth session).
+  std::size_t bytes_written() const {
+    std::size_t n = 0;
+    for (const auto& w : written_) n += w.bytes.load(std::memory_order_relaxed);
+    return n;
+  }
 
  private:
+  static constexpr std::size_t kStep = std::size_t{16} << 20;
+  struct alignas(64) Counter {  // one line each: the writers never share one
+    std::atomic<std::size_t> bytes{0};
+  };
   std::atomic<bool> stop_{false};
+  std::vector<Counter> written_;
   std::vector<std::thread> threads_;
 };
 
@@ -147,11 +162,13 @@ Result<double> run_naive(const devices::DeviceSet& gpus, const engine::Job& job,
 // One variant's timed runs, in the order made.
 struct Figure {
   std::vector<double> each_ms, each_bound_ms;
+  std::vector<double> each_writers_gbps;  // the writers' memset rate during each run
   std::vector<double> busy;
   engine::JobReport last;       // the last timed run, for --trace
   std::size_t slabs_grown = 0;  // pinned while timed runs ran: their figure is not the steady state
   double ms() const { return median(each_ms); }
   double bound_ms() const { return median(each_bound_ms); }
+  double writers_gbps() const { return median(each_writers_gbps); }
 };
 
 Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder,
@@ -340,9 +357,20 @@ int bench_pipeline_command(int argc, char** argv) {
     }
     for (const auto& run : runs) {
       if (!opt.wants(run.name)) continue;
-      auto rep = run_prepared(*run.engine, *run.job, [out = &run.run->outputs] {
-        for (auto& o : *out) std::fill(o.begin(), o.end(), 0u);
-      });
+      // The writers' bytes from the submit to the completion.
+      std::size_t set_before = 0, set_after = 0;
+      Clock::time_point t0, t1;
+      auto rep = run_prepared(
+          *run.engine, *run.job,
+          [&, out = &run.run->outputs] {
+            for (auto& o : *out) std::fill(o.begin(), o.end(), 0u);
+            set_before = load.bytes_written();
+            t0 = Clock::now();
+          },
+          [&] {
+            set_after = load.bytes_written();
+            t1 = Clock::now();
+          });
       if (!rep) {
         std::fprintf(stderr, "stoker bench pipeline: engine run (%s) failed: %s\n", run.name,
                      rep.error().what().c_str());
@@ -352,6 +380,9 @@ int bench_pipeline_command(int argc, char** argv) {
       Figure& f = *run.figure;
       f.each_ms.push_back(rep->wall_ms);
       f.each_bound_ms.push_back(rep->bound_ms);
+      f.each_writers_gbps.push_back(
+          static_cast<double>(set_after - set_before) /
+          std::max(1e-9, std::chrono::duration<double>(t1 - t0).count()) / 1e9);
       f.busy = rep->device_busy;
       f.slabs_grown += rep->pinned_slabs_grown;
       f.last = std::move(*rep);
@@ -391,12 +422,14 @@ int bench_pipeline_command(int argc, char** argv) {
         "\"naive_ms\":%s,\"pinned_ms\":%s,\"pageable_ms\":%s,\"pinned_1gpu_ms\":%s,"
         "\"bound_ms\":%s,\"bound_1gpu_ms\":%s,\"naive_each_ms\":%s,\"pinned_each_ms\":%s,"
         "\"pageable_each_ms\":%s,\"pinned_1gpu_each_ms\":%s,\"pinned_vs_naive\":%s,"
-        "\"pageable_vs_pinned\":%s,\"all_gpus_vs_one\":%s}\n",
+        "\"pageable_vs_pinned\":%s,\"all_gpus_vs_one\":%s,\"writers_gbps\":{\"pinned\":%s,"
+        "\"pageable\":%s,\"pinned_1gpu\":%s}}\n",
         o.partitions, opt.size_mib, o.rounds, gpus, writers, num(a_ms).c_str(), num(b.ms()).c_str(),
         num(c.ms()).c_str(), num(b1.ms()).c_str(), num(b.bound_ms()).c_str(),
         num(b1.bound_ms()).c_str(), list(a.each_ms).c_str(), list(b.each_ms).c_str(),
         list(c.each_ms).c_str(), list(b1.each_ms).c_str(), spread(b_vs_a).c_str(),
-        spread(c_vs_b).c_str(), spread(all_vs_one).c_str());
+        spread(c_vs_b).c_str(), spread(all_vs_one).c_str(), num(b.writers_gbps()).c_str(),
+        num(c.writers_gbps()).c_str(), num(b1.writers_gbps()).c_str());
     return 0;
   }
   auto cell = [](double v, const char* unit) {
@@ -431,6 +464,11 @@ int bench_pipeline_command(int argc, char** argv) {
     if (fig->slabs_grown > 0)
       std::printf("  note: the pinned pool grew by %zu slab(s) during %s's timed runs\n",
                   fig->slabs_grown, name);
+  if (writers > 0)
+    for (const auto& [name, fig] : {std::pair{"(b)", &b}, {"(c)", &c}, {"(b) on GPU 0", &b1}})
+      if (fig->writers_gbps() > 0)
+        std::printf("  the writers set %.1f GB/s of host memory during %s (median)\n",
+                    fig->writers_gbps(), name);
   for (std::size_t d = 0; d < b.busy.size(); ++d)
     std::printf("  (b) GPU %zu compute busy %.0f %%\n", d, b.busy[d] * 100);
   return 0;
