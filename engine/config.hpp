@@ -29,9 +29,10 @@ enum class PageableInputs {
   // each page (about 0.1 s/GiB). Inputs shorter than two staging chunks, and
   // any that cannot be registered (the caller registered them already, or
   // they share a page with another registered input), are staged instead.
-  // Measured on one H200 (docs/BENCHMARKS.md, fourth session): twice as fast
-  // as staging while 14 threads load host memory, half as fast on an idle
-  // host; so staging stays the default.
+  // Slower than staging on one H200 (docs/BENCHMARKS.md): half as fast on
+  // an idle host, and under 20 writer threads 753.6 ms against 204.9-282.2
+  // staged in the same call (fifteenth session): registration runs at about
+  // 20 GB/s and slows every copy while it runs. So staging is the default.
   register_in_place,
 };
 
