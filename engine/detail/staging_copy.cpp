@@ -67,8 +67,14 @@ bool staging_copy_prefetches() noexcept {
 
 void staging_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
 #if defined(STOKER_STAGING_LANES)
-  if (lanes_wanted() && reinterpret_cast<std::uintptr_t>(dst) % 64 == 0 && bytes >= kStep)
-    return copy_lanes(dst, src, bytes);
+  // Up to the destination's next line by memcpy, the rest in lanes: a
+  // caller's heap buffer starts 16 bytes into its page (glibc), and
+  // streaming stores need whole aligned lines.
+  const std::size_t head = (64 - reinterpret_cast<std::uintptr_t>(dst) % 64) % 64;
+  if (lanes_wanted() && bytes >= head + kStep) {
+    std::memcpy(dst, src, head);
+    return copy_lanes(dst + head, src + head, bytes - head);
+  }
 #endif
   std::memcpy(dst, src, bytes);
 }

@@ -8,9 +8,11 @@ namespace stoker::engine::detail {
 // Copies `bytes` from `src` (any alignment) to `dst`. Under host memory
 // load a plain memcpy from 4 KiB pages is bound by memory latency: the
 // hardware prefetchers stop at every page boundary. Where AVX-512 exists
-// and `dst` is 64-byte aligned, this prefetches the source several pages
-// ahead and writes with non-temporal stores (the chunk is read next by
-// DMA, not by this core); elsewhere it is memcpy.
+// (and the copy spans a few lines), this prefetches the source several
+// pages ahead and writes whole 64-byte lines of `dst` with non-temporal
+// stores, which skip reading each line first: the bytes are read next by
+// DMA or, for the bounce copies of outputs, later by the caller, not by
+// this core; elsewhere it is memcpy.
 void staging_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept;
 
 // Which copy staging_copy uses, for the A/B measurement of the two:
