@@ -15,7 +15,7 @@
 
 #include "engine/detail/engine_core.hpp"
 #include "engine/detail/guarded_call.hpp"
-#include "engine/detail/staging_copy.hpp"
+#include "engine/detail/streaming_copy.hpp"
 
 namespace asio = boost::asio;
 
@@ -809,7 +809,7 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
         // Streaming stores: a plain copy first reads every destination
         // line it fills, a quarter more host memory traffic per output
         // byte on memory that the producers and the DMA share.
-        detail::staging_copy(pieces[i].dst, pieces[i].src, pieces[i].bytes);
+        detail::streaming_copy(pieces[i].dst, pieces[i].src, pieces[i].bytes);
         return std::error_code{};
       },
       [this, k, &p, verify = job.job.verify](std::error_code) {

@@ -1,4 +1,5 @@
-// The host copy that fills a staging chunk from a pageable input.
+// The engine's bulk host copies: a staging chunk filled from a pageable
+// input, and an output's bounce block copied into its pageable destination.
 #pragma once
 
 #include <cstddef>
@@ -13,10 +14,11 @@ namespace stoker::engine::detail {
 // stores, which skip reading each line first: the bytes are read next by
 // DMA or, for the bounce copies of outputs, later by the caller, not by
 // this core; elsewhere it is memcpy.
-void staging_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept;
+void streaming_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept;
 
-// Which copy staging_copy uses, for the A/B measurement of the two:
-// STOKER_STAGING_COPY=memcpy forces memcpy (read once, at first use).
-bool staging_copy_prefetches() noexcept;
+// Which copy streaming_copy uses, for the A/B measurement of the two:
+// STOKER_STAGING_COPY=memcpy forces memcpy for both kinds of copy (read
+// once, at first use).
+bool streaming_copy_prefetches() noexcept;
 
 }  // namespace stoker::engine::detail

@@ -1,4 +1,4 @@
-#include "engine/detail/staging_copy.hpp"
+#include "engine/detail/streaming_copy.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -57,7 +57,7 @@ bool lanes_wanted() noexcept {
 }  // namespace
 #endif
 
-bool staging_copy_prefetches() noexcept {
+bool streaming_copy_prefetches() noexcept {
 #if defined(STOKER_STAGING_LANES)
   return lanes_wanted();
 #else
@@ -65,7 +65,7 @@ bool staging_copy_prefetches() noexcept {
 #endif
 }
 
-void staging_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
+void streaming_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
 #if defined(STOKER_STAGING_LANES)
   // Up to the destination's next line by memcpy, the rest in lanes: a
   // caller's heap buffer starts 16 bytes into its page (glibc), and
