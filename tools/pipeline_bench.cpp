@@ -194,7 +194,9 @@ const std::string kHelp =
         "--variants picks some of them (default all). The variants take turns, one run each per\n"
         "repetition, and each ratio is also given as the median of the repetitions' own.\n"
         "Defaults: 16 partitions per GPU of 256 MiB, 16 rounds, 3 reps, and 20 writer threads\n"
-        "whatever the core count, as the 20+ synthesis threads of a prover in the field.\n"
+        "whatever the core count, as the 20+ synthesis threads of a prover in the field; the\n"
+        "rate at which the writers set memory during each engine run is reported beside it, to\n"
+        "show how much host memory the engine left them.\n"
         "--trace writes (b)'s last timed run as Chrome trace JSON. Engine options and STOKER_*\n"
         "variables apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n") +
     kEngineOptionsHelp;
