@@ -806,10 +806,15 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
   fan_out(
       count,
       [pieces = std::move(pieces)](std::size_t i) {
-        // Streaming stores: a plain copy first reads every destination
-        // line it fills, a quarter more host memory traffic per output
-        // byte on memory that the producers and the DMA share.
-        detail::streaming_copy(pieces[i].dst, pieces[i].src, pieces[i].bytes);
+        // Streaming stores for large pieces: a plain copy first reads every
+        // destination line it fills, a quarter more host memory traffic per
+        // output byte on memory that the producers and the DMA share. A
+        // small output stays in the cache for the caller, who reads it next.
+        const Piece& c = pieces[i];
+        if (c.bytes >= kStreamingStoresFrom)
+          detail::streaming_copy(c.dst, c.src, c.bytes);
+        else
+          std::memcpy(c.dst, c.src, c.bytes);
         return std::error_code{};
       },
       [this, k, &p, verify = job.job.verify](std::error_code) {

@@ -1205,6 +1205,55 @@ TEST(Engine, PinnedBytesIsWhatAPartitionTakesFromTheHostBudget) {
   }
 }
 
+// Pageable outputs come back through bounce blocks, split among workers,
+// small ones by memcpy and large ones with streaming stores (whole aligned
+// lines after a memcpy head): every byte lands, at any size and alignment
+// of the destination, and none beside it is touched.
+TEST(Engine, PageableOutputsArriveWholeAtAnySizeAndAlignment) {
+  constexpr std::size_t kSizes[] = {1, 100, (1u << 20) + 3, (2u << 20) + 13, (19u << 20) + 7};
+  constexpr std::size_t kShifts[] = {0, 1, 16, 63};
+  constexpr std::byte kGuard{0xa5};
+  const auto pattern = [](std::size_t o, std::size_t i) {
+    return static_cast<std::byte>((i * 131 + o * 7 + i / 4096) % 251);
+  };
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2));
+  // One buffer per output, with guard bytes around the destination.
+  std::vector<std::vector<std::byte>> storage;
+  std::vector<std::span<std::byte>> dests;
+  Job job;
+  job.name = "bounce";
+  for (const std::size_t size : kSizes)
+    for (const std::size_t shift : kShifts) {
+      auto& buf = storage.emplace_back(size + shift + 64, kGuard);
+      dests.push_back(std::span(buf).subspan(shift, size));
+      const std::size_t o = dests.size() - 1;
+      Partition p;
+      p.inputs.push_back(Input::produced(64));
+      p.producer = [](std::span<const std::span<std::byte>>) { return std::error_code{}; };
+      p.work.cpu = [o, pattern](const KernelContext& c) {
+        for (std::size_t i = 0; i < c.output_bytes[0]; ++i) c.outputs[0][i] = pattern(o, i);
+        return std::error_code{};
+      };
+      p.outputs.push_back(Output::to(dests.back()));
+      job.partitions.push_back(std::move(p));
+    }
+  std::error_code ec;
+  const auto report = run_job(engine, io, std::move(job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  for (std::size_t o = 0; o < dests.size(); ++o) {
+    const auto& buf = storage[o];
+    const std::size_t shift = static_cast<std::size_t>(dests[o].data() - buf.data());
+    for (std::size_t i = 0; i < shift; ++i) ASSERT_EQ(buf[i], kGuard) << "output " << o;
+    for (std::size_t i = 0; i < dests[o].size(); ++i)
+      ASSERT_EQ(dests[o][i], pattern(o, i))
+          << "output " << o << " (" << dests[o].size() << " bytes at +" << shift << "), byte " << i;
+    for (std::size_t i = shift + dests[o].size(); i < buf.size(); ++i)
+      ASSERT_EQ(buf[i], kGuard) << "output " << o << " written past its end";
+  }
+  expect_idle(engine);
+}
+
 // A producer's own error is news whatever its code: one that returns
 // Errc::cancelled (or operation_aborted) while nobody cancelled the job fails
 // it. (Such codes were once taken for the engine's own cancellation and the
