@@ -808,8 +808,8 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
       [pieces = std::move(pieces)](std::size_t i) {
         // Streaming stores for large pieces: a plain copy first reads every
         // destination line it fills, a quarter more host memory traffic per
-        // output byte on memory that the producers and the DMA share. A
-        // small output stays in the cache for the caller, who reads it next.
+        // input byte of the synthetic job, on memory that the producers and
+        // the DMA share (kStreamingStoresFrom says where small ones go).
         const Piece& c = pieces[i];
         if (c.bytes >= kStreamingStoresFrom)
           detail::streaming_copy(c.dst, c.src, c.bytes);

@@ -6,13 +6,13 @@
 #include <string_view>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define STOKER_STAGING_LANES 1
+#define STOKER_STREAMING_LANES 1
 #include <immintrin.h>
 #endif
 
 namespace stoker::engine::detail {
 
-#if defined(STOKER_STAGING_LANES)
+#if defined(STOKER_STREAMING_LANES)
 namespace {
 
 // How far ahead of the copy the source is prefetched: far enough to cover
@@ -58,7 +58,7 @@ bool lanes_wanted() noexcept {
 #endif
 
 bool streaming_copy_prefetches() noexcept {
-#if defined(STOKER_STAGING_LANES)
+#if defined(STOKER_STREAMING_LANES)
   return lanes_wanted();
 #else
   return false;
@@ -66,7 +66,7 @@ bool streaming_copy_prefetches() noexcept {
 }
 
 void streaming_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
-#if defined(STOKER_STAGING_LANES)
+#if defined(STOKER_STREAMING_LANES)
   // Up to the destination's next line by memcpy, the rest in lanes: a
   // caller's heap buffer starts 16 bytes into its page (glibc), and
   // streaming stores need whole aligned lines.

@@ -29,6 +29,7 @@
 #include "alloc/pinned_pool.hpp"
 #include "alloc/pinned_vec.hpp"
 #include "devices/pinned_buffer.hpp"
+#include "engine/detail/streaming_copy.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "test/engine/engine_test_util.hpp"
 
@@ -1211,22 +1212,28 @@ TEST(Engine, PinnedBytesIsWhatAPartitionTakesFromTheHostBudget) {
 // of the destination, and none beside it is touched.
 TEST(Engine, PageableOutputsArriveWholeAtAnySizeAndAlignment) {
   constexpr std::size_t kSizes[] = {1, 100, (1u << 20) + 3, (2u << 20) + 13, (19u << 20) + 7};
-  constexpr std::size_t kShifts[] = {0, 1, 16, 63};
-  constexpr std::byte kGuard{0xa5};
+  constexpr std::size_t kShifts[] = {0, 1, 16, 63};  // from a 64-byte line
+  constexpr std::size_t kGuard = 64;                 // bytes each side of a destination
+  constexpr std::byte kGuardByte{0xa5};
   const auto pattern = [](std::size_t o, std::size_t i) {
     return static_cast<std::byte>((i * 131 + o * 7 + i / 4096) % 251);
   };
+  RecordProperty("streaming_stores", detail::streaming_copy_prefetches() ? "yes" : "no (memcpy)");
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(2));
-  // One buffer per output, with guard bytes around the destination.
+  // One buffer per output: a guard, the destination at a line plus the
+  // shift, a guard.
   std::vector<std::vector<std::byte>> storage;
   std::vector<std::span<std::byte>> dests;
   Job job;
   job.name = "bounce";
   for (const std::size_t size : kSizes)
     for (const std::size_t shift : kShifts) {
-      auto& buf = storage.emplace_back(size + shift + 64, kGuard);
-      dests.push_back(std::span(buf).subspan(shift, size));
+      auto& buf = storage.emplace_back(kGuard + 64 + shift + size + kGuard, kGuardByte);
+      const auto line = (reinterpret_cast<std::uintptr_t>(buf.data()) + kGuard + 63) / 64 * 64;
+      dests.push_back(std::span(buf).subspan(line - reinterpret_cast<std::uintptr_t>(buf.data()) +
+                                                 shift,
+                                             size));
       const std::size_t o = dests.size() - 1;
       Partition p;
       p.inputs.push_back(Input::produced(64));
@@ -1241,15 +1248,22 @@ TEST(Engine, PageableOutputsArriveWholeAtAnySizeAndAlignment) {
   std::error_code ec;
   const auto report = run_job(engine, io, std::move(job), ec);
   ASSERT_FALSE(ec) << report.error;
+  const auto is_guard = [&](std::byte b) { return b == kGuardByte; };
   for (std::size_t o = 0; o < dests.size(); ++o) {
-    const auto& buf = storage[o];
-    const std::size_t shift = static_cast<std::size_t>(dests[o].data() - buf.data());
-    for (std::size_t i = 0; i < shift; ++i) ASSERT_EQ(buf[i], kGuard) << "output " << o;
-    for (std::size_t i = 0; i < dests[o].size(); ++i)
-      ASSERT_EQ(dests[o][i], pattern(o, i))
-          << "output " << o << " (" << dests[o].size() << " bytes at +" << shift << "), byte " << i;
-    for (std::size_t i = shift + dests[o].size(); i < buf.size(); ++i)
-      ASSERT_EQ(buf[i], kGuard) << "output " << o << " written past its end";
+    const std::span<const std::byte> buf(storage[o]);
+    const auto at = static_cast<std::size_t>(dests[o].data() - buf.data()), n = dests[o].size();
+    const std::string what = "output " + std::to_string(o) + " (" + std::to_string(n) +
+                             " bytes at " +
+                             std::to_string(reinterpret_cast<std::uintptr_t>(dests[o].data()) % 64) +
+                             " past a line)";
+    EXPECT_TRUE(std::all_of(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(at), is_guard))
+        << what << ": a byte before it was written";
+    std::size_t first_wrong = n;
+    for (std::size_t i = 0; i < n && first_wrong == n; ++i)
+      if (dests[o][i] != pattern(o, i)) first_wrong = i;
+    EXPECT_EQ(first_wrong, n) << what << ": byte " << first_wrong << " differs";
+    EXPECT_TRUE(std::all_of(buf.begin() + static_cast<std::ptrdiff_t>(at + n), buf.end(), is_guard))
+        << what << ": a byte past its end was written";
   }
   expect_idle(engine);
 }
