@@ -462,15 +462,16 @@ int bench_pipeline_command(int argc, char** argv) {
   per_round("  (c) against (b)", c_vs_b);
   const std::string scaling = "  " + std::to_string(gpus) + " GPU(s) against GPU 0 alone";
   per_round(scaling.c_str(), all_vs_one);
-  for (const auto& [name, fig] : {std::pair{"(b)", &b}, {"(c)", &c}, {"(b) on GPU 0", &b1}})
+  const std::pair<const char*, const Figure*> engine_runs[] = {
+      {"(b)", &b}, {"(c)", &c}, {"(b) on GPU 0", &b1}};
+  for (const auto& [name, fig] : engine_runs)
     if (fig->slabs_grown > 0)
       std::printf("  note: the pinned pool grew by %zu slab(s) during %s's timed runs\n",
                   fig->slabs_grown, name);
-  if (writers > 0)
-    for (const auto& [name, fig] : {std::pair{"(b)", &b}, {"(c)", &c}, {"(b) on GPU 0", &b1}})
-      if (fig->writers_gbps() > 0)
-        std::printf("  the writers set %.1f GB/s of host memory during %s (median)\n",
-                    fig->writers_gbps(), name);
+  for (const auto& [name, fig] : engine_runs)  // 0 where a variant or the writers were left out
+    if (fig->writers_gbps() > 0)
+      std::printf("  the writers set %.1f GB/s of host memory during %s (median)\n",
+                  fig->writers_gbps(), name);
   for (std::size_t d = 0; d < b.busy.size(); ++d)
     std::printf("  (b) GPU %zu compute busy %.0f %%\n", d, b.busy[d] * 100);
   return 0;
