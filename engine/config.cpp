@@ -89,8 +89,8 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
       return {Errc::invalid_argument, what + ": '" + value + "' is not stage or register"};
     return {};
   }
-  if (name == "streaming" || name == "bind-threads") {
-    bool& on = name == "streaming" ? c.stream_produced : c.bind_threads;
+  if (name == "early-upload" || name == "bind-threads") {
+    bool& on = name == "early-upload" ? c.early_upload : c.bind_threads;
     if (value == "on")
       on = true;
     else if (value == "off")
@@ -138,7 +138,7 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
 const char* const kNames[] = {
     "backend",         "devices",           "slowdown",        "host-devices", "depth",
     "host-budget-mib", "device-budget-mib", "chunk-mib",       "chunk-kib",    "workers",
-    "staging-threads", "staging-ring-mib",  "pageable-inputs", "streaming",    "bind-threads",
+    "staging-threads", "staging-ring-mib",  "pageable-inputs", "early-upload",    "bind-threads",
     "copy-priority",   "compute-priority"};
 
 }  // namespace

@@ -7,7 +7,7 @@
 //   STOKER_HOST_BUDGET_MIB=...      STOKER_DEVICE_BUDGET_MIB=...
 //   STOKER_CHUNK_MIB=8 (or STOKER_CHUNK_KIB=512)  STOKER_WORKERS=...  STOKER_STAGING_THREADS=4
 //   STOKER_STAGING_RING_MIB=64
-//   STOKER_PAGEABLE_INPUTS=stage|register  STOKER_STREAMING=on|off  STOKER_BIND_THREADS=on|off
+//   STOKER_PAGEABLE_INPUTS=stage|register  STOKER_EARLY_UPLOAD=on|off  STOKER_BIND_THREADS=on|off
 //   STOKER_COPY_PRIORITY=high       STOKER_COMPUTE_PRIORITY=normal  (low|normal|high)
 #pragma once
 
@@ -68,9 +68,9 @@ struct Config {
   int staging_threads = 0;
   PageableInputs pageable_inputs = PageableInputs::stage;
   // Partitions whose split producer promises its shares' ranges
-  // (Partition::stream_align) are copied share by share as the shares end;
+  // (Partition::share_align) are copied share by share as the shares end;
   // false: every partition is copied whole once its producer has ended.
-  bool stream_produced = true;
+  bool early_upload = true;
   // Run each device's feeder, waiters and staging threads on the device's
   // local CPUs and pin its staging buffers there, so that on a host of
   // several NUMA nodes staging neither crosses the socket link nor writes
@@ -90,7 +90,7 @@ struct Config {
   static Result<Config> from_env();
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,
   // --host-budget-mib, --device-budget-mib, --chunk-mib, --chunk-kib, --workers,
-  // --staging-threads, --staging-ring-mib, --pageable-inputs, --streaming, --bind-threads,
+  // --staging-threads, --staging-ring-mib, --pageable-inputs, --early-upload, --bind-threads,
   // --copy-priority, --compute-priority; consumed arguments are removed from `args`, unknown ones
   // left for the caller.
   Result<Config> apply_args(std::vector<std::string>& args) const;

@@ -15,7 +15,7 @@
 
 #include "engine/detail/engine_core.hpp"
 #include "engine/detail/guarded_call.hpp"
-#include "engine/detail/streaming_copy.hpp"
+#include "engine/detail/nontemporal_copy.hpp"
 
 namespace asio = boost::asio;
 
@@ -254,9 +254,9 @@ Error EngineCore::validate(const Job& job) const {
       return {Errc::invalid_argument, where + " has produced inputs but no producer"};
     if (!any_produced && has_producer)
       return {Errc::invalid_argument, where + " has a producer but no produced input"};
-    if (p.stream_align != 0 && p.producer)
+    if (p.share_align != 0 && p.producer)
       return {Errc::invalid_argument,
-              where + " sets stream_align (" + std::to_string(p.stream_align) +
+              where + " sets share_align (" + std::to_string(p.share_align) +
                   ") with a plain producer: only a split producer's shares can be streamed"};
     if (p.producer_tasks > 4096)
       return {Errc::invalid_argument, where + " asks for " + std::to_string(p.producer_tasks) +
@@ -429,14 +429,14 @@ void EngineCore::pump() {
     return false;
   };
   bool progress = true;
-  while (progress && !(ready_.empty() && streaming_.empty())) {
+  while (progress && !(ready_.empty() && early_uploads_.empty())) {
     progress = false;
     for (auto d : order) {
       auto& ds = dev_[d];
       if (!ds.healthy || ds.free_slots == 0) continue;
       // A produced partition first: a slot should not wait on a producer
       // while another partition is ready.
-      if (take(ready_, d) || take(streaming_, d)) progress = true;
+      if (take(ready_, d) || take(early_uploads_, d)) progress = true;
     }
   }
   // Only a device fault leaves a job nowhere to run (affinities name
@@ -445,7 +445,7 @@ void EngineCore::pump() {
   // cost as much as the jobs queued (10,000 small jobs: half the time).
   const bool any_broken =
       std::any_of(dev_.begin(), dev_.end(), [](const DevState& ds) { return !ds.healthy; });
-  if (any_broken && (!to_prepare_.empty() || !ready_.empty() || !streaming_.empty()))
+  if (any_broken && (!to_prepare_.empty() || !ready_.empty() || !early_uploads_.empty()))
     fail_unschedulable();
 }
 
@@ -573,7 +573,7 @@ void EngineCore::run_producer(const Key& k) {
     run->spans.push_back(ps.blocks[i].bytes());
     bytes += ps.blocks[i].size();
   }
-  const bool streamed = p.split_producer && p.stream_align != 0 && config_.stream_produced;
+  const bool streamed = p.split_producer && p.share_align != 0 && config_.early_upload;
   if (p.producer) {
     run->plain = p.producer;
   } else {
@@ -587,8 +587,8 @@ void EngineCore::run_producer(const Key& k) {
   }
   run->left = run->tasks;
   if (streamed) {
-    run->feed = ps.feed = std::make_shared<ShareFeed>(run->tasks, p.stream_align);
-    streaming_.insert(k);
+    run->feed = ps.feed = std::make_shared<ShareFeed>(run->tasks, p.share_align);
+    early_uploads_.insert(k);
   }
   producing_.emplace(k, std::move(run));
   start_shares();
@@ -682,7 +682,7 @@ void EngineCore::produced(const Key& k, std::error_code ec, std::string message)
   // Streamed and on a device already: the launch, which ends after this,
   // ends the partition (its feeder was told of a failure).
   if (ps.phase == PartPhase::running) return;
-  streaming_.erase(k);
+  early_uploads_.erase(k);
   ps.feed.reset();  // no slot took it while it was produced: copied whole
   if (ec || job.cancelled || job.failure) return drop(k, ec, message);
   ps.phase = PartPhase::ready;
@@ -806,13 +806,13 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
   fan_out(
       count,
       [pieces = std::move(pieces)](std::size_t i) {
-        // Streaming stores for large pieces: a plain copy first reads every
+        // Non-temporal stores for large pieces: a plain copy first reads every
         // destination line it fills, a quarter more host memory traffic per
         // input byte of the synthetic job, on memory that the producers and
-        // the DMA share (kStreamingStoresFrom says where small ones go).
+        // the DMA share (kNontemporalStoresFrom says where small ones go).
         const Piece& c = pieces[i];
-        if (c.bytes >= kStreamingStoresFrom)
-          detail::streaming_copy(c.dst, c.src, c.bytes);
+        if (c.bytes >= kNontemporalStoresFrom)
+          detail::nontemporal_copy(c.dst, c.src, c.bytes);
         else
           std::memcpy(c.dst, c.src, c.bytes);
         return std::error_code{};

@@ -131,7 +131,7 @@ struct Partition {
   SplitProducer split_producer;
   std::size_t producer_tasks = 0;  // shares of split_producer; 0: the engine picks
   // Non-zero: a promise that share t of the split producer writes exactly
-  // bytes ProducerTask{t, count}.range(input.bytes, stream_align) of every
+  // bytes ProducerTask{t, count}.range(input.bytes, share_align) of every
   // produced input and no others. The engine then streams the partition: it
   // may take a device slot while the producer runs and copies each share's
   // bytes to the device as soon as that share has ended, so the first
@@ -139,7 +139,7 @@ struct Partition {
   // a whole partition's copy. Its H2D span then runs from the first share's
   // end to the last copy's end, waits for later shares included. Ignored
   // without a split producer; refused with a plain one.
-  std::size_t stream_align = 0;
+  std::size_t share_align = 0;
   DeviceWork work;
   std::vector<Output> outputs;
   std::size_t scratch_bytes = 0;  // device scratch for the kernels

@@ -22,7 +22,7 @@ inline constexpr const char* kEngineOptionsHelp =
     "engine options: --backend auto|cuda|host --devices 0,1 --host-devices N --slowdown 1,2\n"
     "  --depth N --host-budget-mib M --device-budget-mib M --workers N\n"
     "  --chunk-mib M (or --chunk-kib K) --staging-threads N --staging-ring-mib M\n"
-    "  --pageable-inputs stage|register --streaming on|off --bind-threads on|off\n"
+    "  --pageable-inputs stage|register --early-upload on|off --bind-threads on|off\n"
     "  --copy-priority low|normal|high --compute-priority low|normal|high\n";
 
 // Prints `help` and returns true when the arguments ask for it.

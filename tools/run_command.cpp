@@ -287,7 +287,7 @@ int run_command(int argc, char** argv) {
           "each; pinned producers%s; %s) on %zu %s device(s), depth %d\n"
           "  h in %s, set up in %.2f s\n",
           ho.partitions, ho.log_n, 3.0 * vec_bytes / (1 << 20), 1.0 * vec_bytes / (1 << 20),
-          e.config().stream_produced ? ", copied share by share" : ", copied whole",
+          e.config().early_upload ? ", copied share by share" : ", copied whole",
           verifying ? "verified on the CPU" : "not verified", devices,
           devices::to_string(e.devices().backend()), e.config().pipeline_depth,
           h_registered ? "registered memory (D2H in place)"

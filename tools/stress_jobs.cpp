@@ -265,7 +265,7 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
     if (!j) return Error{j.error().code, "building " + s.name() + ": " + j.error().what()};
     job = std::move(*j);
     if (!s.synthetic_streamed)
-      for (auto& part : job.partitions) part.stream_align = 0;
+      for (auto& part : job.partitions) part.share_align = 0;
   } else {
     job.name = s.name();
     const std::uint32_t salt = static_cast<std::uint32_t>(s.id);
@@ -439,7 +439,7 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
         };
       } else if (s.workload == Workload::synthetic) {
         fp.split_producer = nullptr;  // the synthetic workload's own, replaced
-        fp.stream_align = 0;          // a plain producer is never streamed
+        fp.share_align = 0;          // a plain producer is never streamed
         fp.producer = [fail](std::span<const std::span<std::byte>>) { return fail(); };
       }
       break;

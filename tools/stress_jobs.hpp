@@ -80,7 +80,7 @@ struct JobSpec {
   Workload workload = Workload::blend;
   int mix_rounds = 4;
   bool synthetic_pageable = false;
-  bool synthetic_streamed = false;  // produced inputs copied share by share (stream_align)
+  bool synthetic_streamed = false;  // produced inputs copied share by share (share_align)
   std::size_t synthetic_bytes = 0;  // synthetic: input bytes per partition
   std::size_t partitions = 1;
   std::vector<PartSpec> parts;  // blend

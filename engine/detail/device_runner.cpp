@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "engine/detail/guarded_call.hpp"
-#include "engine/detail/streaming_copy.hpp"
+#include "engine/detail/nontemporal_copy.hpp"
 
 namespace stoker::engine::detail {
 namespace {
@@ -294,7 +294,7 @@ void DeviceRunner::run_staging_task(const std::shared_ptr<Launch>& l) {
     // The buffer's previous H2D, from this pass or an earlier one, must
     // have read it.
     if ((ec = st.copied.synchronize())) break;
-    streaming_copy(static_cast<std::byte*>(st.buffer.data()), seg->src + off, n);
+    nontemporal_copy(static_cast<std::byte*>(st.buffer.data()), seg->src + off, n);
     if ((ec = start_h2d(*l))) break;
     // Other copies may land between this copy and its record: the event
     // then also covers theirs, and completes a little later.

@@ -226,9 +226,9 @@ class EngineCore {
   std::vector<DevState> dev_;
 
   std::map<std::uint64_t, std::unique_ptr<JobState>> jobs_;
-  // ready_: produced, waiting for a slot; streaming_: streamed partitions
+  // ready_: produced, waiting for a slot; early_uploads_: partitions whose shares upload as produced
   // whose producer runs, which a slot may take when no ready one fits.
-  std::set<Key> to_prepare_, ready_, streaming_;
+  std::set<Key> to_prepare_, ready_, early_uploads_;
   std::deque<Key> to_allocate_;                            // prepared, block not yet requested
   bool allocating_ = false;                                // one block request in flight
   std::map<Key, std::shared_ptr<ProducerRun>> producing_;  // shares not all started
@@ -248,11 +248,11 @@ class EngineCore {
   // to one per worker: large enough that posting a task costs nothing
   // beside the work in it.
   static constexpr std::size_t kBytesPerWorkerTask = std::size_t{8} << 20;
-  // Bounce copies from this size on write with streaming stores, which send
+  // Bounce copies from this size on write with non-temporal stores, which send
   // the bytes to memory; smaller ones by memcpy, which leaves them in the
   // cache for the caller, who reads them next. A judgement, not a measured
   // crossover: the outputs measured (64-512 MiB) all stream.
-  static constexpr std::size_t kStreamingStoresFrom = std::size_t{2} << 20;
+  static constexpr std::size_t kNontemporalStoresFrom = std::size_t{2} << 20;
   // Shares per worker of a streamed partition (when it is large enough):
   // its first copy starts after about 1/kStreamedShareWaves of its producer.
   static constexpr std::size_t kStreamedShareWaves = 8;

@@ -1,7 +1,7 @@
 // ShareFeed: the shares of a streamed partition's split producer as they
 // end, from the engine thread to the device's feeder thread, which copies
 // each share's bytes to the device while later shares are still produced
-// (Partition::stream_align).
+// (Partition::share_align).
 //
 // Lock-free: the engine thread sets a share's flag, then moves the event
 // counter; the feeder reads the counter, checks the flag and sleeps on the

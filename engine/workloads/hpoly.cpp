@@ -65,9 +65,9 @@ inline Fr draw(std::uint64_t key, std::uint64_t index) {
       Fr{{wy(s), wy(s + kWyStep), wy(s + 2 * kWyStep), wy(s + 3 * kWyStep) >> 1}});
 }
 
-inline void store(Fr* dst, const Fr& x, bool streaming) {
+inline void store(Fr* dst, const Fr& x, bool nontemporal) {
 #if defined(__x86_64__)
-  if (streaming) {
+  if (nontemporal) {
     // MOVNTI straight from the limbs' registers: no trip through a vector register.
     auto* q = reinterpret_cast<long long*>(dst);
     _mm_stream_si64(q, static_cast<long long>(x.l[0]));
@@ -86,17 +86,17 @@ inline void store(Fr* dst, const Fr& x, bool streaming) {
 }
 
 inline void fill_portable(std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count,
-                          Fr* a, Fr* b, Fr* c, bool streaming) {
+                          Fr* a, Fr* b, Fr* c, bool nontemporal) {
   for (std::size_t k = 0; k < count; ++k) {
     const Fr x = draw(ka, first + k), y = draw(kb, first + k);
-    store(a + k, x, streaming);
-    store(b + k, y, streaming);
-    if (c) store(c + k, x * y, streaming);
+    store(a + k, x, nontemporal);
+    store(b + k, y, nontemporal);
+    if (c) store(c + k, x * y, nontemporal);
   }
 #if defined(__x86_64__)
   // Non-temporal stores are weakly ordered: make them visible before the
   // engine hands the buffers to the DMA engine.
-  if (streaming) _mm_sfence();
+  if (nontemporal) _mm_sfence();
 #endif
 }
 
@@ -231,19 +231,19 @@ __attribute__((always_inline)) inline Fr mont_mul_asm(const Fr& a, const Fr& b) 
 #define STOKER_NO_SLP optimize("no-tree-slp-vectorize")
 #endif
 
-// One instance per (streaming, with c), so the loop carries no tests.
-template <bool kStreaming, bool kWithC>
+// One instance per (nontemporal, with c), so the loop carries no tests.
+template <bool kNontemporal, bool kWithC>
 __attribute__((target("bmi2,adx"), STOKER_NO_SLP)) void fill_adx(std::uint64_t ka, std::uint64_t kb,
                                                                  std::size_t first,
                                                                  std::size_t count, Fr* a, Fr* b,
                                                                  Fr* c) {
   for (std::size_t k = 0; k < count; ++k) {
     const Fr x = draw_asm(ka, first + k), y = draw_asm(kb, first + k);
-    store(a + k, x, kStreaming);
-    store(b + k, y, kStreaming);
-    if constexpr (kWithC) store(c + k, mont_mul_asm(x, y), kStreaming);
+    store(a + k, x, kNontemporal);
+    store(b + k, y, kNontemporal);
+    if constexpr (kWithC) store(c + k, mont_mul_asm(x, y), kNontemporal);
   }
-  if constexpr (kStreaming) _mm_sfence();
+  if constexpr (kNontemporal) _mm_sfence();
 }
 #undef STOKER_NO_SLP
 
@@ -276,14 +276,14 @@ bool fill_ifma_supported() {
 #endif
 
 void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, std::size_t first,
-                     std::size_t count, Fr* a, Fr* b, Fr* c, bool streaming) {
+                     std::size_t count, Fr* a, Fr* b, Fr* c, bool nontemporal) {
   const std::uint64_t ka = stream_key(seed, partition, 0), kb = stream_key(seed, partition, 1);
 #if defined(STOKER_HPOLY_IFMA)
   if (path == FillPath::ifma) {
     // Eight at a time in AVX-512 lanes; the last count % 8 on the adx path
     // where there is one (sanitizer builds have none), else the portable one.
     const std::size_t lanes = count / 8 * 8;
-    fill_ifma_lanes(ka, kb, first, lanes, a, b, c, streaming);
+    fill_ifma_lanes(ka, kb, first, lanes, a, b, c, nontemporal);
     first += lanes;
     count -= lanes;
     a += lanes;
@@ -294,7 +294,7 @@ void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, s
 #endif
 #if defined(STOKER_HPOLY_ADX)
   if (path == FillPath::adx) {
-    if (streaming)
+    if (nontemporal)
       c ? fill_adx<true, true>(ka, kb, first, count, a, b, c)
         : fill_adx<true, false>(ka, kb, first, count, a, b, c);
     else
@@ -303,7 +303,7 @@ void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, s
     return;
   }
 #endif
-  fill_portable(ka, kb, first, count, a, b, c, streaming);
+  fill_portable(ka, kb, first, count, a, b, c, nontemporal);
 }
 
 Fr mont_mul_adx(const Fr& a, const Fr& b) {
@@ -359,11 +359,11 @@ HpolySums sums_range(std::uint64_t seed, std::size_t partition, const Fr& w_inv,
 }  // namespace
 
 void hpoly_fill(std::uint64_t seed, std::size_t partition, std::size_t first, std::size_t count,
-                Fr* a, Fr* b, Fr* c, bool streaming) {
+                Fr* a, Fr* b, Fr* c, bool nontemporal) {
   static const detail::FillPath path = detail::fill_ifma_supported()  ? detail::FillPath::ifma
                                        : detail::fill_adx_supported() ? detail::FillPath::adx
                                                                       : detail::FillPath::portable;
-  detail::hpoly_fill_path(path, seed, partition, first, count, a, b, c, streaming);
+  detail::hpoly_fill_path(path, seed, partition, first, count, a, b, c, nontemporal);
 }
 
 Fr hpoly_point(std::uint64_t seed, std::size_t partition, unsigned log_n) {
@@ -482,12 +482,12 @@ Result<Job> make_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run
       }
       const auto [begin, end] = task.range(n, 8);
       hpoly_fill(seed, p, begin, end - begin, v[0] + begin, v[1] + begin, v[2] + begin,
-                 /*streaming=*/true);
+                 /*nontemporal=*/true);
       return std::error_code{};
     };
     // Share t writes elements task.range(n, 8), i.e. bytes range(bytes, 8 *
     // sizeof(Fr)) of each vector: the engine may copy each share as it ends.
-    part.stream_align = 8 * sizeof(Fr);
+    part.share_align = 8 * sizeof(Fr);
     part.outputs.push_back(Output::to(
         std::span(reinterpret_cast<std::byte*>(run->h[p].get()), bytes), run->h_registered()));
     part.work.gpu = [log_n](const KernelContext& c) {

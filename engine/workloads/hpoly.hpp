@@ -105,11 +105,11 @@ Result<Job> make_hpoly_job(const HpolyOptions& options, std::shared_ptr<HpolyRun
 std::error_code hpoly_prepare(const devices::DeviceSet& set, unsigned log_n);
 
 // Elements [first, first + count) of partition `partition`'s a, b and c
-// (c = a * b), written to a, b, c (c may be null). `streaming` uses
+// (c = a * b), written to a, b, c (c may be null). `nontemporal` uses
 // non-temporal stores: for the producers, whose buffers the CPU does not read
 // again; requires 16-byte aligned buffers.
 void hpoly_fill(std::uint64_t seed, std::size_t partition, std::size_t first, std::size_t count,
-                kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool streaming = false);
+                kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool nontemporal = false);
 
 // The random point of partition `partition`; never on the domain of size 2^log_n.
 kernels::Fr hpoly_point(std::uint64_t seed, std::size_t partition, unsigned log_n);

@@ -1,7 +1,7 @@
 // The hpoly producer, eight elements at a time in AVX-512 lanes: the draws,
 // their reduction, the product c = a * b (IFMA) and the stores.
 //
-// Measured on the development host (one thread, streaming stores): the adx
+// Measured on the development host (one thread, non-temporal stores): the adx
 // path takes 25 ns per element, about 13 of them the two draws and the rest
 // the one Montgomery product (a chain of dependent MULX/ADCX/ADOX); this
 // path 12.6-15.0 ns. The producers are what bounded `stoker run --workload
@@ -209,9 +209,9 @@ __attribute__((target("avx512f,avx512dq,avx512ifma"))) void fill_lanes(
 }  // namespace
 
 void fill_ifma_lanes(std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count,
-                     Fr* a, Fr* b, Fr* c, bool streaming) {
+                     Fr* a, Fr* b, Fr* c, bool nontemporal) {
   const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 64 == 0; };
-  if (streaming && aligned(a) && aligned(b) && (!c || aligned(c)))
+  if (nontemporal && aligned(a) && aligned(b) && (!c || aligned(c)))
     fill_lanes<true>(ka, kb, first, count, a, b, c);
   else
     fill_lanes<false>(ka, kb, first, count, a, b, c);

@@ -220,7 +220,7 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
       };
       // Words task.range(words, 2) are bytes range(bytes, 8): each share
       // may be copied to the device as soon as it has ended.
-      part.stream_align = 2 * sizeof(std::uint32_t);
+      part.share_align = 2 * sizeof(std::uint32_t);
     }
     part.outputs.push_back(Output::to(std::as_writable_bytes(run->outputs[p]),
                                       /*is_pinned=*/o.registered_outputs.has_value()));

@@ -92,23 +92,23 @@ TEST(Config, StreamPrioritiesAndStagingThreadsAreSettings) {
   EXPECT_EQ(e->copy_priority, devices::StreamPriority::normal);
 }
 
-TEST(Config, StreamingIsASetting) {
-  EXPECT_TRUE(Config{}.stream_produced);
-  std::vector<std::string> args = {"--streaming", "off", "--depth", "4"};
+TEST(Config, EarlyUploadIsASetting) {
+  EXPECT_TRUE(Config{}.early_upload);
+  std::vector<std::string> args = {"--early-upload", "off", "--depth", "4"};
   auto c = Config{}.apply_args(args);
   ASSERT_TRUE(c) << c.error().what();
-  EXPECT_FALSE(c->stream_produced);
+  EXPECT_FALSE(c->early_upload);
   EXPECT_EQ(c->pipeline_depth, 4);
-  std::vector<std::string> bad = {"--streaming=maybe"};
+  std::vector<std::string> bad = {"--early-upload=maybe"};
   auto b = Config{}.apply_args(bad);
   ASSERT_FALSE(b);
-  EXPECT_NE(b.error().what().find("--streaming: 'maybe' is not on or off"), std::string::npos)
+  EXPECT_NE(b.error().what().find("--early-upload: 'maybe' is not on or off"), std::string::npos)
       << b.error().what();
-  setenv("STOKER_STREAMING", "off", 1);
+  setenv("STOKER_EARLY_UPLOAD", "off", 1);
   auto e = Config::from_env();
-  unsetenv("STOKER_STREAMING");
+  unsetenv("STOKER_EARLY_UPLOAD");
   ASSERT_TRUE(e) << e.error().what();
-  EXPECT_FALSE(e->stream_produced);
+  EXPECT_FALSE(e->early_upload);
 }
 
 TEST(Config, PageableInputsIsASetting) {

@@ -207,7 +207,7 @@ TEST(EngineGpu, MemoryDeclaredPageLockedThatIsNotIsRefused) {
     if (input) {
       p.inputs[0] = Input::registered(std::span<const std::byte>(heap).first(p.inputs[0].bytes));
       p.split_producer = nullptr;
-      p.stream_align = 0;
+      p.share_align = 0;
     } else {
       p.outputs[0] = Output::to(std::span<std::byte>(heap).first(p.outputs[0].bytes), true);
     }

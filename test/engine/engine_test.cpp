@@ -29,7 +29,7 @@
 #include "alloc/pinned_pool.hpp"
 #include "alloc/pinned_vec.hpp"
 #include "devices/pinned_buffer.hpp"
-#include "engine/detail/streaming_copy.hpp"
+#include "engine/detail/nontemporal_copy.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "test/engine/engine_test_util.hpp"
 
@@ -936,7 +936,7 @@ TEST(Engine, ThrowingCallablesFailTheirJobWithTheExceptionsText) {
       {"plain producer",
        [&](Job& j) {
          j.partitions[2].split_producer = nullptr;
-         j.partitions[2].stream_align = 0;  // a plain producer is never streamed
+         j.partitions[2].share_align = 0;  // a plain producer is never streamed
          j.partitions[2].producer = [](std::span<const std::span<std::byte>>) -> std::error_code {
            throw 42;  // not a std::exception
          };
@@ -999,7 +999,7 @@ Partition streamed_partition(std::size_t bytes, std::size_t shares, std::size_t 
   p.inputs.push_back(Input::produced(bytes));
   p.inputs.push_back(Input::produced(bytes));
   p.producer_tasks = shares;
-  p.stream_align = 64;
+  p.share_align = 64;
   p.split_producer = [=](std::span<const std::span<std::byte>> in, ProducerTask t) {
     if (t.index == slow) std::this_thread::sleep_for(slow_for);
     for (const auto& span : in) {
@@ -1018,8 +1018,8 @@ Partition streamed_partition(std::size_t bytes, std::size_t shares, std::size_t 
   return p;
 }
 
-// With stream_align, shares that have ended cross while a later one is still
-// being produced; without it, or with streaming off in the config, nothing
+// With share_align, shares that have ended cross while a later one is still
+// being produced; without it, or with early upload off in the config, nothing
 // crosses before the producer has ended.
 TEST(Engine, StreamedSharesCrossWhileLaterSharesAreStillProduced) {
   constexpr std::size_t kBytes = 256 << 10, kShares = 4;
@@ -1028,7 +1028,7 @@ TEST(Engine, StreamedSharesCrossWhileLaterSharesAreStillProduced) {
     const bool streamed = mode == Mode::streamed;
     asio::io_context io;
     auto c = host_config(1);
-    c.stream_produced = mode != Mode::config_off;
+    c.early_upload = mode != Mode::config_off;
     Engine engine(io.get_executor(), c);
     std::vector<std::byte> out(kBytes);
     std::atomic<int> kernels{0};
@@ -1036,7 +1036,7 @@ TEST(Engine, StreamedSharesCrossWhileLaterSharesAreStillProduced) {
     job.name = streamed ? "streamed" : "whole";
     job.partitions.push_back(streamed_partition(kBytes, kShares, kShares - 1,
                                                 std::chrono::milliseconds(150), out, kernels));
-    if (mode == Mode::no_align) job.partitions[0].stream_align = 0;
+    if (mode == Mode::no_align) job.partitions[0].share_align = 0;
     std::error_code ec;
     const auto report = run_job(engine, io, std::move(job), ec);
     ASSERT_FALSE(ec) << report.error;
@@ -1153,7 +1153,7 @@ TEST(Engine, StreamAlignWithAPlainProducerIsRejected) {
   std::error_code ec;
   const auto report = run_job(engine, io, std::move(job), ec);
   EXPECT_EQ(ec, make_error_code(Errc::invalid_argument));
-  EXPECT_NE(report.error.find("stream_align (64) with a plain producer"), std::string::npos)
+  EXPECT_NE(report.error.find("share_align (64) with a plain producer"), std::string::npos)
       << report.error;
   EXPECT_EQ(kernels.load(), 0);
   expect_idle(engine);
@@ -1207,7 +1207,7 @@ TEST(Engine, PinnedBytesIsWhatAPartitionTakesFromTheHostBudget) {
 }
 
 // Pageable outputs come back through bounce blocks, split among workers,
-// small ones by memcpy and large ones with streaming stores (whole aligned
+// small ones by memcpy and large ones with non-temporal stores (whole aligned
 // lines after a memcpy head): every byte lands, at any size and alignment
 // of the destination, and none beside it is touched.
 TEST(Engine, PageableOutputsArriveWholeAtAnySizeAndAlignment) {
@@ -1218,7 +1218,7 @@ TEST(Engine, PageableOutputsArriveWholeAtAnySizeAndAlignment) {
   const auto pattern = [](std::size_t o, std::size_t i) {
     return static_cast<std::byte>((i * 131 + o * 7 + i / 4096) % 251);
   };
-  RecordProperty("streaming_stores", detail::streaming_copy_prefetches() ? "yes" : "no (memcpy)");
+  RecordProperty("nontemporal_stores", detail::nontemporal_copy_prefetches() ? "yes" : "no (memcpy)");
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(2));
   // One buffer per output: a guard, the destination at a line plus the
@@ -1280,7 +1280,7 @@ TEST(Engine, ProducerReturningACancelledCodeFailsItsJobInsteadOfHanging) {
     auto job = synthetic(run, 3, 64 << 10);
     job.partitions[1].split_producer = nullptr;
     job.partitions[1].producer = [code](std::span<const std::span<std::byte>>) { return code; };
-    job.partitions[1].stream_align = 0;
+    job.partitions[1].share_align = 0;
     std::error_code ec;
     const auto report = run_job(engine, io, std::move(job), ec);
     EXPECT_EQ(ec, code) << ec.message();
@@ -1872,7 +1872,7 @@ TEST(Engine, CancellingAFailedJobKeepsItsFailure) {
   auto& second = job.partitions[1];
   second.inputs[0] = Input::produced(second.inputs[0].bytes);
   second.split_producer = nullptr;
-  second.stream_align = 0;
+  second.share_align = 0;
   second.producer = [&](std::span<const std::span<std::byte>>) {
     produced_failure = true;
     return make_error_code(Errc::invalid_argument);

@@ -27,10 +27,10 @@ struct Vectors {
   explicit Vectors(std::size_t n) : a(n), b(n), c(n) {}
 };
 
-Vectors fill(FillPath path, std::size_t first, std::size_t count, bool with_c, bool streaming) {
+Vectors fill(FillPath path, std::size_t first, std::size_t count, bool with_c, bool nontemporal) {
   Vectors v(count);
   hpoly_fill_path(path, 42, 3, first, count, v.a.data(), v.b.data(), with_c ? v.c.data() : nullptr,
-                  streaming);
+                  nontemporal);
   return v;
 }
 
@@ -73,21 +73,21 @@ void expect_same_bits_as_portable(FillPath path) {
   };
   for (const Range r :
        {Range{0, 4096}, Range{123457, 1001}, Range{(std::size_t{1} << 28) - 5, 5}, Range{77, 15}})
-    for (const bool streaming : {false, true}) {
+    for (const bool nontemporal : {false, true}) {
       SCOPED_TRACE(::testing::Message()
-                   << r.count << " from " << r.first << ", streaming " << streaming);
-      const auto portable = fill(FillPath::portable, r.first, r.count, true, streaming);
-      const auto v = fill(path, r.first, r.count, true, streaming);
+                   << r.count << " from " << r.first << ", nontemporal " << nontemporal);
+      const auto portable = fill(FillPath::portable, r.first, r.count, true, nontemporal);
+      const auto v = fill(path, r.first, r.count, true, nontemporal);
       EXPECT_TRUE(same(v.a, portable.a)) << "a";
       EXPECT_TRUE(same(v.b, portable.b)) << "b";
       EXPECT_TRUE(same(v.c, portable.c)) << "c";
-      const auto no_c = fill(path, r.first, r.count, false, streaming);
+      const auto no_c = fill(path, r.first, r.count, false, nontemporal);
       EXPECT_TRUE(same(no_c.a, portable.a) && same(no_c.b, portable.b)) << "without c";
       const std::size_t bytes = (r.count * sizeof(Fr) + 63) / 64 * 64;
       std::unique_ptr<Fr, Free> a(static_cast<Fr*>(std::aligned_alloc(64, bytes))),
           b(static_cast<Fr*>(std::aligned_alloc(64, bytes))),
           c(static_cast<Fr*>(std::aligned_alloc(64, bytes)));
-      hpoly_fill_path(path, 42, 3, r.first, r.count, a.get(), b.get(), c.get(), streaming);
+      hpoly_fill_path(path, 42, 3, r.first, r.count, a.get(), b.get(), c.get(), nontemporal);
       EXPECT_EQ(std::memcmp(a.get(), portable.a.data(), r.count * sizeof(Fr)), 0) << "aligned a";
       EXPECT_EQ(std::memcmp(b.get(), portable.b.data(), r.count * sizeof(Fr)), 0) << "aligned b";
       EXPECT_EQ(std::memcmp(c.get(), portable.c.data(), r.count * sizeof(Fr)), 0) << "aligned c";

@@ -160,9 +160,9 @@ TEST(HpolyWorkload, PartitionsAreDistinctReproducibleAndCIsAB) {
   }
   // Random 255-bit values below r: bit 254 is set in roughly 40 % of them.
   EXPECT_GT(top_bit_set, n / 5);
-  // Any sub-range, with or without streaming stores, gives the same elements.
+  // Any sub-range, with or without non-temporal stores, gives the same elements.
   std::vector<Fr> a(100), b(100), c(100);
-  workloads::hpoly_fill(3, 0, 123, 100, a.data(), b.data(), c.data(), /*streaming=*/true);
+  workloads::hpoly_fill(3, 0, 123, 100, a.data(), b.data(), c.data(), /*nontemporal=*/true);
   for (std::size_t i = 0; i < 100; ++i) {
     EXPECT_EQ(a[i], p0.a[123 + i]);
     EXPECT_EQ(b[i], p0.b[123 + i]);

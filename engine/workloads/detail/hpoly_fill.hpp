@@ -36,7 +36,7 @@ bool fill_ifma_supported();
 // `ifma` fill_ifma_supported().
 void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, std::size_t first,
                      std::size_t count, kernels::Fr* a, kernels::Fr* b, kernels::Fr* c,
-                     bool streaming);
+                     bool nontemporal);
 
 // The adx path's Montgomery product on its own; requires fill_adx_supported().
 kernels::Fr mont_mul_adx(const kernels::Fr& a, const kernels::Fr& b);

@@ -16,10 +16,10 @@ namespace stoker::engine::workloads::detail {
 
 // Elements [first, first + count) of a and b (streams ka, kb) and, when c is
 // not null, c = a * b, eight at a time in AVX-512 lanes; count a multiple
-// of eight. Non-temporal stores where `streaming` and the pointers are
+// of eight. Non-temporal stores where `nontemporal` and the pointers are
 // 64-byte aligned. Requires fill_ifma_supported() (detail/hpoly_fill.hpp).
 void fill_ifma_lanes(std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count,
-                     kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool streaming);
+                     kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool nontemporal);
 
 // c[e] = a[e] * b[e] (Fr's product) for e < 8 through the lanes, for tests.
 void mont_mul_ifma8(const kernels::Fr* a, const kernels::Fr* b, kernels::Fr* c);

@@ -14,11 +14,11 @@ namespace stoker::engine::detail {
 // stores, which skip reading each line first: the bytes are read next by
 // DMA or, for the bounce copies of outputs, later by the caller, not by
 // this core; elsewhere it is memcpy.
-void streaming_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept;
+void nontemporal_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept;
 
-// Which copy streaming_copy uses, for the A/B measurement of the two:
+// Which copy nontemporal_copy uses, for the A/B measurement of the two:
 // STOKER_STAGING_COPY=memcpy forces memcpy for both kinds of copy (read
 // once, at first use).
-bool streaming_copy_prefetches() noexcept;
+bool nontemporal_copy_prefetches() noexcept;
 
 }  // namespace stoker::engine::detail

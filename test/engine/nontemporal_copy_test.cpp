@@ -1,7 +1,7 @@
-// The streaming copy (staging chunks, bounce copies): byte-exact for any
+// The non-temporal copy (staging chunks, bounce copies): byte-exact for any
 // source alignment and length, aligned destinations and unaligned ones (a
 // memcpy head, then lanes).
-#include "engine/detail/streaming_copy.hpp"
+#include "engine/detail/nontemporal_copy.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +13,10 @@
 namespace stoker::engine::detail {
 namespace {
 
-TEST(StreamingCopy, CopiesEveryByteAtAnyAlignmentAndLength) {
+TEST(NontemporalCopy, CopiesEveryByteAtAnyAlignmentAndLength) {
   // Which path ran: without AVX-512 (or with STOKER_STAGING_COPY=memcpy)
   // this checks memcpy only.
-  RecordProperty("streaming_stores", streaming_copy_prefetches() ? "yes" : "no (memcpy)");
+  RecordProperty("nontemporal_stores", nontemporal_copy_prefetches() ? "yes" : "no (memcpy)");
   constexpr std::size_t kMax = (std::size_t{1} << 20) + 300;  // past the prefetch distance
   constexpr std::size_t kGuard = 64;
   constexpr std::byte kGuardByte{0xee};
@@ -30,7 +30,7 @@ TEST(StreamingCopy, CopiesEveryByteAtAnyAlignmentAndLength) {
       for (std::size_t n : {0u, 1u, 255u, 256u, 257u, 4096u, 20000u, static_cast<unsigned>(kMax)}) {
         std::byte* d = line + dst_shift;
         std::fill(dst.begin(), dst.end(), kGuardByte);
-        streaming_copy(d, src.data() + src_shift, n);
+        nontemporal_copy(d, src.data() + src_shift, n);
         for (std::size_t i = 0; i < n; ++i)
           ASSERT_EQ(d[i], src[src_shift + i])
               << "byte " << i << " of " << n << ", src +" << src_shift << ", dst +" << dst_shift;

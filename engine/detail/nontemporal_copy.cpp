@@ -1,4 +1,4 @@
-#include "engine/detail/streaming_copy.hpp"
+#include "engine/detail/nontemporal_copy.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -6,13 +6,13 @@
 #include <string_view>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define STOKER_STREAMING_LANES 1
+#define STOKER_NONTEMPORAL_LANES 1
 #include <immintrin.h>
 #endif
 
 namespace stoker::engine::detail {
 
-#if defined(STOKER_STREAMING_LANES)
+#if defined(STOKER_NONTEMPORAL_LANES)
 namespace {
 
 // How far ahead of the copy the source is prefetched: far enough to cover
@@ -39,7 +39,7 @@ __attribute__((target("avx512f"))) void copy_lanes(std::byte* dst, const std::by
     _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i + 128), c);
     _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i + 192), d);
   }
-  // Streaming stores are weakly ordered: fence them before the caller
+  // Non-temporal stores are weakly ordered: fence them before the caller
   // publishes the chunk to the thread that sends it.
   _mm_sfence();
   std::memcpy(dst + i, src + i, bytes - i);
@@ -57,19 +57,19 @@ bool lanes_wanted() noexcept {
 }  // namespace
 #endif
 
-bool streaming_copy_prefetches() noexcept {
-#if defined(STOKER_STREAMING_LANES)
+bool nontemporal_copy_prefetches() noexcept {
+#if defined(STOKER_NONTEMPORAL_LANES)
   return lanes_wanted();
 #else
   return false;
 #endif
 }
 
-void streaming_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
-#if defined(STOKER_STREAMING_LANES)
+void nontemporal_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
+#if defined(STOKER_NONTEMPORAL_LANES)
   // Up to the destination's next line by memcpy, the rest in lanes: a
   // caller's heap buffer starts 16 bytes into its page (glibc), and
-  // streaming stores need whole aligned lines.
+  // non-temporal stores need whole aligned lines.
   const std::size_t head = (64 - reinterpret_cast<std::uintptr_t>(dst) % 64) % 64;
   if (lanes_wanted() && bytes >= head + kStep) {
     std::memcpy(dst, src, head);
