@@ -1,4 +1,4 @@
-// The Groth16 H polynomial (issue 5). For evaluations a, b, c over the domain
+// The Groth16 H polynomial. For evaluations a, b, c over the domain
 // of size n = 2^log_n:
 //   A = intt(a), B = intt(b), C = intt(c);
 //   A' = coset_ntt(A), B' = coset_ntt(B), C' = coset_ntt(C);

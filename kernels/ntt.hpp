@@ -2,7 +2,7 @@
 // natural order in and out, in place (out == in) or out of place, batched
 // (`batch` vectors of n elements, back to back).
 //
-// Definitions (issue 5): omega_n = g^((r-1)/n) with g = 7;
+// Definitions: omega_n = g^((r-1)/n) with g = 7;
 //   ntt(x)_i       = sum_j x_j omega^(ij)
 //   coset_ntt(x)_i = sum_j x_j (g omega^i)^j
 // intt and coset_intt are their exact inverses (they include the 1/n).

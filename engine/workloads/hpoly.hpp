@@ -1,4 +1,4 @@
-// The hpoly workload (issue 5): the GPU half of a Groth16 prover as engine
+// The hpoly workload: the GPU half of a Groth16 prover as engine
 // partitions. Each partition has three produced inputs a, b, c and one
 // output h, n = 2^log_n elements of 32 bytes each; the device work is
 // kernels::gpu::hpoly (kernels::cpu::hpoly on the host backend), which turns

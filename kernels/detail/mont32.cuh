@@ -24,7 +24,7 @@
 // then the reduction with its carries set aside in 8 more), which has the
 // same instruction count: the NTT pass kernel needs 62 registers instead of
 // 64 and the forward NTT of 2^24 takes 4.97 ms instead of 5.69 on one H200
-// (2^27: 43.7 vs 49.9 ms; docs/KERNELS.md, fourth session).
+// (2^27: 43.7 vs 49.9 ms; docs/KERNELS.md).
 //
 // The value of row i's frame is kept in two arrays: p holds its words 0..7
 // and takes the even chains (a_even * b_i and m * r_even), q holds words

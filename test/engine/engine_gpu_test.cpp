@@ -28,8 +28,8 @@ using test::run_job;
 
 // Each GPU's threads but its launcher run on its local CPUs (sysfs
 // local_cpulist) where those narrow what the process may use, and stay as
-// they were where they do not (one NUMA node); the figures are printed for
-// the session's notes.
+// they were where they do not (one NUMA node); the CPU lists are printed
+// for whoever reads the log.
 TEST(EngineGpu, EachGpusThreadsRunOnItsLocalCpusWhereThatNarrowsAnything) {
   STOKER_REQUIRE_GPU();
   asio::io_context io;

@@ -189,9 +189,8 @@ TEST(Engine, StagingBufferIsRefilledOnlyAfterItsQueuedCopyHasRead) {
 // Consecutive partitions' staging passes overlap: the feeder starts the
 // next partition's pass as soon as this one's has started, so threads that
 // run out of this pass's chunks copy the next one's while the last chunks
-// here are still being copied (until the tenth session the feeder waited
-// for each pass to end first, and no two staging spans of a device
-// overlapped). Outputs stay right with the passes interleaved.
+// here are still being copied, so that no thread idles at a pass's end.
+// Outputs stay right with the passes interleaved.
 TEST(Engine, StagingPassesOfConsecutivePartitionsOverlap) {
   asio::io_context io;
   auto c = host_config(1);  // one device, three slots, 64 KiB chunks

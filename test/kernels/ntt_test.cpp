@@ -12,7 +12,7 @@ namespace {
 
 using test::random_vector;
 
-// The definitions of issue 5, evaluated directly.
+// The definitions in kernels/ntt.hpp, evaluated directly.
 std::vector<Fr> naive(NttKind kind, const std::vector<Fr>& x, unsigned log_n) {
   const std::size_t n = x.size();
   const bool inverse = kind == NttKind::inverse || kind == NttKind::coset_inverse;
