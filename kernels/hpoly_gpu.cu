@@ -7,6 +7,7 @@
 // Passes over memory: 7 * P + 1 (P = passes per NTT), against 7 * (P + 1)
 // for seven separate natural-order NTTs plus the scaling passes.
 #include "devices/error.hpp"
+#include "kernels/detail/launch_geometry.cuh"
 #include "kernels/detail/ntt_gpu.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
@@ -42,7 +43,9 @@ std::error_code hpoly(Fr* h, Fr* a, Fr* b, Fr* c, unsigned log_n, cudaStream_t s
       if (auto ec = intt(x, x, log_n, 1, stream)) return ec;
       if (auto ec = coset_ntt(x, x, log_n, 1, stream)) return ec;
     }
-    pointwise_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(h, a, b, c, n, z);
+    detail::ElementwiseGeometry g;
+    if (auto ec = detail::elementwise_geometry(pointwise_kernel, n, g)) return ec;
+    pointwise_kernel<<<g.blocks, g.threads, 0, stream>>>(h, a, b, c, n, z);
     if (auto ec = make_cuda_error(cudaGetLastError())) return ec;
     return coset_intt(h, h, log_n, 1, stream);
   }

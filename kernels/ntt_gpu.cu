@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "devices/error.hpp"
+#include "kernels/detail/launch_geometry.cuh"
 #include "kernels/detail/ntt_gpu.hpp"
 #include "kernels/ntt.hpp"
 
@@ -15,8 +16,12 @@ namespace detail {
 namespace {
 
 constexpr unsigned kLocalLog = 11;  // local twiddles are powers of w_{2^11}
-constexpr unsigned kThreads = 256;
+// A pass block has one thread per four elements of its tile, at most this
+// many: the bound its __launch_bounds__ is compiled for (three blocks per SM).
+constexpr unsigned kPassMaxThreads = 256;
 constexpr unsigned kBitrevQ = 4;  // bit reversal tiles: 2^4 x 2^4 elements
+// One thread per element of a bit reversal tile.
+constexpr unsigned kBitrevThreads = 1u << (2 * kBitrevQ);
 // Direct cross-twiddle tables up to 2^20 entries (32 MiB per direction):
 // small enough to stay mostly in the 50 MB L2 while a pass streams.
 constexpr unsigned kDirectMaxLog = 20;
@@ -217,7 +222,7 @@ __device__ __forceinline__ void radix4_levels(const Tile& sm, const Fr* local_tw
 // faster; against two quads per thread at 128 registers and two blocks
 // (four products per level in flight): 3.5 % faster at 2^24.
 template <bool kDif>
-__global__ void __launch_bounds__(kThreads, 3) pass_kernel(PassArgs a) {
+__global__ void __launch_bounds__(kPassMaxThreads, 3) pass_kernel(PassArgs a) {
   extern __shared__ std::uint64_t smem[];
   const std::uint32_t k = a.k, c = a.c, tile = 1u << (k + c), cmask = (1u << c) - 1;
   const SmemTile sm{smem, tile};
@@ -311,7 +316,7 @@ __global__ void __launch_bounds__(kThreads, 3) pass_kernel(PassArgs a) {
 // to (rev b | rev m | rev a). The block of middle m swaps its 2^q x 2^q tile
 // with the tile of rev(m) through shared memory; global accesses are runs of
 // 2^q elements on both sides.
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kBitrevThreads)
     bitrev_kernel(Fr* data, std::size_t stride, std::uint32_t log_n, StoreSpec st) {
   constexpr std::uint32_t q = kBitrevQ, side = 1u << q, tile = side * side;
   __shared__ Fr ta[tile], tb[tile];
@@ -382,7 +387,7 @@ std::error_code launch_pass(PassArgs a, std::size_t batch, cudaStream_t stream) 
   const unsigned tile_log = a.k + a.c;
   // One thread per four elements (the radix-4 levels), at least a warp.
   const unsigned threads =
-      std::clamp<unsigned>(1u << (tile_log > 2 ? tile_log - 2 : 0), 32, kThreads);
+      std::clamp<unsigned>(1u << (tile_log > 2 ? tile_log - 2 : 0), 32, kPassMaxThreads);
   const std::size_t smem = (std::size_t{1} << tile_log) * sizeof(Fr);
   const unsigned blocks = 1u << (a.log_n - tile_log);
   const Fr* in = a.in;
@@ -514,8 +519,10 @@ std::error_code build_tables(unsigned log_n, const DeviceInfo& info, NttTables& 
     Fr* dst = p;
     p += count;
     if (ec) return static_cast<const Fr*>(dst);
-    geo_kernel<<<static_cast<unsigned>((count + 255) / 256), 256, 0, s>>>(
-        dst, static_cast<std::uint32_t>(count), c0, base);
+    detail::ElementwiseGeometry g;
+    if ((ec = detail::elementwise_geometry(geo_kernel, count, g)))
+      return static_cast<const Fr*>(dst);
+    geo_kernel<<<g.blocks, g.threads, 0, s>>>(dst, static_cast<std::uint32_t>(count), c0, base);
     ec = launch_error();
     return static_cast<const Fr*>(dst);
   };
@@ -623,7 +630,7 @@ std::error_code bitrev_pass(const NttTables& t, Fr* data, std::size_t batch, con
   const std::size_t stride = std::size_t{1} << t.log_n;
   for (std::size_t v = 0; v < batch; v += 65535) {
     const unsigned nb = static_cast<unsigned>(std::min<std::size_t>(65535, batch - v));
-    bitrev_kernel<<<dim3(blocks, nb), kThreads, 0, stream>>>(data + v * stride, stride, t.log_n,
+    bitrev_kernel<<<dim3(blocks, nb), kBitrevThreads, 0, stream>>>(data + v * stride, stride, t.log_n,
                                                              store);
     if (auto ec = launch_error()) return ec;
   }
