@@ -18,9 +18,13 @@
 //   cancellation comes through the associated cancellation slot (any type)
 //   and completes with boost::asio::error::operation_aborted (as a
 //   std::error_code: it compares equal to std::errc::operation_canceled).
-// - The completion signature carries std::error_code, which Asio treats as
-//   a plain value: use_future yields std::future<std::tuple<std::error_code,
-//   Reservation>> and co_await ... use_awaitable a tuple; nothing throws.
+// - The completion signature is void(boost::system::error_code,
+//   Reservation), the convention of every stoker async verb: Boost.Asio
+//   recognises that code, so use_future and use_awaitable return the
+//   Reservation and throw boost::system::system_error on failure (wrap the
+//   token in asio::as_tuple to get the code instead). The code wraps our
+//   std::error_code losslessly and converts back implicitly, so callbacks
+//   may take std::error_code.
 // - Failure: a request larger than the limit fails at once; a deadline that
 //   passes completes with Errc::timed_out; destroying the budget fails the
 //   queued requests with Errc::shutting_down. Failed requests hold nothing.
@@ -34,6 +38,7 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
@@ -115,7 +120,7 @@ class AsyncBudgetWaiter final : public BudgetWaiter {
       // The slot is touched only on the handler's executor, where Asio
       // expects cancellation to be emitted too.
       if (slot.is_connected()) slot.clear();
-      std::move(h)(ec, std::move(r));
+      std::move(h)(boost::system::error_code(ec), std::move(r));
     });
   }
 
@@ -188,14 +193,14 @@ class MemoryBudget {
   Result<Reservation> acquire(std::size_t bytes);
   Result<Reservation> acquire_until(std::size_t bytes, clock::time_point deadline);
 
-  // Completion signature: void(std::error_code, Reservation).
+  // Completion signature: void(boost::system::error_code, Reservation).
   template <typename Token>
   auto async_acquire(std::size_t bytes, Token&& token) {
     return async_acquire_until(bytes, clock::time_point::max(), std::forward<Token>(token));
   }
   template <typename Token>
   auto async_acquire_until(std::size_t bytes, clock::time_point deadline, Token&& token) {
-    return boost::asio::async_initiate<Token, void(std::error_code, Reservation)>(
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, Reservation)>(
         [core = core_](auto handler, std::size_t n, clock::time_point d) {
           detail::start_async_acquire(core, std::move(handler), n, d);
         },

@@ -56,6 +56,7 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
@@ -184,7 +185,7 @@ class PinnedPool {
   Result<PinnedBlock> allocate_until(std::size_t bytes, clock::time_point deadline);
 
   // Waits for the budget in its FIFO; completion signature
-  // void(std::error_code, PinnedBlock), delivered like
+  // void(boost::system::error_code, PinnedBlock), delivered like
   // MemoryBudget::async_acquire (associated executor, cancellation slot;
   // Errc::timed_out past the deadline).
   template <typename Token>
@@ -193,7 +194,7 @@ class PinnedPool {
   }
   template <typename Token>
   auto async_allocate_until(std::size_t bytes, clock::time_point deadline, Token&& token) {
-    return boost::asio::async_initiate<Token, void(std::error_code, PinnedBlock)>(
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, PinnedBlock)>(
         [this](auto handler, std::size_t n, clock::time_point d) {
           start_async_allocate(std::move(handler), n, d);
         },
@@ -231,7 +232,9 @@ class PinnedPool {
     auto slot = boost::asio::get_associated_cancellation_slot(handler);
     if (auto err = check_request(bytes)) {
       boost::asio::post(
-          ex, [h = std::move(handler), err]() mutable { std::move(h)(err, PinnedBlock{}); });
+          ex, [h = std::move(handler), err]() mutable {
+            std::move(h)(boost::system::error_code(err), PinnedBlock{});
+          });
       return;
     }
     // The budget delivers on the handler's executor and cancels through its
@@ -240,7 +243,7 @@ class PinnedPool {
         block_capacity(bytes), deadline,
         boost::asio::bind_executor(ex, boost::asio::bind_cancellation_slot(
                                            slot, [this, bytes, h = std::move(handler)](
-                                                     std::error_code ec, Reservation r) mutable {
+                                                     boost::system::error_code ec, Reservation r) mutable {
                                              if (ec) {
                                                note_failure();
                                                std::move(h)(ec, PinnedBlock{});
@@ -248,10 +251,10 @@ class PinnedPool {
                                              }
                                              auto block = take(bytes, std::move(r));
                                              if (!block) {
-                                               std::move(h)(block.error().code, PinnedBlock{});
+                                               std::move(h)(boost::system::error_code(block.error().code), PinnedBlock{});
                                                return;
                                              }
-                                             std::move(h)(std::error_code{}, std::move(*block));
+                                             std::move(h)(boost::system::error_code{}, std::move(*block));
                                            })));
   }
 

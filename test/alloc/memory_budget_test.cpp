@@ -252,9 +252,19 @@ TEST(MemoryBudget, WorksWithUseFuture) {
   auto fut = b.async_acquire(60, asio::use_future);
   EXPECT_EQ(fut.wait_for(20ms), std::future_status::timeout);
   held.release();
-  auto [ec, r] = fut.get();
-  EXPECT_FALSE(ec);
-  EXPECT_EQ(r.size(), 60u);
+  EXPECT_EQ(fut.get().size(), 60u);
+}
+
+// A failure through use_future is an exception that carries the code.
+TEST(MemoryBudget, UseFutureThrowsTheFailureCode) {
+  MemoryBudget b(100, "host");
+  auto fut = b.async_acquire(200, asio::use_future);
+  try {
+    fut.get();
+    ADD_FAILURE() << "a request over the limit completed";
+  } catch (const boost::system::system_error& e) {
+    EXPECT_EQ(std::error_code(e.code()), make_error_code(Errc::out_of_host_memory));
+  }
 }
 
 TEST(MemoryBudget, WorksWithCoroutines) {
@@ -265,8 +275,7 @@ TEST(MemoryBudget, WorksWithCoroutines) {
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        auto [ec, r] = co_await b.async_acquire(40, asio::use_awaitable);
-        EXPECT_FALSE(ec);
+        auto r = co_await b.async_acquire(40, asio::use_awaitable);
         got = r.size();
       },
       asio::detached);
