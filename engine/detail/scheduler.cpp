@@ -39,8 +39,8 @@ void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex
   state->pool_at_start = pool_->stats();
   // The cancellation slot is installed here, on the initiating thread, as
   // Asio's own operations do: signals and slots are not thread-safe, and the
-  // caller emits from its side (the handler's executor). Installing it later
-  // on the engine thread raced with such an emit (found by TSan). The handler
+  // caller emits from its side (the handler's executor). Installing it on the
+  // engine thread would race with such an emit. The handler
   // only posts, so it may run on any thread; a cancel that arrives after the
   // job completed finds nothing and does nothing.
   const auto seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
