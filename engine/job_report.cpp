@@ -188,4 +188,18 @@ std::string summarize(const JobReport& r) {
   return s;
 }
 
+void set_bound(JobReport& r, std::size_t devices) {
+  double bound = 0, longest_part = 0;
+  for (const auto& part : r.parts) {
+    const double t_in = part.bytes_in / (r.h2d_gbps_model * 1e6);
+    const double t_out = part.bytes_out / (r.d2h_gbps_model * 1e6);
+    const double longest = std::max({t_in, part.kernels.ms, t_out});
+    bound += longest;
+    longest_part = std::max(longest_part, longest);
+    r.fill_drain_ms = std::max(r.fill_drain_ms, t_in + part.kernels.ms + t_out - longest);
+  }
+  r.bound_ms =
+      std::max(bound / static_cast<double>(std::max<std::size_t>(1, devices)), longest_part);
+}
+
 }  // namespace stoker::engine

@@ -70,6 +70,10 @@ struct JobReport {
 
 // Chrome trace JSON (Perfetto, chrome://tracing): one track per device stream
 // (H2D, compute, D2H) plus producer and staging tracks.
+// Sets r.bound_ms and r.fill_drain_ms from r.parts and the link model
+// (r.h2d_gbps_model, r.d2h_gbps_model), the parts spread over `devices`.
+void set_bound(JobReport& r, std::size_t devices);
+
 void write_chrome_trace(std::ostream& out, const std::vector<JobReport>& jobs);
 // A short human summary of one job.
 std::string summarize(const JobReport& r);

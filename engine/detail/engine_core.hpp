@@ -3,6 +3,7 @@
 // runners, producer workers and cancellation signals talk to it by posting.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -28,6 +29,16 @@ using SubmitHandler = boost::asio::any_completion_handler<Engine::SubmitSignatur
 using ShutdownHandler = boost::asio::any_completion_handler<Engine::ShutdownSignature>;
 
 class EngineCore;
+
+inline double ms_since(Clock::time_point a, Clock::time_point b = Clock::now()) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+inline bool allowed_on(const Job& job, std::size_t device) {
+  if (!job.devices) return true;
+  return std::find(job.devices->begin(), job.devices->end(), static_cast<int>(device)) !=
+         job.devices->end();
+}
 
 // What a job's cancellation handler holds instead of the engine: the handler
 // lives in the caller's slot and may be invoked after the engine is gone
@@ -209,6 +220,9 @@ class EngineCore {
   void drop(const Key& k, std::error_code ec, const std::string& message);
   void dispatch(std::size_t device, const Key& k);
   void launched(std::size_t device, int slot, const Key& k, LaunchResult result);
+  // On workers, once the partition's slot is free: bounce copies into its
+  // pageable destinations, then the job's verify; finished() follows.
+  void copy_out(const Key& k);
   void finished(const Key& k, Error error);
   void fail(JobState& job, Error error);
   void cancel(std::uint64_t seq);
@@ -226,8 +240,8 @@ class EngineCore {
   std::vector<DevState> dev_;
 
   std::map<std::uint64_t, std::unique_ptr<JobState>> jobs_;
-  // ready_: produced, waiting for a slot; early_uploads_: partitions whose shares upload as produced
-  // whose producer runs, which a slot may take when no ready one fits.
+  // ready_: produced, waiting for a slot; early_uploads_: partitions whose shares upload as
+  // produced whose producer runs, which a slot may take when no ready one fits.
   std::set<Key> to_prepare_, ready_, early_uploads_;
   std::deque<Key> to_allocate_;                            // prepared, block not yet requested
   bool allocating_ = false;                                // one block request in flight
