@@ -31,7 +31,7 @@ enum class PageableInputs {
   // they share a page with another registered input), are staged instead.
   // Slower than staging on one H200 (docs/BENCHMARKS.md): half as fast on
   // an idle host, and under 20 writer threads 753.6 ms against 204.9-282.2
-  // staged in the same call (fifteenth session): registration runs at about
+  // staged in the same run: registration runs at about
   // 20 GB/s and slows every copy while it runs. So staging is the default.
   register_in_place,
 };

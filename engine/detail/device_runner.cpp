@@ -266,13 +266,12 @@ void DeviceRunner::add_segment(Launch& l, std::byte* dst, const std::byte* src, 
 
 void DeviceRunner::run_staging_task(const std::shared_ptr<Launch>& l) {
   // The staging threads copy whole chunks, each on its own: under CPU
-  // contention a thread that loses its core delays its own chunk only (the
-  // first version split each chunk across the threads behind a barrier:
-  // more threads made it slower). Each sends its own chunks too, in any
-  // order. The ninth session's version sent them in order, from a ring:
-  // chunks sat filled for 0.3-0.9 ms (512 KiB chunks, idle host) and up to
-  // 13 ms (8 MiB, 14 writer threads) behind one slow chunk, with the
-  // threads that had filled them idle.
+  // contention a thread that loses its core delays its own chunk only
+  // (splitting each chunk across the threads behind a barrier made more
+  // threads slower). Each sends its own chunks too, in any order: sent in
+  // order from a ring, chunks sat filled for 0.3-0.9 ms (512 KiB chunks,
+  // idle host) and up to 13 ms (8 MiB, 14 writer threads) behind one slow
+  // chunk, with the threads that had filled them idle.
   StagingPass& p = l->pass;
   const std::size_t me = staging_thread_index();
   Staging* const mine = &staging_[me * buffers_per_thread_];

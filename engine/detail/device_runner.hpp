@@ -113,9 +113,9 @@ class DeviceRunner {
   // whatever order the chunks end. Passes of consecutive partitions
   // overlap: a thread that runs out of one pass's chunks takes the next
   // pass's task while the last chunks of the first are still being
-  // copied (DESIGN.md's pipeline; the tenth session's per-input barrier
-  // left threads idle behind the slowest chunk: 12-32 % of a bare
-  // staging loop's time under 14 writers, docs/BENCHMARKS.md).
+  // copied (docs/DESIGN.md's pipeline; a barrier per input left threads
+  // idle behind the slowest chunk: 12-32 % of a bare staging loop's time
+  // under 14 writers, docs/EXPERIMENTS.md).
   struct Segment {
     std::byte* dst = nullptr;
     const std::byte* src = nullptr;
