@@ -115,7 +115,7 @@ class DeviceRunner {
   // pass's task while the last chunks of the first are still being
   // copied (docs/DESIGN.md's pipeline; a barrier per input left threads
   // idle behind the slowest chunk: 12-32 % of a bare staging loop's time
-  // under 14 writers, docs/EXPERIMENTS.md).
+  // under 14 writers, docs/BENCHMARKS.md).
   struct Segment {
     std::byte* dst = nullptr;
     const std::byte* src = nullptr;
