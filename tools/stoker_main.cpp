@@ -6,27 +6,13 @@
 
 #include "devices/device_set.hpp"
 
-#ifdef STOKER_HAVE_INFO_COMMAND
-#include "tools/info_command.hpp"
-#endif
-#ifdef STOKER_HAVE_DOCTOR_COMMAND
-#include "tools/doctor_command.hpp"
-#endif
-#ifdef STOKER_HAVE_ALLOC_BENCH
-#include "tools/alloc_bench.hpp"
-#endif
-#ifdef STOKER_HAVE_KERNEL_COMMANDS
-#include "tools/kernel_commands.hpp"
-#endif
-#ifdef STOKER_HAVE_RUN_COMMAND
-#include "tools/run_command.hpp"
-#endif
-#ifdef STOKER_HAVE_PIPELINE_BENCH
-#include "tools/pipeline_bench.hpp"
-#endif
-#ifdef STOKER_HAVE_STRESS_COMMAND
-#include "tools/stress_command.hpp"
-#endif
+#include "tools/commands/info_command.hpp"
+#include "tools/commands/doctor_command.hpp"
+#include "tools/bench/alloc_bench.hpp"
+#include "tools/commands/kernel_commands.hpp"
+#include "tools/commands/run_command.hpp"
+#include "tools/bench/pipeline_bench.hpp"
+#include "tools/stress/stress_command.hpp"
 
 namespace {
 
@@ -40,58 +26,20 @@ struct Entry {
 
 int usage(FILE* out);
 
-#ifndef STOKER_HAVE_RUN_COMMAND
-// Until the engine's main job exists: describe the machine, then diagnose it.
-int run_fallback(int argc, char** argv) {
-#ifdef STOKER_HAVE_INFO_COMMAND
-  char info[] = "info";
-  char* info_argv[] = {info, nullptr};
-  if (int rc = stoker::tools::info_command(1, info_argv)) return rc;
-#endif
-#ifdef STOKER_HAVE_DOCTOR_COMMAND
-  if (stoker::devices::cuda_device_count() > 0) {
-    char doctor[] = "doctor";
-    char quick[] = "--quick";
-    char* doctor_argv[] = {doctor, quick, nullptr};
-    return stoker::tools::doctor_command(2, doctor_argv);
-  }
-#endif
-  return 0;
-}
-#endif
-
 const Entry kCommands[] = {
-#ifdef STOKER_HAVE_RUN_COMMAND
     {"run", stoker::tools::run_command, "run the main job through the engine"},
-#else
-    {"run", run_fallback, "describe and diagnose this machine (the engine's job comes later)"},
-#endif
-#ifdef STOKER_HAVE_INFO_COMMAND
     {"info", stoker::tools::info_command, "list devices, their properties and topology"},
-#endif
-#ifdef STOKER_HAVE_DOCTOR_COMMAND
     {"doctor", stoker::tools::doctor_command, "measure how this machine can feed its GPUs"},
-#endif
-#ifdef STOKER_HAVE_KERNEL_COMMANDS
     {"ntt", stoker::tools::ntt_command, "NTT of a file of BLS12-381 scalars"},
     {"hpoly", stoker::tools::hpoly_command, "Groth16 H polynomial from files a, b, c"},
-#endif
-#ifdef STOKER_HAVE_STRESS_COMMAND
     {"stress", stoker::tools::stress_command, "the engine under load, faults and bad input"},
-#endif
 };
 
 const Entry kBenches[] = {
-#ifdef STOKER_HAVE_ALLOC_BENCH
     {"alloc", stoker::tools::bench_alloc_command, "pinned pool vs fresh pinned allocations"},
-#endif
-#ifdef STOKER_HAVE_KERNEL_COMMANDS
     {"ntt", stoker::tools::bench_ntt_command, "NTT kernels, device-resident"},
     {"hpoly", stoker::tools::bench_hpoly_command, "H polynomial kernels, device-resident"},
-#endif
-#ifdef STOKER_HAVE_PIPELINE_BENCH
     {"pipeline", stoker::tools::bench_pipeline_command, "naive baseline vs the engine"},
-#endif
 };
 
 int usage(FILE* out) {

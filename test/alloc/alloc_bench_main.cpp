@@ -1,6 +1,6 @@
 // A stand-alone driver for tools/alloc_bench.cpp, so the benchmark can run
 // before it is wired into `stoker bench alloc`. Not built by default.
-#include "tools/alloc_bench.hpp"
+#include "tools/bench/alloc_bench.hpp"
 
 int main(int argc, char** argv) {
   char name[] = "alloc";

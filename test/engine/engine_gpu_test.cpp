@@ -269,7 +269,7 @@ TEST(EngineGpu, EngineCallsLeaveTheCallersCurrentGpu) {
 
 // The tests below fault a GPU on purpose, which breaks it for the rest of
 // the process: they need a process each, as CTest runs every test and
-// tools/gpu_check runs the tests named *Fault* (and they stay last).
+// tools/scripts/gpu_check runs the tests named *Fault* (and they stay last).
 
 // A kernel that faults breaks its GPU for good: the job it belongs to and
 // a job beside it on the same GPU both fail, naming the fault, instead of

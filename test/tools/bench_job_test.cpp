@@ -1,5 +1,5 @@
 // run_prepared: the bench commands' timed runs of a job built once.
-#include "tools/bench_job.hpp"
+#include "tools/bench/bench_job.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "tools/bench_stats.hpp"
+#include "tools/bench/bench_stats.hpp"
 
 #include <gtest/gtest.h>
 

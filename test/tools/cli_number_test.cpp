@@ -1,4 +1,4 @@
-#include "tools/cli_number.hpp"
+#include "tools/cli/cli_number.hpp"
 
 #include <gtest/gtest.h>
 

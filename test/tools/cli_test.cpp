@@ -325,12 +325,12 @@ TEST(Cli, RunPutsOutputsInRegisteredMemoryWhenAsked) {
       << bad.output;
 }
 
-// tools/ab, the alternated A/B of two binaries: runs them in turns, reads
+// tools/scripts/ab, the alternated A/B of two binaries: runs them in turns, reads
 // the JSON figure asked for and summarises each side and the pairs' ratios;
 // a figure that is not in the output, or a bad command line, is an error
 // that says so.
 TEST(Cli, AbAlternatesTwoBinariesAndNamesWhatIsMissing) {
-  const std::string ab = std::string(STOKER_SOURCE_DIR) + "/tools/ab";
+  const std::string ab = std::string(STOKER_SOURCE_DIR) + "/tools/scripts/ab";
   const std::string bin = STOKER_BINARY;
   const std::string job =
       " -- run --backend host --workload synthetic --partitions 2 --no-progress";

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/doctor_verdict.hpp"
+#include "tools/commands/doctor_verdict.hpp"
 
 namespace stoker::tools {
 namespace {

@@ -3,8 +3,8 @@
 // claims to (each fault kind, cancellations, budget pressure, every token).
 #include <gtest/gtest.h>
 
-#include "tools/stress_driver.hpp"
-#include "tools/stress_jobs.hpp"
+#include "tools/stress/stress_driver.hpp"
+#include "tools/stress/stress_jobs.hpp"
 
 namespace stoker::tools::stress {
 namespace {

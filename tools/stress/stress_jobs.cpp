@@ -1,4 +1,4 @@
-#include "tools/stress_jobs.hpp"
+#include "tools/stress/stress_jobs.hpp"
 
 #include <algorithm>
 #include <cstdlib>

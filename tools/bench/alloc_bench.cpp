@@ -1,4 +1,4 @@
-#include "tools/alloc_bench.hpp"
+#include "tools/bench/alloc_bench.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -19,8 +19,8 @@
 #include "alloc/pinned_vec.hpp"
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
-#include "tools/bench_stats.hpp"
-#include "tools/cli_number.hpp"
+#include "tools/bench/bench_stats.hpp"
+#include "tools/cli/cli_number.hpp"
 
 namespace stoker::tools {
 namespace {

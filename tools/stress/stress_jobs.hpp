@@ -24,7 +24,7 @@
 #include "devices/pinned_buffer.hpp"
 #include "engine/job.hpp"
 #include "engine/workloads/synthetic.hpp"
-#include "tools/stress_blend.hpp"
+#include "tools/stress/stress_blend.hpp"
 
 namespace stoker::tools::stress {
 

@@ -3,7 +3,7 @@
 // compute the Groth16 H polynomial of each partition, --verify checks every
 // h on the CPU at a random point. --workload synthetic keeps the integer
 // workload of the engine's own tests (copy-bound to compute-bound by --rounds).
-#include "tools/run_command.hpp"
+#include "tools/commands/run_command.hpp"
 
 #include <unistd.h>
 
@@ -20,9 +20,9 @@
 #include "engine/engine.hpp"
 #include "engine/workloads/hpoly.hpp"
 #include "engine/workloads/synthetic.hpp"
-#include "tools/bench_stats.hpp"
-#include "tools/cli_number.hpp"
-#include "tools/command_line.hpp"
+#include "tools/bench/bench_stats.hpp"
+#include "tools/cli/cli_number.hpp"
+#include "tools/cli/command_line.hpp"
 
 namespace stoker::tools {
 namespace {

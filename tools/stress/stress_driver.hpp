@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "engine/config.hpp"
-#include "tools/stress_jobs.hpp"
+#include "tools/stress/stress_jobs.hpp"
 
 namespace stoker::tools::stress {
 

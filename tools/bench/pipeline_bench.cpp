@@ -13,7 +13,7 @@
 // is built once and each run checked after it, outside its time (until the
 // tenth session, each engine run generated its inputs and output buffers
 // anew and checksummed its outputs inside the job).
-#include "tools/pipeline_bench.hpp"
+#include "tools/bench/pipeline_bench.hpp"
 
 #include <cuda_runtime.h>
 
@@ -38,10 +38,10 @@
 #include "devices/device_set.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
-#include "tools/bench_job.hpp"
-#include "tools/bench_stats.hpp"
-#include "tools/cli_number.hpp"
-#include "tools/command_line.hpp"
+#include "tools/bench/bench_job.hpp"
+#include "tools/bench/bench_stats.hpp"
+#include "tools/cli/cli_number.hpp"
+#include "tools/cli/command_line.hpp"
 
 namespace stoker::tools {
 namespace {

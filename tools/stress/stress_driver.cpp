@@ -1,4 +1,4 @@
-#include "tools/stress_driver.hpp"
+#include "tools/stress/stress_driver.hpp"
 
 #include <algorithm>
 #include <atomic>

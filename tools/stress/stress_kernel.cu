@@ -7,7 +7,7 @@
 
 #include "devices/error.hpp"
 #include "engine/workloads/synthetic_mix.hpp"
-#include "tools/stress_blend.hpp"
+#include "tools/stress/stress_blend.hpp"
 
 namespace stoker::tools::stress {
 namespace {

@@ -1,5 +1,5 @@
 // The kernels' subcommands; see kernel_commands.hpp.
-#include "tools/kernel_commands.hpp"
+#include "tools/commands/kernel_commands.hpp"
 
 #include <cuda_runtime_api.h>
 #include <unistd.h>
@@ -23,8 +23,8 @@
 #include "kernels/field.cuh"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
-#include "tools/bench_stats.hpp"
-#include "tools/cli_number.hpp"
+#include "tools/bench/bench_stats.hpp"
+#include "tools/cli/cli_number.hpp"
 
 namespace stoker::tools {
 namespace {

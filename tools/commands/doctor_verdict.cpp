@@ -1,4 +1,4 @@
-#include "tools/doctor_verdict.hpp"
+#include "tools/commands/doctor_verdict.hpp"
 
 #include <algorithm>
 #include <charconv>

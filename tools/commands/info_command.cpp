@@ -1,4 +1,4 @@
-#include "tools/info_command.hpp"
+#include "tools/commands/info_command.hpp"
 
 #include <cuda_runtime.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "devices/device_set.hpp"
-#include "tools/doctor_verdict.hpp"
+#include "tools/commands/doctor_verdict.hpp"
 
 namespace stoker::tools {
 namespace {

@@ -1,7 +1,7 @@
 // stoker stress: parses options, runs the stress driver (stress_driver.hpp),
 // prints its report. Exit status: 0 all invariants held, 1 a violation (the
 // seed and the job that broke are printed), 2 bad options.
-#include "tools/stress_command.hpp"
+#include "tools/stress/stress_command.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -12,9 +12,9 @@
 
 #include "devices/device_set.hpp"
 #include "engine/config.hpp"
-#include "tools/cli_number.hpp"
-#include "tools/command_line.hpp"
-#include "tools/stress_driver.hpp"
+#include "tools/cli/cli_number.hpp"
+#include "tools/cli/command_line.hpp"
+#include "tools/stress/stress_driver.hpp"
 
 namespace stoker::tools {
 namespace {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draws `stoker run --trace` files as one SVG timeline, a panel per file.
 
-Usage: tools/trace_svg.py OUT.svg LABEL=TRACE.json [LABEL=TRACE.json ...]
+Usage: tools/scripts/trace_svg.py OUT.svg LABEL=TRACE.json [LABEL=TRACE.json ...]
 
 Each panel has a row per stream (H2D, compute, D2H) and, because producers
 of several partitions run at once, a producer row per partition. Bars are

@@ -1,4 +1,4 @@
-#include "tools/doctor_command.hpp"
+#include "tools/commands/doctor_command.hpp"
 
 #include <cuda_runtime.h>
 #include <pthread.h>
@@ -21,9 +21,9 @@
 
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
-#include "tools/cli_number.hpp"
-#include "tools/doctor_verdict.hpp"
-#include "tools/info_command.hpp"
+#include "tools/cli/cli_number.hpp"
+#include "tools/commands/doctor_verdict.hpp"
+#include "tools/commands/info_command.hpp"
 
 namespace stoker::tools {
 namespace {
