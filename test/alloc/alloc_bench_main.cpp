@@ -1,4 +1,4 @@
-// A stand-alone driver for tools/alloc_bench.cpp, so the benchmark can run
+// A stand-alone driver for tools/bench/alloc_bench.cpp, so the benchmark can run
 // before it is wired into `stoker bench alloc`. Not built by default.
 #include "tools/bench/alloc_bench.hpp"
 

@@ -1,4 +1,4 @@
-// The pure logic of `stoker info` and `stoker doctor` (tools/doctor_verdict.hpp):
+// The pure logic of `stoker info` and `stoker doctor` (tools/commands/doctor_verdict.hpp):
 // the verdict a user reads for given figures, and the parsing and text helpers.
 #include <gtest/gtest.h>
 

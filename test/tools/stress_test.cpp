@@ -1,4 +1,4 @@
-// The stress driver (tools/stress_driver.hpp) on the host backend: a short,
+// The stress driver (tools/stress/stress_driver.hpp) on the host backend: a short,
 // fixed-seed run must keep every invariant and actually inject what it
 // claims to (each fault kind, cancellations, budget pressure, every token).
 #include <gtest/gtest.h>

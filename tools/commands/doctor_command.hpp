@@ -4,7 +4,7 @@
 // cudaHostRegister'ed memory; H2D from pinned and pageable memory while host
 // threads stream-write memory; H2D on all GPUs at once; peer copies between
 // every pair of GPUs; and the wall-clock cost of cudaHostAlloc and
-// cudaHostRegister per GiB. Then a plain verdict (tools/doctor_verdict.hpp).
+// cudaHostRegister per GiB. Then a plain verdict (tools/commands/doctor_verdict.hpp).
 //
 // Every CUDA call is checked: a failed measurement is reported and the rest
 // still run. All pinned and registered memory is released before returning.
