@@ -1,0 +1,96 @@
+// Scalars to sort entries: each scalar (Fr, Montgomery form, as the NTT and
+// hpoly leave it) becomes W signed digits of c bits, and each non-zero digit
+// an entry (key = window * 2^(c-1) + |digit| - 1, value = point index with
+// the sign in bit 31) for the bucket sort. Zero digits get the key
+// W * 2^(c-1), above every bucket, so they sort to the end and are skipped.
+//
+// The arithmetic is __host__ __device__: the host tests check that the
+// digits put back together give the scalar.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/field.cuh"
+
+namespace stoker::kernels::gpu::detail {
+
+// (r - 1) / 2, little-endian 64-bit limbs.
+inline constexpr std::uint64_t kHalfR0 = 0x7fffffff80000000ull, kHalfR1 = 0xa9ded2017fff2dffull,
+                               kHalfR2 = 0x199cec0404d0ec02ull, kHalfR3 = 0x39f6d3a994cebea4ull;
+
+// k > (r - 1) / 2: k becomes r - k and the point's sign flips, so that
+// k < 2^254 and ceil(255 / c) windows of signed digits always suffice.
+STOKER_HD bool fold_above_half(std::uint64_t k[4]) {
+  const std::uint64_t h[4] = {kHalfR0, kHalfR1, kHalfR2, kHalfR3};
+  bool above = false, decided = false;
+  for (int i = 3; i >= 0; --i) {
+    if (!decided && k[i] != h[i]) {
+      above = k[i] > h[i];
+      decided = true;
+    }
+  }
+  if (!above) return false;
+  const std::uint64_t r[4] = {fr_detail::kP0, fr_detail::kP1, fr_detail::kP2, fr_detail::kP3};
+  std::uint64_t borrow = 0;
+  for (int i = 0; i < 4; ++i) {
+    const std::uint64_t d = r[i] - k[i];
+    const std::uint64_t b1 = r[i] < k[i];
+    const std::uint64_t d2 = d - borrow;
+    const std::uint64_t b2 = d < borrow;
+    k[i] = d2;
+    borrow = b1 | b2;
+  }
+  return true;
+}
+
+// Calls digit(w, magnitude, negative) for w = 0..windows-1, least
+// significant first, with magnitude in [0, 2^(c-1)]. `k` (canonical,
+// < 2^254 after fold_above_half) is consumed. sum_w d_w 2^(c w) == k.
+template <typename Digit>
+STOKER_HD void signed_digits(std::uint64_t k[4], unsigned c, unsigned windows, Digit&& digit) {
+  const std::uint64_t mask = (std::uint64_t{1} << c) - 1;
+  const std::uint64_t half = std::uint64_t{1} << (c - 1);
+  std::uint64_t carry = 0;
+  for (unsigned w = 0; w < windows; ++w) {
+    const std::uint64_t v = (k[0] & mask) + carry;
+    k[0] = (k[0] >> c) | (k[1] << (64 - c));
+    k[1] = (k[1] >> c) | (k[2] << (64 - c));
+    k[2] = (k[2] >> c) | (k[3] << (64 - c));
+    k[3] >>= c;
+    if (v > half) {
+      digit(w, static_cast<std::uint32_t>((mask + 1) - v), true);
+      carry = 1;
+    } else {
+      digit(w, static_cast<std::uint32_t>(v), false);
+      carry = 0;
+    }
+  }
+}
+
+#if defined(__CUDACC__)
+// One thread per scalar; entries are window-major (entry w * n + i), so
+// each window's writes are coalesced, and the radix sort, being stable,
+// keeps each bucket's points in index order.
+__global__ void scalar_digits_kernel(const Fr* __restrict__ scalars, std::size_t n, unsigned c,
+                                     unsigned windows, std::uint32_t* __restrict__ keys,
+                                     std::uint32_t* __restrict__ values) {
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const ulonglong2* q = reinterpret_cast<const ulonglong2*>(scalars + i);
+  const ulonglong2 a = __ldg(q), b = __ldg(q + 1);
+  std::uint64_t k[4];
+  Fr{{a.x, a.y, b.x, b.y}}.to_canonical(k);
+  const bool neg = fold_above_half(k);
+  const std::uint32_t buckets = std::uint32_t{1} << (c - 1);
+  const std::uint32_t none = windows * buckets;
+  const std::uint32_t index = static_cast<std::uint32_t>(i);
+  signed_digits(k, c, windows, [&](unsigned w, std::uint32_t mag, bool negative) {
+    const std::size_t e = std::size_t{w} * n + i;
+    keys[e] = mag ? w * buckets + (mag - 1) : none;
+    values[e] = index | (static_cast<std::uint32_t>(negative != neg) << 31);
+  });
+}
+#endif
+
+}  // namespace stoker::kernels::gpu::detail

@@ -1,0 +1,75 @@
+// The shape of a GPU Pippenger run: window size, window count, bucket count,
+// entries per accumulating thread and the reduction's group size, with the
+// cost model that picks the window size. Plain host arithmetic, so the host
+// tests check it and msm_scratch_bytes and msm agree on it by construction.
+//
+// Scalars are made smaller than r/2 < 2^254 first (k > r/2 becomes r - k
+// with the point negated), so ceil(255 / c) signed windows of c bits hold
+// every scalar: the top window then has at most c - 1 bits and its digit
+// plus the carry from below stays within 2^(c-1). A window's digits d lie in
+// [-2^(c-1), 2^(c-1)]; |d| picks one of 2^(c-1) buckets and 0 none.
+//
+// Cost model, in mixed additions (XYZZ + affine), measured ceilings from
+// DESIGN.md: every non-zero digit costs one mixed addition (n * W); the
+// reduction costs two XYZZ additions per bucket (running sums), each
+// 2.67 / 1.86 = 1.44 mixed additions; the sort's passes over 8-byte pairs
+// cost about 1 % of a mixed addition per entry and pass, so they tip only
+// between window sizes that are otherwise close.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+namespace stoker::kernels::gpu::detail {
+
+inline constexpr unsigned kScalarBits = 255;   // r < 2^255
+inline constexpr unsigned kMinWindowBits = 2;  // one bucket per window below this
+inline constexpr unsigned kMaxWindowBits = 26;
+// An entry's value is a point index with the sign in bit 31.
+inline constexpr std::uint64_t kMaxEntries = (std::uint64_t{1} << 31) - 1;
+// Reduction levels fold this many items into one (a power of two).
+inline constexpr unsigned kReduceGroupLog = 6;
+
+inline constexpr double kXyzzPerMixed = 2.67 / 1.86;
+inline constexpr double kSortPassPerEntry = 0.01;
+
+constexpr unsigned window_count(unsigned c) {
+  return (kScalarBits + c - 1) / c;
+}
+constexpr std::uint32_t buckets_per_window(unsigned c) {
+  return std::uint32_t{1} << (c - 1);
+}
+
+// Bits of a sort key: keys run over [0, W * 2^(c-1)], the top one marking
+// a zero digit (no bucket), so zero digits sort to the end.
+constexpr unsigned key_bits(unsigned c) {
+  const std::uint64_t sentinel = std::uint64_t{window_count(c)} * buckets_per_window(c);
+  return static_cast<unsigned>(std::bit_width(sentinel));
+}
+
+// Radix passes of 8 bits (CUB's onesweep digit on sm_90).
+constexpr unsigned sort_passes(unsigned c) {
+  return (key_bits(c) + 7) / 8;
+}
+
+constexpr double window_cost(std::size_t n, unsigned c) {
+  const double w = window_count(c);
+  const double entries = static_cast<double>(n) * w;
+  return entries * (1.0 + kSortPassPerEntry * sort_passes(c)) +
+         2.0 * kXyzzPerMixed * w * buckets_per_window(c);
+}
+
+// Entries summed by one thread of the accumulation: enough threads for
+// about `min_threads` (the device's resident capacity times a few waves),
+// between 4 and 32 entries each. Longer runs than this are split across
+// threads and joined in a short tree (see msm_accumulate.cuh), so a bucket
+// that holds most of the entries (sparse scalars: mostly 1) costs no more
+// than any other.
+constexpr unsigned entries_per_thread(std::uint64_t entries, std::uint64_t min_threads) {
+  unsigned l = 32;
+  while (l > 4 && entries / l < min_threads) l /= 2;
+  return l;
+}
+
+}  // namespace stoker::kernels::gpu::detail

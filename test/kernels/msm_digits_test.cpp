@@ -1,0 +1,119 @@
+// The GPU MSM's host-side arithmetic: signed digits that put back together
+// give the scalar, and window plans that hold every scalar and stay sorted
+// within their key bits.
+#include "kernels/detail/msm_digits.cuh"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "fr_test_util.hpp"
+#include "kernels/detail/msm_window.hpp"
+
+namespace stoker::kernels::gpu::detail {
+namespace {
+
+// sum_w d_w 2^(c w), negated when the scalar was folded, as an Fr; also
+// checks every digit's range.
+Fr rebuild(const Fr& x, unsigned c) {
+  std::uint64_t k[4];
+  x.to_canonical(k);
+  const bool folded = fold_above_half(k);
+  EXPECT_LT(k[3] >> 62, 1u) << "folded scalar must be below 2^254";
+  const unsigned windows = window_count(c);
+  Fr sum = Fr::zero();
+  const Fr two_c = Fr::from_u64(2).pow(std::uint64_t{c});
+  Fr weight = Fr::one();
+  signed_digits(k, c, windows, [&](unsigned, std::uint32_t mag, bool negative) {
+    EXPECT_LE(mag, buckets_per_window(c)) << "c " << c;
+    const Fr d = Fr::from_u64(mag) * weight;
+    sum = negative ? sum - d : sum + d;
+    weight = weight * two_c;
+  });
+  EXPECT_EQ(k[0] | k[1] | k[2] | k[3], 0u) << "bits left above the last window, c " << c;
+  return folded ? -sum : sum;
+}
+
+std::vector<Fr> edge_scalars() {
+  const Fr one = Fr::one();
+  const Fr half = test::fr_from_hex(
+      "0x39f6d3a994cebea4199cec0404d0ec02a9ded2017fff2dff7fffffff80000000");  // (r-1)/2
+  return {Fr::zero(),
+          one,
+          -one,
+          half,
+          half + one,
+          half - one,
+          Fr::from_u64(2).pow(253),
+          -Fr::from_u64(2).pow(253)};
+}
+
+TEST(MsmDigits, RebuildTheScalarForEveryWindowSize) {
+  std::mt19937_64 rng(11);
+  std::vector<Fr> xs = edge_scalars();
+  for (int i = 0; i < 200; ++i) xs.push_back(test::random_fr(rng));
+  for (unsigned c = kMinWindowBits; c <= kMaxWindowBits; ++c)
+    for (const Fr& x : xs) ASSERT_EQ(rebuild(x, c), x) << "c " << c << " x " << test::fr_to_hex(x);
+}
+
+TEST(MsmDigits, ZeroHasOnlyZeroDigits) {
+  std::uint64_t k[4] = {0, 0, 0, 0};
+  EXPECT_FALSE(fold_above_half(k));
+  signed_digits(k, 16, window_count(16),
+                [](unsigned w, std::uint32_t mag, bool) { EXPECT_EQ(mag, 0u) << "window " << w; });
+}
+
+TEST(MsmDigits, OneAndMinusOneAreOneDigit) {
+  for (const Fr& x : {Fr::one(), -Fr::one()}) {
+    std::uint64_t k[4];
+    x.to_canonical(k);
+    const bool folded = fold_above_half(k);
+    EXPECT_EQ(folded, x != Fr::one());
+    unsigned nonzero = 0;
+    signed_digits(k, 20, window_count(20), [&](unsigned w, std::uint32_t mag, bool negative) {
+      if (mag) {
+        ++nonzero;
+        EXPECT_EQ(w, 0u);
+        EXPECT_EQ(mag, 1u);
+        EXPECT_FALSE(negative);
+      }
+    });
+    EXPECT_EQ(nonzero, 1u);
+  }
+}
+
+TEST(MsmWindow, KeysFitTheirBitsAndTheSentinelSortsLast) {
+  for (unsigned c = kMinWindowBits; c <= kMaxWindowBits; ++c) {
+    const std::uint64_t none = std::uint64_t{window_count(c)} * buckets_per_window(c);
+    EXPECT_LT(none, std::uint64_t{1} << key_bits(c)) << "c " << c;
+    EXPECT_GE(window_count(c) * c, kScalarBits) << "c " << c;
+  }
+}
+
+TEST(MsmWindow, CostModelPicksLargerWindowsForLargerInputs) {
+  auto best = [](std::size_t n) {
+    unsigned b = kMinWindowBits;
+    for (unsigned c = kMinWindowBits; c <= kMaxWindowBits; ++c)
+      if (window_cost(n, c) < window_cost(n, b)) b = c;
+    return b;
+  };
+  unsigned last = 0;
+  for (unsigned log_n = 0; log_n <= 27; ++log_n) {
+    const unsigned c = best(std::size_t{1} << log_n);
+    EXPECT_GE(c, last) << "log_n " << log_n;
+    last = c;
+  }
+  // DESIGN.md's range for the XYZZ model at 2^20 .. 2^26.
+  EXPECT_GE(best(std::size_t{1} << 20), 15u);
+  EXPECT_LE(best(std::size_t{1} << 26), 23u);
+}
+
+TEST(MsmWindow, SlicesShrinkForSmallInputsOnly) {
+  EXPECT_EQ(entries_per_thread(std::uint64_t{1} << 30, 1u << 18), 32u);
+  EXPECT_EQ(entries_per_thread(1000, 1u << 18), 4u);
+}
+
+}  // namespace
+}  // namespace stoker::kernels::gpu::detail
