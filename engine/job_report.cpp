@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 namespace stoker::engine {
@@ -47,62 +48,31 @@ std::size_t JobReport::bytes_in_on(std::size_t device) const {
   return n;
 }
 
-namespace {
-
-void json_string(std::ostream& out, const std::string& s) {
-  out << '"';
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out << "\\\"";
-        break;
-      case '\\':
-        out << "\\\\";
-        break;
-      case '\n':
-        out << "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out << buf;
-        } else {
-          out << c;
-        }
-    }
-  }
-  out << '"';
-}
-
-}  // namespace
-
 void write_chrome_trace(std::ostream& out, const std::vector<JobReport>& jobs) {
   // Complete events ("ph":"X") in microseconds; pid = device, tid = stream.
+  // Built with nlohmann::json so that names (a job's, a device's) are
+  // escaped and numbers written as JSON numbers whatever they hold.
+  using json = nlohmann::ordered_json;
   enum Track { producer = 0, staging = 1, h2d = 2, kernels = 3, d2h = 4 };
   const char* track_names[] = {"producer (CPU)", "staging (CPU)", "H2D stream", "compute stream",
                                "D2H stream"};
-  out << "{\"traceEvents\":[\n";
-  bool first = true;
-  auto sep = [&] {
-    if (!first) out << ",\n";
-    first = false;
-  };
+  json events = json::array();
   std::size_t devices = 0;
   for (const auto& j : jobs) devices = std::max(devices, j.device_names.size());
   for (std::size_t d = 0; d < devices; ++d) {
     std::string name = "device " + std::to_string(d);
     for (const auto& j : jobs)
       if (d < j.device_names.size()) name += " (" + j.device_names[d] + ")";
-    sep();
-    out << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << d << ",\"args\":{\"name\":";
-    json_string(out, name.substr(0, name.find(')') + 1));
-    out << "}}";
-    for (int t = 0; t < 5; ++t) {
-      sep();
-      out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << d << ",\"tid\":" << t
-          << ",\"args\":{\"name\":\"" << track_names[t] << "\"}}";
-    }
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", d},
+                      {"args", {{"name", name.substr(0, name.find(')') + 1)}}}});
+    for (int t = 0; t < 5; ++t)
+      events.push_back({{"ph", "M"},
+                        {"name", "thread_name"},
+                        {"pid", d},
+                        {"tid", t},
+                        {"args", {{"name", track_names[t]}}}});
   }
   double offset = 0;  // jobs are laid end to end in submission order
   for (const auto& j : jobs) {
@@ -110,17 +80,22 @@ void write_chrome_trace(std::ostream& out, const std::vector<JobReport>& jobs) {
       const StageSpan* spans[] = {&p.producer, &p.staging, &p.h2d, &p.kernels, &p.d2h};
       for (int t = 0; t < 5; ++t) {
         if (spans[t]->ms <= 0) continue;
-        sep();
-        out << "{\"ph\":\"X\",\"pid\":" << std::max(p.device, 0) << ",\"tid\":" << t
-            << ",\"ts\":" << (offset + spans[t]->start_ms) * 1e3
-            << ",\"dur\":" << spans[t]->ms * 1e3 << ",\"name\":";
-        json_string(out, j.name + " #" + std::to_string(p.index));
-        out << ",\"args\":{\"slot\":" << p.slot << ",\"bytes_in\":" << p.bytes_in
-            << ",\"bytes_out\":" << p.bytes_out << "}}";
+        events.push_back(
+            {{"ph", "X"},
+             {"pid", std::max(p.device, 0)},
+             {"tid", t},
+             {"ts", (offset + spans[t]->start_ms) * 1e3},
+             {"dur", spans[t]->ms * 1e3},
+             {"name", j.name + " #" + std::to_string(p.index)},
+             {"args", {{"slot", p.slot}, {"bytes_in", p.bytes_in}, {"bytes_out", p.bytes_out}}}});
       }
     }
     offset += j.wall_ms;
   }
+  // One event a line: a trace of thousands of events stays readable in a pager.
+  out << "{\"traceEvents\":[\n";
+  for (std::size_t i = 0; i < events.size(); ++i)
+    out << (i ? ",\n" : "") << events[i].dump(-1, ' ', false, json::error_handler_t::replace);
   out << "\n]}\n";
 }
 

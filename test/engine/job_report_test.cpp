@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 namespace stoker::engine {
 namespace {
 
@@ -39,6 +42,33 @@ TEST(JobReport, H2dBusyIsTheUnionOfEachDevicesSpans) {
   EXPECT_NE(s.find("device 1 (b): compute busy 20 %, H2D busy 50 % (10.0 GB/s while busy)"),
             std::string::npos)
       << s;
+}
+
+// The Chrome trace is JSON a viewer can load whatever the names hold:
+// quotes, backslashes, control characters and bytes that are not UTF-8 in a
+// job's or a device's name are escaped (or replaced), and every span is an
+// event with its times in microseconds.
+TEST(JobReport, ChromeTraceIsValidJsonWhateverTheNamesHold) {
+  JobReport r;
+  r.name = "job \"one\"\\\n\t\x01 \xff";
+  r.wall_ms = 10;
+  r.device_names = {"GPU \"0\""};
+  r.parts = {part(0, 1.5, 2.25, 4096)};
+  r.parts[0].kernels = {4, 3};
+  std::ostringstream out;
+  write_chrome_trace(out, {r});
+  nlohmann::json trace;
+  ASSERT_NO_THROW(trace = nlohmann::json::parse(out.str())) << out.str();
+  const auto& events = trace.at("traceEvents");
+  std::vector<nlohmann::json> spans;
+  for (const auto& e : events)
+    if (e.at("ph") == "X") spans.push_back(e);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_DOUBLE_EQ(spans[0].at("ts").get<double>(), 1500.0);
+  EXPECT_DOUBLE_EQ(spans[0].at("dur").get<double>(), 2250.0);
+  EXPECT_EQ(spans[0].at("args").at("bytes_in").get<std::size_t>(), 4096u);
+  EXPECT_EQ(spans[0].at("name").get<std::string>().rfind("job \"one\"\\\n\t\x01 ", 0), 0u);
+  EXPECT_EQ(events[0].at("args").at("name").get<std::string>(), "device 0 (GPU \"0\")");
 }
 
 }  // namespace

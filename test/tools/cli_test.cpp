@@ -237,23 +237,24 @@ TEST(Cli, OtherCommandsRefuseBadNumbersNamingTheOption) {
 }
 
 // --trace FILE is checked before the job runs: a path that cannot be
-// written is named, with the reason, before any work (exit 2), a trace
-// that could not be written is an error (exit 1), not a warning after exit
-// 0, and a run that ends early leaves the path as it was.
+// written (a missing directory, a device) is named, with the reason, before
+// any work (exit 2), and a run that ends early leaves the path as it was.
 TEST(Cli, TraceFileIsCheckedBeforeTheJobAndLeftAsItWasWhenTheRunEndsEarly) {
   const std::string job =
       "run --backend host --workload synthetic --partitions 2 --size-mib 1 --no-progress";
   const auto missing = run_stoker(job + " --trace /nonexistent-dir/x.json");
   EXPECT_EQ(missing.status, 2) << missing.output;
-  EXPECT_NE(missing.output.find("cannot create /nonexistent-dir/x.json: No such file or directory"),
+  EXPECT_NE(missing.output.find("cannot write /nonexistent-dir/x.json: directory "
+                                "/nonexistent-dir: No such file or directory"),
             std::string::npos)
       << missing.output;
   EXPECT_EQ(missing.output.find("stoker run: synthetic"), std::string::npos)
-      << "the job ran before the trace file was opened: " << missing.output;
+      << "the job ran before the trace file was checked: " << missing.output;
 
   const auto full = run_stoker(job + " --trace /dev/full");
-  EXPECT_EQ(full.status, 1) << full.output;
-  EXPECT_NE(full.output.find("could not write the trace to /dev/full"), std::string::npos)
+  EXPECT_EQ(full.status, 2) << full.output;
+  EXPECT_NE(full.output.find("/dev/full: is a character device, not a regular file"),
+            std::string::npos)
       << full.output;
 
   const fs::path ok =
@@ -282,7 +283,8 @@ TEST(Cli, TraceFileIsCheckedBeforeTheJobAndLeftAsItWasWhenTheRunEndsEarly) {
 
   const auto bench = run_stoker("bench pipeline --trace /nonexistent-dir/x.json");
   EXPECT_EQ(bench.status, 2) << bench.output;
-  EXPECT_NE(bench.output.find("cannot create /nonexistent-dir/x.json: No such file or directory"),
+  EXPECT_NE(bench.output.find("cannot write /nonexistent-dir/x.json: directory "
+                              "/nonexistent-dir: No such file or directory"),
             std::string::npos)
       << bench.output;
 }

@@ -21,6 +21,7 @@
 #include "devices/pinned_buffer.hpp"
 #include "tools/bench/bench_stats.hpp"
 #include "tools/cli/cli_number.hpp"
+#include "tools/cli/json_output.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -296,19 +297,6 @@ std::vector<ThroughputRow> measure_throughput(devices::Backend backend, int thre
   return rows;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += ' ';
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 int bench_alloc_command(int argc, char** argv) {
@@ -337,37 +325,28 @@ int bench_alloc_command(int argc, char** argv) {
   auto tput = measure_throughput(backend, opt->threads, opt->seconds);
 
   if (opt->json) {
-    std::string s = "{\"backend\":\"" + std::string(devices::to_string(backend)) + "\",\"cycle\":[";
-    for (std::size_t i = 0; i < cycles.size(); ++i) {
-      const auto& c = cycles[i];
-      char buf[256];
-      std::snprintf(buf, sizeof buf,
-                    "%s{\"bytes\":%zu,\"fresh_ns\":%.1f,\"pooled_ns\":%.1f,\"ratio\":%.1f",
-                    i ? "," : "", c.bytes, c.fresh_ns, c.pooled_ns,
-                    c.pooled_ns > 0 ? c.fresh_ns / c.pooled_ns : 0.0);
-      s += buf;
-      if (!c.error.empty()) s += ",\"error\":\"" + json_escape(c.error) + "\"";
-      s += "}";
+    Json j;
+    j["backend"] = devices::to_string(backend);
+    j["cycle"] = Json::array();
+    for (const auto& c : cycles) {
+      Json row = {{"bytes", c.bytes},
+                  {"fresh_ns", c.fresh_ns},
+                  {"pooled_ns", c.pooled_ns},
+                  {"ratio", c.pooled_ns > 0 ? c.fresh_ns / c.pooled_ns : 0.0}};
+      if (!c.error.empty()) row["error"] = c.error;
+      j["cycle"].push_back(std::move(row));
     }
-    s += "],\"h2d\":";
-    if (h2d.measured) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf,
-                    "{\"bytes\":%zu,\"pinned_vec_gbs\":%.2f,\"std_vector_gbs\":%.2f}", h2d.bytes,
-                    h2d.pinned_vec_gbs, h2d.std_vector_gbs);
-      s += buf;
-    } else {
-      s += "{\"skipped\":\"" + json_escape(h2d.error) + "\"}";
-    }
-    s += ",\"throughput\":[";
-    for (std::size_t i = 0; i < tput.size(); ++i) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "\",\"threads\":%d,\"ops_per_s\":%.0f}", tput[i].threads,
-                    tput[i].ops_per_s);
-      s += std::string(i ? "," : "") + "{\"what\":\"" + json_escape(tput[i].what) + buf;
-    }
-    s += "]}";
-    std::puts(s.c_str());
+    if (h2d.measured)
+      j["h2d"] = {{"bytes", h2d.bytes},
+                  {"pinned_vec_gbs", h2d.pinned_vec_gbs},
+                  {"std_vector_gbs", h2d.std_vector_gbs}};
+    else
+      j["h2d"] = {{"skipped", h2d.error}};
+    j["throughput"] = Json::array();
+    for (const auto& t : tput)
+      j["throughput"].push_back(
+          {{"what", t.what}, {"threads", t.threads}, {"ops_per_s", t.ops_per_s}});
+    std::puts(json_text(j).c_str());
     return failed ? 1 : 0;
   }
 

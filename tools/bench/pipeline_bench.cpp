@@ -42,6 +42,8 @@
 #include "tools/bench/bench_stats.hpp"
 #include "tools/cli/cli_number.hpp"
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/json_output.hpp"
+#include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -266,9 +268,15 @@ int bench_pipeline_command(int argc, char** argv) {
     return 2;
   }
   // Created now: a bad path fails before the runs.
-  std::optional<OutputFile> trace_file =
-      opt.trace.empty() ? std::nullopt : OutputFile::create("bench pipeline", opt.trace);
-  if (!opt.trace.empty() && !trace_file) return 2;
+  std::optional<OutputFile> trace_file;
+  if (!opt.trace.empty()) {
+    auto f = OutputFile::check(opt.trace);
+    if (!f) {
+      std::fprintf(stderr, "stoker bench pipeline: --trace %s\n", f.error().what().c_str());
+      return 2;
+    }
+    trace_file.emplace(std::move(*f));
+  }
   const int gpus = devices::cuda_device_count();
   if (gpus == 0) {
     std::fprintf(stderr,
@@ -382,9 +390,9 @@ int bench_pipeline_command(int argc, char** argv) {
       Figure& f = *run.figure;
       f.each_ms.push_back(rep->wall_ms);
       f.each_bound_ms.push_back(rep->bound_ms);
-      f.each_writers_gbps.push_back(
-          static_cast<double>(set_after - set_before) /
-          std::max(1e-9, std::chrono::duration<double>(t1 - t0).count()) / 1e9);
+      f.each_writers_gbps.push_back(static_cast<double>(set_after - set_before) /
+                                    std::max(1e-9, std::chrono::duration<double>(t1 - t0).count()) /
+                                    1e9);
       f.busy = rep->device_busy;
       f.slabs_grown += rep->pinned_slabs_grown;
       f.last = std::move(*rep);
@@ -392,9 +400,11 @@ int bench_pipeline_command(int argc, char** argv) {
   }
   const double a_ms = a.ms();
   if (trace_file) {
-    if (!trace_file->write([&](std::ostream& out) { engine::write_chrome_trace(out, {b.last}); },
-                           "the trace"))
+    if (auto err = trace_file->write(
+            [&](std::ostream& out) { engine::write_chrome_trace(out, {b.last}); })) {
+      std::fprintf(stderr, "stoker bench pipeline: the trace: %s\n", err.what().c_str());
       return 1;
+    }
   }
   auto rate = [&](double ms) { return ms > 0 ? gb / (ms / 1e3) : 0; };
   auto ratio = [](double num, double den) { return num > 0 && den > 0 ? num / den : 0; };
@@ -403,35 +413,35 @@ int bench_pipeline_command(int argc, char** argv) {
   const Spread c_vs_b = ratios_per_rep(b.each_ms, c.each_ms);
   const Spread all_vs_one = ratios_per_rep(b1.each_ms, b.each_ms);
   if (opt.json) {
-    auto num = [](double v) {
-      return v > 0 ? std::to_string(v) : std::string("null");
-    };  // null: not run
-    auto list = [](const std::vector<double>& v) {
-      std::string out = "[";
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        if (i) out += ',';
-        out += std::to_string(v[i]);
-      }
-      return out + "]";
-    };
+    const auto num = number_or_null;  // null: not run
     auto spread = [&](const Spread& x) {
-      return x.median > 0 ? "{\"median\":" + num(x.median) + ",\"min\":" + num(x.min) +
-                                ",\"max\":" + num(x.max) + "}"
-                          : std::string("null");
+      return x.median > 0
+                 ? Json{{"median", num(x.median)}, {"min", num(x.min)}, {"max", num(x.max)}}
+                 : Json(nullptr);
     };
-    std::printf(
-        "{\"partitions\":%zu,\"size_mib\":%zu,\"rounds\":%d,\"gpus\":%d,\"writers\":%d,"
-        "\"naive_ms\":%s,\"pinned_ms\":%s,\"pageable_ms\":%s,\"pinned_1gpu_ms\":%s,"
-        "\"bound_ms\":%s,\"bound_1gpu_ms\":%s,\"naive_each_ms\":%s,\"pinned_each_ms\":%s,"
-        "\"pageable_each_ms\":%s,\"pinned_1gpu_each_ms\":%s,\"pinned_vs_naive\":%s,"
-        "\"pageable_vs_pinned\":%s,\"all_gpus_vs_one\":%s,\"writers_gbps\":{\"pinned\":%s,"
-        "\"pageable\":%s,\"pinned_1gpu\":%s}}\n",
-        o.partitions, opt.size_mib, o.rounds, gpus, writers, num(a_ms).c_str(), num(b.ms()).c_str(),
-        num(c.ms()).c_str(), num(b1.ms()).c_str(), num(b.bound_ms()).c_str(),
-        num(b1.bound_ms()).c_str(), list(a.each_ms).c_str(), list(b.each_ms).c_str(),
-        list(c.each_ms).c_str(), list(b1.each_ms).c_str(), spread(b_vs_a).c_str(),
-        spread(c_vs_b).c_str(), spread(all_vs_one).c_str(), num(b.writers_gbps()).c_str(),
-        num(c.writers_gbps()).c_str(), num(b1.writers_gbps()).c_str());
+    Json j;
+    j["partitions"] = o.partitions;
+    j["size_mib"] = opt.size_mib;
+    j["rounds"] = o.rounds;
+    j["gpus"] = gpus;
+    j["writers"] = writers;
+    j["naive_ms"] = num(a_ms);
+    j["pinned_ms"] = num(b.ms());
+    j["pageable_ms"] = num(c.ms());
+    j["pinned_1gpu_ms"] = num(b1.ms());
+    j["bound_ms"] = num(b.bound_ms());
+    j["bound_1gpu_ms"] = num(b1.bound_ms());
+    j["naive_each_ms"] = a.each_ms;
+    j["pinned_each_ms"] = b.each_ms;
+    j["pageable_each_ms"] = c.each_ms;
+    j["pinned_1gpu_each_ms"] = b1.each_ms;
+    j["pinned_vs_naive"] = spread(b_vs_a);
+    j["pageable_vs_pinned"] = spread(c_vs_b);
+    j["all_gpus_vs_one"] = spread(all_vs_one);
+    j["writers_gbps"] = {{"pinned", num(b.writers_gbps())},
+                         {"pageable", num(c.writers_gbps())},
+                         {"pinned_1gpu", num(b1.writers_gbps())}};
+    std::printf("%s\n", json_text(j).c_str());
     return 0;
   }
   auto cell = [](double v, const char* unit) {

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "devices/device_set.hpp"
+#include "tools/cli/json_output.hpp"
 #include "tools/commands/doctor_verdict.hpp"
 
 namespace stoker::tools {
@@ -45,10 +47,6 @@ std::string cpu_model() {
 std::string version(int v) {
   if (v <= 0) return "none";
   return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-}
-
-std::string json_opt_int(long long v, bool present) {
-  return present ? std::to_string(v) : std::string("null");
 }
 
 std::string pcie_text(const devices::DeviceInfo& d) {
@@ -144,64 +142,61 @@ void print_text(const HostFacts& h, const devices::DeviceSet& set) {
   }
 }
 
-std::string device_json(const devices::DeviceInfo& d) {
-  std::string s = "{";
-  s += "\"index\":" + std::to_string(d.index);
-  s += ",\"ordinal\":" + std::to_string(d.ordinal);
-  s += ",\"backend\":\"" + json_escape(devices::to_string(d.backend)) + "\"";
-  s += ",\"name\":\"" + json_escape(d.name) + "\"";
-  if (d.backend == devices::Backend::cuda)
-    s += ",\"compute_capability\":\"" + std::to_string(d.cc_major) + "." +
-         std::to_string(d.cc_minor) + "\"";
-  else
-    s += ",\"compute_capability\":null";
-  s += ",\"sm_count\":" + std::to_string(d.sm_count);
-  s += ",\"total_memory_bytes\":" + std::to_string(d.total_memory);
-  s += ",\"l2_bytes\":" + std::to_string(d.l2_bytes);
-  s += ",\"max_shared_per_block_bytes\":" + std::to_string(d.max_shared_per_block);
-  s += ",\"pci_bus_id\":" +
-       (d.pci_bus_id.empty() ? std::string("null") : "\"" + json_escape(d.pci_bus_id) + "\"");
-  s += ",\"pcie\":{\"generation\":" + json_opt_int(d.pcie_generation, d.pcie_generation > 0) +
-       ",\"width\":" + json_opt_int(d.pcie_width, d.pcie_width > 0) +
-       ",\"max_generation\":" + json_opt_int(d.pcie_max_generation, d.pcie_max_generation > 0) +
-       ",\"max_width\":" + json_opt_int(d.pcie_max_width, d.pcie_max_width > 0) + "}";
-  s += ",\"numa_node\":" + json_opt_int(d.numa_node, d.numa_node >= 0);
-  s += ",\"cpu_affinity\":" +
-       (d.cpu_affinity.empty() ? std::string("null") : "\"" + json_escape(d.cpu_affinity) + "\"");
-  s += ",\"slowdown\":" + json_number(d.slowdown, 3);
-  s += "}";
-  return s;
+// null where the driver did not say.
+Json int_or_null(long long v, bool present) {
+  return present ? Json(v) : Json(nullptr);
+}
+Json text_or_null(const std::string& s) {
+  return s.empty() ? Json(nullptr) : Json(s);
+}
+
+Json device_json(const devices::DeviceInfo& d) {
+  Json j;
+  j["index"] = d.index;
+  j["ordinal"] = d.ordinal;
+  j["backend"] = devices::to_string(d.backend);
+  j["name"] = d.name;
+  j["compute_capability"] =
+      d.backend == devices::Backend::cuda
+          ? Json(std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor))
+          : Json(nullptr);
+  j["sm_count"] = d.sm_count;
+  j["total_memory_bytes"] = d.total_memory;
+  j["l2_bytes"] = d.l2_bytes;
+  j["max_shared_per_block_bytes"] = d.max_shared_per_block;
+  j["pci_bus_id"] = text_or_null(d.pci_bus_id);
+  j["pcie"] = {{"generation", int_or_null(d.pcie_generation, d.pcie_generation > 0)},
+               {"width", int_or_null(d.pcie_width, d.pcie_width > 0)},
+               {"max_generation", int_or_null(d.pcie_max_generation, d.pcie_max_generation > 0)},
+               {"max_width", int_or_null(d.pcie_max_width, d.pcie_max_width > 0)}};
+  j["numa_node"] = int_or_null(d.numa_node, d.numa_node >= 0);
+  j["cpu_affinity"] = text_or_null(d.cpu_affinity);
+  j["slowdown"] = std::isfinite(d.slowdown) ? Json(d.slowdown) : Json(nullptr);
+  return j;
 }
 
 void print_json(const HostFacts& h, const devices::DeviceSet& set) {
-  std::string s = "{\"host\":" + host_facts_json(h);
-  s += ",\"backend\":\"" + json_escape(devices::to_string(set.backend())) + "\"";
-  s += ",\"devices\":[";
-  for (std::size_t i = 0; i < set.size(); ++i) {
-    if (i) s += ",";
-    s += device_json(set[i].info());
-  }
-  s += "]";
+  Json j;
+  j["host"] = host_facts_to_json(h);
+  j["backend"] = devices::to_string(set.backend());
+  j["devices"] = Json::array();
+  for (std::size_t i = 0; i < set.size(); ++i) j["devices"].push_back(device_json(set[i].info()));
   const auto& t = set.topology();
-  std::string access = "[", rank = "[";
+  Json access = Json::array(), rank = Json::array();
   for (std::size_t i = 0; i < set.size(); ++i) {
-    if (i) access += ",", rank += ",";
-    access += "[";
-    rank += "[";
-    for (std::size_t j = 0; j < set.size(); ++j) {
-      if (j) access += ",", rank += ",";
+    Json access_row = Json::array(), rank_row = Json::array();
+    for (std::size_t j2 = 0; j2 < set.size(); ++j2) {
       const bool ok =
-          i < t.peer_access.size() && j < t.peer_access[i].size() && t.peer_access[i][j];
-      const int r = i < t.peer_rank.size() && j < t.peer_rank[i].size() ? t.peer_rank[i][j] : -1;
-      access += ok ? "true" : "false";
-      rank += r >= 0 ? std::to_string(r) : std::string("null");
+          i < t.peer_access.size() && j2 < t.peer_access[i].size() && t.peer_access[i][j2];
+      const int r = i < t.peer_rank.size() && j2 < t.peer_rank[i].size() ? t.peer_rank[i][j2] : -1;
+      access_row.push_back(ok);
+      rank_row.push_back(int_or_null(r, r >= 0));
     }
-    access += "]";
-    rank += "]";
+    access.push_back(std::move(access_row));
+    rank.push_back(std::move(rank_row));
   }
-  s += ",\"topology\":{\"peer_access\":" + access + "],\"peer_rank\":" + rank + "]}";
-  s += "}\n";
-  std::fputs(s.c_str(), stdout);
+  j["topology"] = {{"peer_access", std::move(access)}, {"peer_rank", std::move(rank)}};
+  std::printf("%s\n", json_text(j).c_str());
 }
 
 }  // namespace
@@ -226,21 +221,22 @@ HostFacts read_host_facts() {
   return h;
 }
 
-std::string host_facts_json(const HostFacts& h) {
+Json host_facts_to_json(const HostFacts& h) {
   const auto opt = [](const std::optional<std::uint64_t>& v) {
-    return v ? std::to_string(*v) : std::string("null");
+    return v ? Json(*v) : Json(nullptr);
   };
-  std::string s = "{";
-  s += "\"cpu_threads\":" + std::to_string(h.cpu_threads);
-  s += ",\"cpu_model\":" +
-       (h.cpu_model.empty() ? std::string("null") : "\"" + json_escape(h.cpu_model) + "\"");
-  s += ",\"mem_total_bytes\":" + opt(h.mem_total_bytes);
-  s += ",\"mem_available_bytes\":" + opt(h.mem_available_bytes);
-  s += ",\"cuda_driver_version\":" + json_opt_int(h.cuda_driver_version, h.cuda_driver_version > 0);
-  s += ",\"cuda_runtime_version\":" +
-       json_opt_int(h.cuda_runtime_version, h.cuda_runtime_version > 0);
-  s += "}";
-  return s;
+  Json j;
+  j["cpu_threads"] = h.cpu_threads;
+  j["cpu_model"] = text_or_null(h.cpu_model);
+  j["mem_total_bytes"] = opt(h.mem_total_bytes);
+  j["mem_available_bytes"] = opt(h.mem_available_bytes);
+  j["cuda_driver_version"] = int_or_null(h.cuda_driver_version, h.cuda_driver_version > 0);
+  j["cuda_runtime_version"] = int_or_null(h.cuda_runtime_version, h.cuda_runtime_version > 0);
+  return j;
+}
+
+std::string host_facts_json(const HostFacts& h) {
+  return json_text(host_facts_to_json(h));
 }
 
 int info_command(int argc, char** argv) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -25,7 +26,8 @@ struct HostFacts {
 };
 
 HostFacts read_host_facts();
-// A JSON object (no trailing newline).
+// As a JSON object, and as its text (no trailing newline).
+nlohmann::ordered_json host_facts_to_json(const HostFacts& h);
 std::string host_facts_json(const HostFacts& h);
 
 }  // namespace stoker::tools

@@ -23,6 +23,8 @@
 #include "tools/bench/bench_stats.hpp"
 #include "tools/cli/cli_number.hpp"
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/json_output.hpp"
+#include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -73,51 +75,39 @@ StageMedians stage_medians(const engine::JobReport& r) {
   return {median(prod), median(h2d), median(k), median(d2h)};
 }
 
-std::string json_report(const engine::JobReport& r, const engine::Engine& e,
-                        const std::string& extra) {
-  char buf[320];
-  std::string s = "{";
-  std::snprintf(buf, sizeof buf,
-                "\"job\":\"%s\",\"backend\":\"%s\",\"devices\":%zu,\"partitions\":%zu,\"partitions_"
-                "done\":%zu,"
-                "\"wall_ms\":%.3f,\"partitions_per_s\":%.3f,",
-                r.name.c_str(), devices::to_string(e.devices().backend()), e.devices().size(),
-                r.partitions, r.partitions_done, r.wall_ms, r.partitions_per_s());
-  s += buf;
-  std::snprintf(buf, sizeof buf,
-                "\"bytes_in\":%zu,\"bytes_out\":%zu,\"bytes_registered\":%zu,\"h2d_gbps\":%.3f,"
-                "\"d2h_gbps\":%.3f,\"bound_ms\":%.3f,\"fill_drain_ms\":%.3f,",
-                r.bytes_in(), r.bytes_out(), r.bytes_registered(),
-                r.wall_ms > 0 ? r.bytes_in() / r.wall_ms / 1e6 : 0.0,
-                r.wall_ms > 0 ? r.bytes_out() / r.wall_ms / 1e6 : 0.0, r.bound_ms, r.fill_drain_ms);
-  s += buf;
+// The --json summary; `extra` (the workload's fields) goes after the stage
+// medians. Field names are read by scripts (tools/scripts/ab) and checks:
+// keep them.
+Json json_report(const engine::JobReport& r, const engine::Engine& e, const Json& extra) {
+  Json j;
+  j["job"] = r.name;
+  j["backend"] = devices::to_string(e.devices().backend());
+  j["devices"] = e.devices().size();
+  j["partitions"] = r.partitions;
+  j["partitions_done"] = r.partitions_done;
+  j["wall_ms"] = r.wall_ms;
+  j["partitions_per_s"] = r.partitions_per_s();
+  j["bytes_in"] = r.bytes_in();
+  j["bytes_out"] = r.bytes_out();
+  j["bytes_registered"] = r.bytes_registered();
+  j["h2d_gbps"] = r.wall_ms > 0 ? r.bytes_in() / r.wall_ms / 1e6 : 0.0;
+  j["d2h_gbps"] = r.wall_ms > 0 ? r.bytes_out() / r.wall_ms / 1e6 : 0.0;
+  j["bound_ms"] = r.bound_ms;
+  j["fill_drain_ms"] = r.fill_drain_ms;
   const auto m = stage_medians(r);
-  std::snprintf(buf, sizeof buf,
-                "\"producer_ms_median\":%.3f,\"h2d_ms_median\":%.3f,\"kernels_ms_median\":%.3f,"
-                "\"d2h_ms_median\":%.3f,",
-                m.producer, m.h2d, m.kernels, m.d2h);
-  s += buf;
-  s += extra;
-  // A per-device array of fractions.
-  const auto per_device = [&](const char* key, auto fraction) {
-    s += std::string("\"") + key + "\":[";
-    for (std::size_t d = 0; d < r.device_busy.size(); ++d) {
-      std::snprintf(buf, sizeof buf, "%s%.4f", d ? "," : "", fraction(d));
-      s += buf;
-    }
-    s += "],";
-  };
-  per_device("device_busy", [&](std::size_t d) { return r.device_busy[d]; });
-  per_device("h2d_busy",
-             [&](std::size_t d) { return r.wall_ms > 0 ? r.h2d_busy_ms(d) / r.wall_ms : 0.0; });
-  s += "\"device_cpus\":[";
-  const auto cpus = e.stats().device_cpus;
-  for (std::size_t d = 0; d < cpus.size(); ++d) s += (d ? ",\"" : "\"") + cpus[d] + "\"";
-  s += "],";
-  s += "\"error\":\"";
-  for (char c : r.error) s += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-  s += "\"}";
-  return s;
+  j["producer_ms_median"] = m.producer;
+  j["h2d_ms_median"] = m.h2d;
+  j["kernels_ms_median"] = m.kernels;
+  j["d2h_ms_median"] = m.d2h;
+  for (const auto& [key, value] : extra.items()) j[key] = value;
+  std::vector<double> h2d_busy;
+  for (std::size_t d = 0; d < r.device_busy.size(); ++d)
+    h2d_busy.push_back(r.wall_ms > 0 ? r.h2d_busy_ms(d) / r.wall_ms : 0.0);
+  j["device_busy"] = r.device_busy;
+  j["h2d_busy"] = h2d_busy;
+  j["device_cpus"] = e.stats().device_cpus;
+  j["error"] = r.error;
+  return j;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -234,9 +224,15 @@ int run_command(int argc, char** argv) {
   }
   const bool hpoly = workload == "hpoly";
   // Created now: a bad path fails before the job.
-  std::optional<OutputFile> trace_file =
-      trace.empty() ? std::nullopt : OutputFile::create("run", trace);
-  if (!trace.empty() && !trace_file) return 2;
+  std::optional<OutputFile> trace_file;
+  if (!trace.empty()) {
+    auto f = OutputFile::check(trace);
+    if (!f) {
+      std::fprintf(stderr, "stoker run: --trace %s\n", f.error().what().c_str());
+      return 2;
+    }
+    trace_file.emplace(std::move(*f));
+  }
 
   boost::asio::io_context io;
   auto engine = engine::Engine::create(io.get_executor(), *config);
@@ -372,22 +368,23 @@ int run_command(int argc, char** argv) {
                 after.pinned_slabs_trimmed - warm.pinned_slabs_trimmed);
   bool trace_written = true;
   if (trace_file) {
-    trace_written = trace_file->write(
-        [&](std::ostream& out) { engine::write_chrome_trace(out, {report}); }, "the trace");
+    if (auto err = trace_file->write(
+            [&](std::ostream& out) { engine::write_chrome_trace(out, {report}); })) {
+      std::fprintf(stderr, "stoker run: the trace: %s\n", err.what().c_str());
+      trace_written = false;
+    }
   }
   if (json) {
-    char extra[256];
-    std::snprintf(extra, sizeof extra,
-                  "\"workload\":\"%s\",\"log_n\":%u,\"verified\":%s,\"prepare_ms\":%.3f,"
-                  "\"h_memory\":\"%s\",\"output_memory\":\"%s\",\"cold\":%s,",
-                  hpoly ? "hpoly" : "synthetic", hpoly ? ho.log_n : 0u,
-                  verifying && !result ? "true" : "false", prepare_s * 1e3,
-                  !hpoly         ? ""
-                  : h_registered ? "registered"
-                                 : "pageable",
-                  (hpoly ? h_registered : synthetic_outputs_registered) ? "registered" : "pageable",
-                  cold ? "true" : "false");
-    std::printf("%s\n", json_report(report, e, extra).c_str());
+    Json extra;
+    extra["workload"] = hpoly ? "hpoly" : "synthetic";
+    extra["log_n"] = hpoly ? ho.log_n : 0u;
+    extra["verified"] = verifying && !result;
+    extra["prepare_ms"] = prepare_s * 1e3;
+    extra["h_memory"] = !hpoly ? "" : h_registered ? "registered" : "pageable";
+    extra["output_memory"] =
+        (hpoly ? h_registered : synthetic_outputs_registered) ? "registered" : "pageable";
+    extra["cold"] = cold;
+    std::printf("%s\n", json_text(json_report(report, e, extra)).c_str());
   } else {
     std::printf("%s", engine::summarize(report).c_str());
     // What the producers achieved together: bytes they wrote over the span

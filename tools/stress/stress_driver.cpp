@@ -22,6 +22,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <variant>
 
@@ -706,75 +707,55 @@ Result<StressReport> run(const StressOptions& options) {
   return rep;
 }
 
-namespace {
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
-
 std::string to_json(const StressReport& r) {
-  char buf[512];
-  std::string s = "{";
-  std::snprintf(
-      buf, sizeof buf,
-      "\"seed\":%llu,\"backend\":\"%s\",\"devices\":%zu,\"ok\":%s,\"rounds\":%zu,"
-      "\"jobs_submitted\":%zu,\"jobs_completed\":%zu,\"jobs_succeeded\":%zu,"
-      "\"partitions_done\":%zu,\"bytes_in\":%zu,\"wall_s\":%.3f,\"jobs_per_s\":%.2f,"
-      "\"partitions_per_s\":%.2f,\"latency_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f},",
-      static_cast<unsigned long long>(r.seed), r.backend.c_str(), r.devices,
-      r.ok ? "true" : "false", r.rounds, r.jobs_submitted, r.jobs_completed, r.jobs_succeeded,
-      r.partitions_done, r.bytes_in, r.wall_s, r.jobs_per_s, r.partitions_per_s, r.latency_p50_ms,
-      r.latency_p99_ms, r.latency_max_ms);
-  s += buf;
-  s += "\"faults\":{";
-  for (int f = 1; f < kFaultKinds; ++f) {
-    std::snprintf(buf, sizeof buf, "%s\"%s\":{\"injected\":%zu,\"survived\":%zu}", f > 1 ? "," : "",
-                  fault_name(static_cast<Fault>(f)), r.faults_injected[static_cast<std::size_t>(f)],
-                  r.faults_survived[static_cast<std::size_t>(f)]);
-    s += buf;
-  }
-  std::snprintf(buf, sizeof buf,
-                "},\"collateral\":%zu,\"devices_broken\":%zu,\"cancellations\":{\"requested\":%zu,"
-                "\"aborted\":%zu,\"finished_first\":%zu},\"tokens\":{",
-                r.collateral, r.devices_broken, r.cancels_requested, r.cancels_aborted,
-                r.cancels_too_late);
-  s += buf;
-  for (int t = 0; t < kTokenKinds; ++t) {
-    std::snprintf(buf, sizeof buf, "%s\"%s\":%zu", t ? "," : "", token_name(static_cast<Token>(t)),
-                  r.by_token[static_cast<std::size_t>(t)]);
-    s += buf;
-  }
-  std::snprintf(
-      buf, sizeof buf,
-      "},\"inputs\":{\"pinned\":%zu,\"registered\":%zu,\"pageable\":%zu,\"produced\":%zu},"
-      "\"memory\":{\"host_budget_limit\":%zu,\"peak_host_budget_in_use\":%zu,"
-      "\"peak_demand\":%zu,\"pressure_samples\":%zu,\"samples\":%zu,"
-      "\"peak_pinned_in_use\":%zu,\"peak_pinned_pooled\":%zu,\"peak_device_in_use\":%zu},"
-      "\"threads\":{\"baseline\":%d,\"after\":%d},",
-      r.inputs_by_kind[0], r.inputs_by_kind[1], r.inputs_by_kind[2], r.inputs_by_kind[3],
-      r.host_budget_limit, r.peak_host_budget_in_use, r.peak_demand, r.pressure_samples, r.samples,
-      r.peak_pinned_in_use, r.peak_pinned_pooled, r.peak_device_in_use, r.threads_baseline,
-      r.threads_after);
-  s += buf;
-  s += "\"violation_count\":" + std::to_string(r.violation_count) + ",\"violations\":[";
-  for (std::size_t i = 0; i < r.violations.size(); ++i)
-    s += (i ? "," : "") + json_string(r.violations[i]);
-  return s + "]}";
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["seed"] = r.seed;
+  j["backend"] = r.backend;
+  j["devices"] = r.devices;
+  j["ok"] = r.ok;
+  j["rounds"] = r.rounds;
+  j["jobs_submitted"] = r.jobs_submitted;
+  j["jobs_completed"] = r.jobs_completed;
+  j["jobs_succeeded"] = r.jobs_succeeded;
+  j["partitions_done"] = r.partitions_done;
+  j["bytes_in"] = r.bytes_in;
+  j["wall_s"] = r.wall_s;
+  j["jobs_per_s"] = r.jobs_per_s;
+  j["partitions_per_s"] = r.partitions_per_s;
+  j["latency_ms"] = {
+      {"p50", r.latency_p50_ms}, {"p99", r.latency_p99_ms}, {"max", r.latency_max_ms}};
+  Json faults = Json::object();
+  for (int f = 1; f < kFaultKinds; ++f)
+    faults[fault_name(static_cast<Fault>(f))] = {
+        {"injected", r.faults_injected[static_cast<std::size_t>(f)]},
+        {"survived", r.faults_survived[static_cast<std::size_t>(f)]}};
+  j["faults"] = std::move(faults);
+  j["collateral"] = r.collateral;
+  j["devices_broken"] = r.devices_broken;
+  j["cancellations"] = {{"requested", r.cancels_requested},
+                        {"aborted", r.cancels_aborted},
+                        {"finished_first", r.cancels_too_late}};
+  Json tokens = Json::object();
+  for (int t = 0; t < kTokenKinds; ++t)
+    tokens[token_name(static_cast<Token>(t))] = r.by_token[static_cast<std::size_t>(t)];
+  j["tokens"] = std::move(tokens);
+  j["inputs"] = {{"pinned", r.inputs_by_kind[0]},
+                 {"registered", r.inputs_by_kind[1]},
+                 {"pageable", r.inputs_by_kind[2]},
+                 {"produced", r.inputs_by_kind[3]}};
+  j["memory"] = {{"host_budget_limit", r.host_budget_limit},
+                 {"peak_host_budget_in_use", r.peak_host_budget_in_use},
+                 {"peak_demand", r.peak_demand},
+                 {"pressure_samples", r.pressure_samples},
+                 {"samples", r.samples},
+                 {"peak_pinned_in_use", r.peak_pinned_in_use},
+                 {"peak_pinned_pooled", r.peak_pinned_pooled},
+                 {"peak_device_in_use", r.peak_device_in_use}};
+  j["threads"] = {{"baseline", r.threads_baseline}, {"after", r.threads_after}};
+  j["violation_count"] = r.violation_count;
+  j["violations"] = r.violations;
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string summarize(const StressReport& r) {
