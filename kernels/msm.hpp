@@ -1,0 +1,91 @@
+// Multi-scalar multiplication over G1 of BLS12-381: sum_i s_i P_i for
+// points P_i (affine, g1.cuh) and scalars s_i (Fr, Montgomery form, as the
+// NTT and hpoly leave them), by Pippenger's bucket method.
+//
+// gpu:: functions take device pointers of the current device, enqueue on
+// `stream` and return at once; they allocate nothing (scratch comes from the
+// caller, sized by msm_scratch_bytes or plan_msm), and errors (bad sizes or
+// alignment, too little scratch, launch failures) come back as
+// std::error_code. Thread safe; calls sharing a scratch buffer must be
+// ordered by the caller (one stream, or events).
+//
+// cpu:: is the multithreaded reference; to_affine of both results gives
+// the same bits.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <system_error>
+
+#include "kernels/field.cuh"
+#include "kernels/g1.cuh"
+
+namespace stoker::kernels {
+
+namespace gpu {
+
+// The shape of one MSM on one device (see kernels/detail/msm_window.hpp):
+// window size c from n and the device by a cost model (or forced), W =
+// ceil(255 / c) windows of 2^(c-1) buckets each (signed digits), entries
+// summed per thread, and the scratch bytes all that takes.
+struct MsmPlan {
+  std::size_t n = 0;
+  unsigned window_bits = 0;   // c
+  unsigned windows = 0;       // W
+  std::uint32_t buckets = 0;  // per window
+  std::size_t entries = 0;    // n * W sort entries
+  unsigned slice = 0;         // entries summed by one thread
+  std::size_t sort_temp_bytes = 0;
+  std::size_t scratch_bytes = 0;
+};
+
+// window_bits 0: chosen by the cost model among the sizes whose scratch
+// fits in half the device's memory. n must leave n * W below 2^31.
+std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits = 0);
+// plan_msm(n, device).scratch_bytes; 0 when n is too large or the device
+// cannot be queried.
+std::size_t msm_scratch_bytes(std::size_t n, int device);
+
+// *d_result = sum_i d_scalars[i] * d_points[i], in XYZZ form. Points and
+// scalars 16-byte aligned, scratch 256-byte aligned (cudaMalloc's are).
+// The plan is plan_msm(n, current device).
+std::error_code msm(G1Xyzz* d_result, const G1Affine* d_points, const Fr* d_scalars, std::size_t n,
+                    void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream);
+// The same with a plan of the caller's (same n, a forced window size).
+std::error_code msm(const MsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_points,
+                    const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
+                    cudaStream_t stream);
+// msm in two steps, so that the points may still be on their way while the
+// scalars are turned into sorted bucket entries: msm_sort_scalars reads only
+// the scalars, msm_sum_buckets (enqueued after it, on the same scratch) only
+// the points. msm is the two in a row.
+std::error_code msm_sort_scalars(const MsmPlan& plan, const Fr* d_scalars, void* d_scratch,
+                                 std::size_t scratch_bytes, cudaStream_t stream);
+std::error_code msm_sum_buckets(const MsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_points,
+                                void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream);
+
+// *d_first_bad = the smallest i with d_points[i] off the curve or outside
+// G1 (the point at infinity passes), or n when every point is good.
+std::error_code check_points(std::uint64_t* d_first_bad, const G1Affine* d_points, std::size_t n,
+                             cudaStream_t stream);
+
+// Pseudo-random inputs for tests and benchmarks (kernels/msm_inputs_gpu.cu
+// says how they are made). random_points needs random_points_scratch_bytes(n)
+// of scratch, 16-byte aligned. `sparse` scalars are 40 % zeros, 50 % ones
+// and 10 % full-size values.
+std::size_t random_points_scratch_bytes(std::size_t n);
+std::error_code random_points(G1Affine* d_out, std::size_t n, std::uint64_t seed, void* d_scratch,
+                              std::size_t scratch_bytes, cudaStream_t stream);
+std::error_code random_scalars(Fr* d_out, std::size_t n, std::uint64_t seed, bool sparse,
+                               cudaStream_t stream);
+
+}  // namespace gpu
+
+namespace cpu {
+// threads == 0: std::thread::hardware_concurrency().
+G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned threads = 0);
+}  // namespace cpu
+
+}  // namespace stoker::kernels

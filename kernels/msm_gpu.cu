@@ -1,0 +1,364 @@
+// GPU Pippenger: plan, scratch layout and the launch sequence. The steps
+// are described in the headers they live in:
+//   detail/msm_window.hpp      window size and the cost model behind it
+//   detail/msm_digits.cuh      scalars -> signed digits -> sort entries
+//   (CUB radix sort of the entries by bucket)
+//   detail/msm_accumulate.cuh  bucket sums, balanced, without atomics
+//   detail/msm_reduce.cuh      bucket reduction, window combination
+#include <algorithm>
+#include <array>
+#include <cub/device/device_radix_sort.cuh>
+#include <mutex>
+
+#include "devices/error.hpp"
+#include "kernels/detail/msm_accumulate.cuh"
+#include "kernels/detail/msm_digits.cuh"
+#include "kernels/detail/msm_reduce.cuh"
+#include "kernels/detail/msm_window.hpp"
+#include "kernels/msm.hpp"
+
+namespace stoker::kernels::gpu {
+namespace {
+
+using detail::AccumulateArgs;
+using detail::ReduceArgs;
+
+constexpr std::size_t kAlign = 256;
+constexpr std::size_t align_up(std::size_t x) {
+  return (x + kAlign - 1) / kAlign * kAlign;
+}
+
+struct DeviceFacts {
+  cudaError_t error = cudaSuccess;
+  int sms = 0;
+  int threads_per_sm = 0;
+  std::size_t memory = 0;
+};
+
+// Queried once per device and process.
+const DeviceFacts& device_facts(int device) {
+  constexpr int kMaxDevices = 64;
+  static std::array<DeviceFacts, kMaxDevices> facts;
+  static std::array<std::once_flag, kMaxDevices> once;
+  static DeviceFacts bad{cudaErrorInvalidDevice};
+  if (device < 0 || device >= kMaxDevices) return bad;
+  std::call_once(once[device], [device] {
+    DeviceFacts& f = facts[device];
+    cudaDeviceProp p{};
+    f.error = cudaGetDeviceProperties(&p, device);
+    if (f.error) return;
+    f.sms = p.multiProcessorCount;
+    f.threads_per_sm = p.maxThreadsPerMultiProcessor;
+    f.memory = p.totalGlobalMem;
+  });
+  return facts[device];
+}
+
+// Block size from the occupancy calculator, once per kernel (the engine's
+// GPUs are of one kind).
+struct Geometry {
+  cudaError_t error = cudaSuccess;
+  int threads = 0;
+};
+template <auto Kernel>
+const Geometry& geometry() {
+  static const Geometry g = [] {
+    Geometry r;
+    int min_grid = 0;
+    r.error = cudaOccupancyMaxPotentialBlockSize(&min_grid, &r.threads, Kernel);
+    return r;
+  }();
+  return g;
+}
+
+template <auto Kernel, typename... Args>
+std::error_code launch(std::size_t threads, cudaStream_t stream, Args... args) {
+  const Geometry& g = geometry<Kernel>();
+  if (g.error) return make_cuda_error(g.error);
+  const std::size_t per = static_cast<std::size_t>(g.threads);
+  const std::size_t blocks = std::max<std::size_t>(1, (threads + per - 1) / per);
+  if (blocks > 0x7fffffffu) return make_error_code(Errc::invalid_argument);
+  Kernel<<<static_cast<unsigned>(blocks), g.threads, 0, stream>>>(args...);
+  return make_cuda_error(cudaGetLastError());
+}
+
+// The reduction's levels: group sizes until one item per window is left.
+struct ReduceLevels {
+  unsigned count = 0;
+  unsigned group[32] = {};
+  std::size_t out_per_window[32] = {};
+};
+ReduceLevels reduce_levels(std::uint32_t buckets) {
+  ReduceLevels l;
+  std::size_t m = buckets;
+  while (m > 1) {
+    const unsigned g =
+        static_cast<unsigned>(std::min<std::size_t>(m, 1u << detail::kReduceGroupLog));
+    m /= g;
+    l.group[l.count] = g;
+    l.out_per_window[l.count] = m;
+    ++l.count;
+  }
+  return l;
+}
+
+// Byte offsets of every scratch array from the plan.
+struct Layout {
+  std::size_t keys[2], values[2], sort_temp, sorted;
+  std::size_t buckets, filled;
+  std::size_t head_keys[2], heads[2];
+  std::size_t reduce_y[2], reduce_s[2];
+  std::size_t total;
+};
+
+Layout layout(const MsmPlan& p) {
+  Layout l{};
+  std::size_t at = 0;
+  auto take = [&](std::size_t bytes) {
+    const std::size_t here = at;
+    at += align_up(bytes);
+    return here;
+  };
+  const std::size_t words = p.entries * sizeof(std::uint32_t);
+  for (int i = 0; i < 2; ++i) l.keys[i] = take(words);
+  for (int i = 0; i < 2; ++i) l.values[i] = take(words);
+  l.sort_temp = take(p.sort_temp_bytes);
+  l.sorted = take(sizeof(detail::SortedEntries));
+  const std::size_t buckets = std::size_t{p.windows} * p.buckets;
+  l.buckets = take(buckets * sizeof(G1Xyzz));
+  l.filled = take(buckets);
+  const std::size_t t1 = (p.entries + p.slice - 1) / p.slice;
+  const std::size_t t2 = (t1 + p.slice - 1) / p.slice;
+  const std::size_t heads[2] = {t1, t2};
+  for (int i = 0; i < 2; ++i) {
+    l.head_keys[i] = take(heads[i] * sizeof(std::uint32_t));
+    l.heads[i] = take(heads[i] * sizeof(G1Xyzz));
+  }
+  const ReduceLevels r = reduce_levels(p.buckets);
+  const std::size_t items[2] = {r.count > 0 ? r.out_per_window[0] : 1,
+                                r.count > 1 ? r.out_per_window[1] : 1};
+  for (int i = 0; i < 2; ++i) {
+    l.reduce_y[i] = take(p.windows * items[i] * sizeof(G1Xyzz));
+    l.reduce_s[i] = take(p.windows * items[i] * sizeof(G1Xyzz));
+  }
+  l.total = at;
+  return l;
+}
+
+// Scratch without the sort's temporary storage, for choosing a window
+// size that fits the device.
+std::size_t scratch_estimate(std::size_t n, unsigned c, unsigned slice) {
+  MsmPlan p;
+  p.n = n;
+  p.window_bits = c;
+  p.windows = detail::window_count(c);
+  p.buckets = detail::buckets_per_window(c);
+  p.entries = n * p.windows;
+  p.slice = slice;
+  return layout(p).total;
+}
+
+std::error_code sort_temp_bytes(std::size_t entries, unsigned c, std::size_t& bytes) {
+  cub::DoubleBuffer<std::uint32_t> keys(nullptr, nullptr), values(nullptr, nullptr);
+  bytes = 0;
+  return make_cuda_error(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values,
+                                                         static_cast<int>(entries), 0,
+                                                         static_cast<int>(detail::key_bits(c))));
+}
+
+}  // namespace
+
+std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits) {
+  const DeviceFacts& f = device_facts(device);
+  if (f.error) return make_cuda_error(f.error);
+  if (n == 0) {
+    plan = MsmPlan{};
+    return {};
+  }
+  if (window_bits != 0 &&
+      (window_bits < detail::kMinWindowBits || window_bits > detail::kMaxWindowBits))
+    return make_error_code(Errc::invalid_argument);
+  const std::uint64_t min_threads = std::uint64_t(f.sms) * f.threads_per_sm * 2;
+  unsigned best = 0;
+  double best_cost = 0;
+  for (unsigned c = detail::kMinWindowBits; c <= detail::kMaxWindowBits; ++c) {
+    if (window_bits && c != window_bits) continue;
+    const std::uint64_t entries = std::uint64_t{n} * detail::window_count(c);
+    if (entries > detail::kMaxEntries) continue;
+    const unsigned slice = detail::entries_per_thread(entries, min_threads);
+    // Leave half the device to the points, scalars and everyone else.
+    if (!window_bits && scratch_estimate(n, c, slice) > f.memory / 2) continue;
+    const double cost = detail::window_cost(n, c);
+    if (!best || cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  if (!best) return make_error_code(Errc::invalid_argument);
+  MsmPlan p;
+  p.n = n;
+  p.window_bits = best;
+  p.windows = detail::window_count(best);
+  p.buckets = detail::buckets_per_window(best);
+  p.entries = n * p.windows;
+  p.slice = detail::entries_per_thread(p.entries, min_threads);
+  if (auto ec = sort_temp_bytes(p.entries, best, p.sort_temp_bytes)) return ec;
+  p.scratch_bytes = layout(p).total;
+  plan = p;
+  return {};
+}
+
+std::size_t msm_scratch_bytes(std::size_t n, int device) {
+  MsmPlan p;
+  if (plan_msm(n, device, p)) return 0;
+  return p.scratch_bytes;
+}
+
+namespace {
+
+struct Scratch {
+  unsigned char* base;
+  Layout l;
+  template <typename T>
+  T* at(std::size_t off) const {
+    return reinterpret_cast<T*>(base + off);
+  }
+};
+
+std::error_code check_call(const MsmPlan& p, void* d_scratch, std::size_t scratch_bytes,
+                           Scratch& s) {
+  if (p.n == 0) return {};
+  if (!d_scratch || reinterpret_cast<std::uintptr_t>(d_scratch) % kAlign ||
+      p.n > detail::kMaxEntries || p.entries != p.n * std::size_t{p.windows} ||
+      p.buckets != detail::buckets_per_window(p.window_bits) || p.slice == 0)
+    return make_error_code(Errc::invalid_argument);
+  s.base = static_cast<unsigned char*>(d_scratch);
+  s.l = layout(p);
+  if (scratch_bytes < s.l.total) return make_error_code(Errc::invalid_argument);
+  return {};
+}
+
+}  // namespace
+
+std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_scratch,
+                                 std::size_t scratch_bytes, cudaStream_t stream) {
+  Scratch s{};
+  if (auto ec = check_call(p, d_scratch, scratch_bytes, s)) return ec;
+  if (p.n == 0) return {};
+  if (!d_scalars || reinterpret_cast<std::uintptr_t>(d_scalars) % 16)
+    return make_error_code(Errc::invalid_argument);
+  const Layout& l = s.l;
+  auto* keys0 = s.at<std::uint32_t>(l.keys[0]);
+  auto* vals0 = s.at<std::uint32_t>(l.values[0]);
+  if (auto ec = launch<detail::scalar_digits_kernel>(p.n, stream, d_scalars, p.n, p.window_bits,
+                                                     p.windows, keys0, vals0))
+    return ec;
+  cub::DoubleBuffer<std::uint32_t> keys(keys0, s.at<std::uint32_t>(l.keys[1])),
+      values(vals0, s.at<std::uint32_t>(l.values[1]));
+  std::size_t temp_bytes = p.sort_temp_bytes;
+  if (auto ec = make_cuda_error(cub::DeviceRadixSort::SortPairs(
+          s.at<void>(l.sort_temp), temp_bytes, keys, values, static_cast<int>(p.entries), 0,
+          static_cast<int>(detail::key_bits(p.window_bits)), stream)))
+    return ec;
+  // Which of the two buffers holds the sorted entries is known here, on
+  // the host, once the sort is enqueued; the summing kernels read it from
+  // the scratch, so msm_sum_buckets needs no state from this call.
+  return launch<detail::publish_sorted_kernel>(1, stream, s.at<detail::SortedEntries>(l.sorted),
+                                               static_cast<const std::uint32_t*>(keys.Current()),
+                                               static_cast<const std::uint32_t*>(values.Current()));
+}
+
+std::error_code msm_sum_buckets(const MsmPlan& p, G1Xyzz* d_result, const G1Affine* d_points,
+                                void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream) {
+  if (!d_result) return make_error_code(Errc::invalid_argument);
+  Scratch s{};
+  if (auto ec = check_call(p, d_scratch, scratch_bytes, s)) return ec;
+  if (p.n == 0) return launch<detail::write_infinity_kernel>(1, stream, d_result);
+  if (!d_points || reinterpret_cast<std::uintptr_t>(d_points) % 16)
+    return make_error_code(Errc::invalid_argument);
+  const Layout& l = s.l;
+  auto at = [&s](std::size_t off) { return s.base + off; };
+  auto* buckets = s.at<G1Xyzz>(l.buckets);
+  auto* filled = s.at<std::uint8_t>(l.filled);
+  const std::uint32_t none = p.windows * p.buckets;
+  const std::size_t total_buckets = std::size_t{p.windows} * p.buckets;
+  if (auto ec = make_cuda_error(cudaMemsetAsync(filled, 0, total_buckets, stream))) return ec;
+
+  // Accumulation: the entries, then the heads level by level.
+  AccumulateArgs a{};
+  a.keys = nullptr;  // the first level reads them from `sorted`
+  a.count = p.entries;
+  a.none = none;
+  a.slice = p.slice;
+  a.buckets = buckets;
+  a.filled = filled;
+  a.head_keys = reinterpret_cast<std::uint32_t*>(at(l.head_keys[0]));
+  a.heads = reinterpret_cast<G1Xyzz*>(at(l.heads[0]));
+  std::size_t slices = (p.entries + p.slice - 1) / p.slice;
+  if (auto ec = launch<detail::accumulate_kernel<true, detail::EntrySource>>(
+          slices, stream, a,
+          detail::EntrySource{d_points, s.at<const detail::SortedEntries>(l.sorted)}))
+    return ec;
+  int side = 0;
+  while (slices > 1) {
+    AccumulateArgs h = a;
+    h.keys = reinterpret_cast<const std::uint32_t*>(at(l.head_keys[side]));
+    h.count = slices;
+    h.head_keys = reinterpret_cast<std::uint32_t*>(at(l.head_keys[1 - side]));
+    h.heads = reinterpret_cast<G1Xyzz*>(at(l.heads[1 - side]));
+    const detail::HeadSource src{reinterpret_cast<const G1Xyzz*>(at(l.heads[side]))};
+    slices = (slices + p.slice - 1) / p.slice;
+    if (auto ec =
+            launch<detail::accumulate_kernel<false, detail::HeadSource>>(slices, stream, h, src))
+      return ec;
+    side = 1 - side;
+  }
+
+  // Reduction: level by level into alternating buffers.
+  const ReduceLevels r = reduce_levels(p.buckets);
+  std::size_t in_per_window = p.buckets;
+  unsigned scale_log = 0;
+  const G1Xyzz *y_in = nullptr, *s_in = nullptr;
+  for (unsigned i = 0; i < r.count; ++i) {
+    ReduceArgs ra{};
+    ra.windows = p.windows;
+    ra.in_per_window = in_per_window;
+    ra.group = r.group[i];
+    ra.scale_log = scale_log;
+    ra.buckets = buckets;
+    ra.filled = filled;
+    ra.y_in = y_in;
+    ra.s_in = s_in;
+    ra.y_out = reinterpret_cast<G1Xyzz*>(at(l.reduce_y[i % 2]));
+    ra.s_out = reinterpret_cast<G1Xyzz*>(at(l.reduce_s[i % 2]));
+    const std::size_t items = r.out_per_window[i] * p.windows;
+    const std::error_code ec = i == 0
+                                   ? launch<detail::reduce_level_kernel<true>>(items, stream, ra)
+                                   : launch<detail::reduce_level_kernel<false>>(items, stream, ra);
+    if (ec) return ec;
+    y_in = ra.y_out;
+    s_in = ra.s_out;
+    in_per_window = r.out_per_window[i];
+    scale_log += static_cast<unsigned>(std::countr_zero(r.group[i]));
+  }
+  return launch<detail::combine_windows_kernel>(1, stream, d_result, y_in, s_in, p.windows,
+                                                p.window_bits);
+}
+
+std::error_code msm(const MsmPlan& p, G1Xyzz* d_result, const G1Affine* d_points,
+                    const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
+                    cudaStream_t stream) {
+  if (auto ec = msm_sort_scalars(p, d_scalars, d_scratch, scratch_bytes, stream)) return ec;
+  return msm_sum_buckets(p, d_result, d_points, d_scratch, scratch_bytes, stream);
+}
+
+std::error_code msm(G1Xyzz* d_result, const G1Affine* d_points, const Fr* d_scalars, std::size_t n,
+                    void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream) {
+  int device = 0;
+  if (auto ec = make_cuda_error(cudaGetDevice(&device))) return ec;
+  MsmPlan p;
+  if (auto ec = plan_msm(n, device, p)) return ec;
+  return msm(p, d_result, d_points, d_scalars, d_scratch, scratch_bytes, stream);
+}
+
+}  // namespace stoker::kernels::gpu

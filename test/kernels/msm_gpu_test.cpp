@@ -1,0 +1,258 @@
+// GPU MSM equals the CPU reference bit for bit (after to_affine), on random
+// sizes and on the edge cases; the GPU point check finds the first bad point.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "devices/error.hpp"
+#include "fr_test_util.hpp"
+#include "kernels/msm.hpp"
+#include "test/gpu_guard.hpp"
+
+namespace stoker::kernels {
+namespace {
+
+template <typename T>
+class Device {
+ public:
+  explicit Device(std::size_t n) : n_(n) {
+    EXPECT_EQ(cudaMalloc(&p_, n ? n * sizeof(T) : 1), cudaSuccess);
+  }
+  explicit Device(const std::vector<T>& h) : Device(h.size()) {
+    EXPECT_EQ(cudaMemcpy(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~Device() { cudaFree(p_); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  T* get() const { return static_cast<T*>(p_); }
+  std::vector<T> download() const {
+    std::vector<T> h(n_);
+    EXPECT_EQ(cudaMemcpy(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t n_;
+};
+
+std::vector<G1Affine> random_points(std::size_t n, std::uint64_t seed) {
+  Device<G1Affine> d(n);
+  Device<unsigned char> scratch(gpu::random_points_scratch_bytes(n));
+  EXPECT_FALSE(gpu::random_points(d.get(), n, seed, scratch.get(),
+                                  gpu::random_points_scratch_bytes(n), nullptr));
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return d.download();
+}
+
+bool same(const G1Affine& a, const G1Affine& b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// The GPU's result (with the plan given, or the default one) in affine form.
+G1Affine gpu_msm(const std::vector<G1Affine>& points, const std::vector<Fr>& scalars,
+                 unsigned window_bits = 0) {
+  const std::size_t n = points.size();
+  int device = 0;
+  EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
+  gpu::MsmPlan plan;
+  EXPECT_FALSE(gpu::plan_msm(n, device, plan, window_bits));
+  Device<G1Affine> p(points);
+  Device<Fr> s(scalars);
+  Device<G1Xyzz> result(1);
+  Device<unsigned char> scratch(plan.scratch_bytes);
+  const std::error_code ec =
+      gpu::msm(plan, result.get(), p.get(), s.get(), scratch.get(), plan.scratch_bytes, nullptr);
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return to_affine(result.download()[0]);
+}
+
+G1Affine cpu_msm(const std::vector<G1Affine>& points, const std::vector<Fr>& scalars) {
+  return to_affine(cpu::msm(points.data(), scalars.data(), points.size()));
+}
+
+TEST(MsmGpu, EqualsCpuAtRandomSizes) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t max_n = std::size_t{1} << 16;
+  const auto points = random_points(max_n, 5);
+  std::mt19937_64 rng(6);
+  for (std::size_t n :
+       {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{31}, std::size_t{256},
+        std::size_t{1000}, std::size_t{4096}, std::size_t{12345}, std::size_t{1} << 15, max_n}) {
+    const std::vector<G1Affine> p(points.begin(), points.begin() + n);
+    std::vector<Fr> s(n);
+    for (auto& x : s) x = test::random_fr(rng);
+    ASSERT_TRUE(same(gpu_msm(p, s), cpu_msm(p, s))) << "n " << n;
+  }
+}
+
+TEST(MsmGpu, EqualsCpuForEveryWindowSizeFamily) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t n = 3000;
+  const auto p = random_points(n, 7);
+  std::mt19937_64 rng(8);
+  std::vector<Fr> s(n);
+  for (auto& x : s) x = test::random_fr(rng);
+  const G1Affine want = cpu_msm(p, s);
+  for (unsigned c : {2u, 3u, 5u, 8u, 11u, 15u, 17u, 20u, 23u})
+    ASSERT_TRUE(same(gpu_msm(p, s, c), want)) << "c " << c;
+}
+
+TEST(MsmGpu, EdgeScalarsAndPoints) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t n = 500;
+  auto p = random_points(n, 9);
+  std::mt19937_64 rng(10);
+  std::vector<Fr> s(n);
+  for (auto& x : s) x = test::random_fr(rng);
+  s[0] = Fr::zero();
+  s[1] = Fr::one();
+  s[2] = -Fr::one();  // r - 1
+  s[3] = Fr::one();
+  p[4] = p[3];  // a point repeated, with the same scalar: a doubling in a bucket
+  s[4] = Fr::one();
+  p[6] = neg(p[5]);  // P and -P with one scalar cancel
+  s[6] = s[5];
+  p[7] = G1Affine{};  // the point at infinity, with a non-zero scalar
+  for (std::size_t i = 100; i < 200; ++i) p[i] = p[50];  // one point, many scalars
+  ASSERT_TRUE(same(gpu_msm(p, s), cpu_msm(p, s)));
+  ASSERT_TRUE(same(gpu_msm(p, s, 4), cpu_msm(p, s)));
+}
+
+TEST(MsmGpu, PointAndItsNegationGiveInfinity) {
+  STOKER_REQUIRE_GPU();
+  auto p = random_points(2, 11);
+  p[1] = neg(p[0]);
+  std::mt19937_64 rng(12);
+  const Fr k = test::random_fr(rng);
+  EXPECT_TRUE(gpu_msm(p, {k, k}).is_infinity());
+  EXPECT_TRUE(gpu_msm(p, {Fr::one(), Fr::one()}).is_infinity());
+}
+
+TEST(MsmGpu, AllZeroScalarsGiveInfinity) {
+  STOKER_REQUIRE_GPU();
+  const auto p = random_points(4096, 13);
+  EXPECT_TRUE(gpu_msm(p, std::vector<Fr>(p.size(), Fr::zero())).is_infinity());
+}
+
+TEST(MsmGpu, EmptyInputGivesInfinity) {
+  STOKER_REQUIRE_GPU();
+  Device<G1Xyzz> result(1);
+  ASSERT_FALSE(gpu::msm(result.get(), nullptr, nullptr, 0, nullptr, 0, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(result.download()[0].is_infinity());
+}
+
+TEST(MsmGpu, SparseWitnessScalars) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t n = std::size_t{1} << 16;
+  const auto p = random_points(n, 14);
+  std::mt19937_64 rng(15);
+  std::vector<Fr> s(n);
+  for (auto& x : s) {
+    const unsigned pick = rng() % 100;
+    x = pick < 40 ? Fr::zero() : pick < 90 ? Fr::one() : test::random_fr(rng);
+  }
+  ASSERT_TRUE(same(gpu_msm(p, s), cpu_msm(p, s)));
+  // All ones: one bucket holds every point, summed across threads.
+  ASSERT_TRUE(
+      same(gpu_msm(p, std::vector<Fr>(n, Fr::one())), cpu_msm(p, std::vector<Fr>(n, Fr::one()))));
+}
+
+TEST(MsmGpu, RepeatedCallsGiveTheSameBits) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t n = 20000;
+  const auto points = random_points(n, 16);
+  std::mt19937_64 rng(17);
+  std::vector<Fr> scalars(n);
+  for (auto& x : scalars) x = test::random_fr(rng);
+  Device<G1Affine> p(points);
+  Device<Fr> s(scalars);
+  Device<G1Xyzz> result(2);
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  const std::size_t bytes = gpu::msm_scratch_bytes(n, device);
+  ASSERT_GT(bytes, 0u);
+  Device<unsigned char> scratch(bytes);
+  for (int i = 0; i < 2; ++i)
+    ASSERT_FALSE(gpu::msm(result.get() + i, p.get(), s.get(), n, scratch.get(), bytes, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto r = result.download();
+  EXPECT_EQ(std::memcmp(&r[0], &r[1], sizeof(G1Xyzz)), 0);
+}
+
+TEST(MsmGpu, RejectsTooLittleScratchAndMisalignedInputs) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t n = 1000;
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  const std::size_t bytes = gpu::msm_scratch_bytes(n, device);
+  Device<unsigned char> scratch(bytes);
+  Device<G1Affine> p(n);
+  Device<Fr> s(n);
+  Device<G1Xyzz> result(1);
+  EXPECT_EQ(gpu::msm(result.get(), p.get(), s.get(), n, scratch.get(), bytes - 1, nullptr),
+            make_error_code(Errc::invalid_argument));
+  EXPECT_EQ(gpu::msm(result.get(), p.get(), s.get(), n, scratch.get() + 8, bytes - 8, nullptr),
+            make_error_code(Errc::invalid_argument));
+  EXPECT_EQ(gpu::msm(result.get(),
+                     reinterpret_cast<const G1Affine*>(reinterpret_cast<const char*>(p.get()) + 8),
+                     s.get(), n, scratch.get(), bytes, nullptr),
+            make_error_code(Errc::invalid_argument));
+  EXPECT_EQ(gpu::msm_scratch_bytes(std::size_t{1} << 40, device), 0u);
+}
+
+// A point on the curve y^2 = x^3 + 4 outside G1: the first x whose
+// x^3 + 4 is a square (p = 3 mod 4, so sqrt(a) = a^((p+1)/4)); the
+// cofactor is large, so such a point is almost never in G1 (checked).
+G1Affine on_curve_outside_g1() {
+  // (p + 1) / 4, little-endian.
+  const std::uint64_t e[6] = {0xee7fbfffffffeaabull, 0x07aaffffac54ffffull, 0xd9cc34a83dac3d89ull,
+                              0xd91dd2e13ce144afull, 0x92c6e9ed90d2eb35ull, 0x0680447a8e5ff9a6ull};
+  for (std::uint64_t xi = 1;; ++xi) {
+    const std::uint64_t xv[6] = {xi, 0, 0, 0, 0, 0}, four[6] = {4, 0, 0, 0, 0, 0};
+    const Fq x = Fq::from_canonical(xv);
+    const Fq a = x * x * x + Fq::from_canonical(four);
+    Fq y = Fq::one();
+    for (int i = 5; i >= 0; --i)
+      for (int b = 63; b >= 0; --b) {
+        y = y * y;
+        if ((e[i] >> b) & 1) y = y * a;
+      }
+    if (y * y == a) {
+      const G1Affine pt{x, y};
+      if (on_curve(pt) && !in_subgroup(pt)) return pt;
+    }
+  }
+}
+
+std::uint64_t gpu_first_bad(const std::vector<G1Affine>& points) {
+  Device<G1Affine> p(points);
+  Device<std::uint64_t> first(1);
+  EXPECT_FALSE(gpu::check_points(first.get(), p.get(), points.size(), nullptr));
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return first.download()[0];
+}
+
+TEST(MsmGpu, CheckPointsFindsTheFirstBadIndex) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t n = 2000;
+  auto p = random_points(n, 18);
+  p[3] = G1Affine{};  // infinity is a good point
+  EXPECT_EQ(gpu_first_bad(p), n);
+  auto off = p;
+  off[1500].y = off[1500].y + Fq::one();
+  EXPECT_EQ(gpu_first_bad(off), 1500u);
+  off[700] = on_curve_outside_g1();
+  EXPECT_EQ(gpu_first_bad(off), 700u);
+  off[0].x = off[0].x + Fq::one();
+  EXPECT_EQ(gpu_first_bad(off), 0u);
+  EXPECT_EQ(gpu_first_bad({}), 0u);
+}
+
+}  // namespace
+}  // namespace stoker::kernels

@@ -1,0 +1,331 @@
+// See msm_bench.hpp.
+#include "tools/bench/msm_bench.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "devices/device_set.hpp"
+#include "devices/pinned_buffer.hpp"
+#include "kernels/msm.hpp"
+#include "tools/bench/bench_stats.hpp"
+#include "tools/bench/msm_bench_kernels.hpp"
+#include "tools/cli/cli_number.hpp"
+
+namespace stoker::tools {
+namespace {
+
+using kernels::Fr;
+using kernels::G1Affine;
+using kernels::G1Xyzz;
+
+constexpr const char* kUsage =
+    "usage: stoker bench msm [--log-n 16,20,22,24,26] [--reps N] [--window C] [--device N]\n"
+    "  --log-n   sizes 2^K to run, K in 1..27 (default 16,20,22,24,26)\n"
+    "  --reps    timed runs per figure, after one warm-up (default 5)\n"
+    "  --window  force the window size c (2..26) instead of the cost model's\n";
+
+struct Options {
+  std::vector<unsigned> log_n{16, 20, 22, 24, 26};
+  int reps = 5;
+  unsigned window = 0;
+  int device = 0;
+};
+
+// sppark's mult_pippenger on one H200, from pinned host memory (DESIGN.md).
+std::optional<double> sppark_ms(unsigned log_n) {
+  switch (log_n) {
+    case 20:
+      return 21.0;
+    case 22:
+      return 55.3;
+    case 24:
+      return 169.9;
+    case 26:
+      return 630.8;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<Options> parse(int argc, char** argv, std::string& error) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (i + 1 >= argc) {
+      error = std::string(a) + (a.rfind("--", 0) == 0 ? " needs a value" : ": unknown argument");
+      return std::nullopt;
+    }
+    const std::string v = argv[++i];
+    if (a == "--log-n") {
+      o.log_n.clear();
+      std::stringstream ss(v);
+      std::string item;
+      while (std::getline(ss, item, ',')) {
+        const auto k = parse_integer<unsigned>(item, 1, 27);
+        if (!k) {
+          error = integer_problem("--log-n", item, 1, 27);
+          return std::nullopt;
+        }
+        o.log_n.push_back(*k);
+      }
+    } else if (a == "--reps") {
+      const auto r = parse_integer<int>(v, 1, 1000);
+      if (!r) {
+        error = integer_problem("--reps", v, 1, 1000);
+        return std::nullopt;
+      }
+      o.reps = *r;
+    } else if (a == "--window") {
+      const auto c = parse_integer<unsigned>(v, 2, 26);
+      if (!c) {
+        error = integer_problem("--window", v, 2, 26);
+        return std::nullopt;
+      }
+      o.window = *c;
+    } else if (a == "--device") {
+      const auto d = parse_integer<int>(v, 0, 63);
+      if (!d) {
+        error = integer_problem("--device", v, 0, 63);
+        return std::nullopt;
+      }
+      o.device = *d;
+    } else {
+      error = "unknown argument '" + std::string(a) + "'";
+      return std::nullopt;
+    }
+  }
+  return o;
+}
+
+// Fails the bench with a message naming what was being done.
+struct Failure {
+  std::string what;
+};
+void check(std::error_code ec, const std::string& what) {
+  if (ec) throw Failure{what + ": " + ec.message()};
+}
+template <typename T>
+T take(Result<T> r, const std::string& what) {
+  if (!r) throw Failure{what + ": " + r.error().what()};
+  return std::move(*r);
+}
+
+struct Timer {
+  devices::Event start, stop;
+  double ms(devices::Stream& s, const std::string& what) {
+    check(stop.synchronize(), what);
+    return static_cast<double>(take(devices::elapsed_ms(start, stop), what));
+  }
+};
+
+struct Rates {
+  double mixed_per_s = 0, xyzz_per_s = 0;
+};
+
+Rates measure_add_rates(devices::Device& dev, devices::Stream& s, Timer& t) {
+  auto table = take(dev.allocate(add_rate_table_bytes()), "add-rate table");
+  auto sink = take(dev.allocate(8192), "add-rate sink");
+  auto* stream = static_cast<cudaStream_t>(s.native());
+  check(fill_add_rate_table(table.data(), stream), "add-rate table");
+  int sms = 0, per_sm = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev.index());
+  cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev.index());
+  const std::size_t threads = std::size_t(sms) * per_sm * 2;
+  const unsigned iterations = 128;
+  Rates r;
+  for (bool xyzz : {false, true}) {
+    std::vector<double> times;
+    for (int rep = -1; rep < 5; ++rep) {
+      check(s.record(t.start), "add rate");
+      check(enqueue_add_rate(xyzz, table.data(), sink.data(), threads, iterations, stream),
+            "add rate");
+      check(s.record(t.stop), "add rate");
+      const double ms = t.ms(s, "add rate");
+      if (rep >= 0) times.push_back(ms);
+    }
+    const double per_s = double(threads) * iterations / (median(times) * 1e-3);
+    (xyzz ? r.xyzz_per_s : r.mixed_per_s) = per_s;
+  }
+  return r;
+}
+
+struct Row {
+  unsigned log_n = 0, c = 0, windows = 0;
+  double e2e = 0, resident = 0, sparse = 0, sort = 0, h2d_gbs = 0;
+  double bound_resident = 0, bound_e2e = 0;
+  double scratch_gib = 0;
+  bool consistent = true;
+};
+
+Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy, Timer& t,
+             devices::Event& points_ready, const Rates& rates, unsigned log_n, const Options& o) {
+  const std::size_t n = std::size_t{1} << log_n;
+  const std::string at = "2^" + std::to_string(log_n);
+  kernels::gpu::MsmPlan plan;
+  check(kernels::gpu::plan_msm(n, dev.index(), plan, o.window), at + ": plan");
+  Row row;
+  row.log_n = log_n;
+  row.c = plan.window_bits;
+  row.windows = plan.windows;
+  row.scratch_gib = plan.scratch_bytes / double(1ull << 30);
+  const double adds = double(n) * plan.windows;
+  const double bucket_adds = 2.0 * plan.windows * plan.buckets;
+  row.bound_resident = (adds / rates.mixed_per_s + bucket_adds / rates.xyzz_per_s) * 1e3;
+
+  const std::size_t point_bytes = n * sizeof(G1Affine), scalar_bytes = n * sizeof(Fr);
+  const std::size_t gen_bytes = kernels::gpu::random_points_scratch_bytes(n);
+  const auto room = take(dev.memory_info(), at + ": memory info");
+  const std::size_t need = point_bytes + 2 * scalar_bytes + plan.scratch_bytes + gen_bytes;
+  if (need + (std::size_t{512} << 20) > room.free)
+    throw Failure{at + ": needs " + std::to_string(need >> 20) + " MiB of device memory, " +
+                  std::to_string(room.free >> 20) + " MiB free"};
+  auto points = take(dev.allocate(point_bytes), at + ": points");
+  auto scalars = take(dev.allocate(scalar_bytes), at + ": scalars");
+  auto sparse = take(dev.allocate(scalar_bytes), at + ": sparse scalars");
+  auto result = take(dev.allocate(sizeof(G1Xyzz)), at + ": result");
+  auto scratch = take(dev.allocate(std::max(plan.scratch_bytes, gen_bytes)), at + ": scratch");
+  auto* stream = static_cast<cudaStream_t>(main.native());
+  check(kernels::gpu::random_points(points.as<G1Affine>(), n, 1000 + log_n, scratch.data(),
+                                    scratch.size(), stream),
+        at + ": random points");
+  check(kernels::gpu::random_scalars(scalars.as<Fr>(), n, 2000 + log_n, false, stream),
+        at + ": random scalars");
+  check(kernels::gpu::random_scalars(sparse.as<Fr>(), n, 3000 + log_n, true, stream),
+        at + ": sparse scalars");
+  auto h_points = take(devices::allocate_pinned(devices::Backend::cuda, point_bytes), at);
+  auto h_scalars = take(devices::allocate_pinned(devices::Backend::cuda, scalar_bytes), at);
+  auto h_result = take(devices::allocate_pinned(devices::Backend::cuda, 2 * sizeof(G1Xyzz)), at);
+  check(main.copy(h_points.data(), points.data(), point_bytes), at + ": points to host");
+  check(main.copy(h_scalars.data(), scalars.data(), scalar_bytes), at + ": scalars to host");
+  check(main.synchronize(), at + ": inputs");
+
+  auto timed = [&](auto&& body, const char* what) {
+    std::vector<double> times;
+    for (int rep = -1; rep < o.reps; ++rep) {
+      check(main.record(t.start), at + ": " + what);
+      body();
+      check(main.record(t.stop), at + ": " + what);
+      const double ms = t.ms(main, at + ": " + what);
+      if (rep >= 0) times.push_back(ms);
+    }
+    return median(times);
+  };
+  auto resident = [&](const devices::DeviceBuffer& s) {
+    check(kernels::gpu::msm(plan, result.as<G1Xyzz>(), points.as<G1Affine>(), s.as<Fr>(),
+                            scratch.data(), scratch.size(), stream),
+          at + ": msm");
+  };
+  auto* first = static_cast<unsigned char*>(h_result.data());
+  auto* second = first + sizeof(G1Xyzz);
+
+  // Link rate for the bound: the points alone, pinned to device.
+  row.h2d_gbs =
+      point_bytes /
+      (timed([&] { check(main.copy(points.data(), h_points.data(), point_bytes), at + ": h2d"); },
+             "h2d") *
+       1e6);
+  row.bound_e2e = row.bound_resident + (point_bytes + scalar_bytes) / (row.h2d_gbs * 1e6);
+
+  row.e2e = timed(
+      [&] {
+        check(copy.wait(t.start), at + ": e2e");
+        check(main.copy(scalars.data(), h_scalars.data(), scalar_bytes), at + ": e2e scalars");
+        check(kernels::gpu::msm_sort_scalars(plan, scalars.as<Fr>(), scratch.data(), scratch.size(),
+                                             stream),
+              at + ": e2e sort");
+        check(copy.copy(points.data(), h_points.data(), point_bytes), at + ": e2e points");
+        check(copy.record(points_ready), at + ": e2e");
+        check(main.wait(points_ready), at + ": e2e");
+        check(kernels::gpu::msm_sum_buckets(plan, result.as<G1Xyzz>(), points.as<G1Affine>(),
+                                            scratch.data(), scratch.size(), stream),
+              at + ": e2e sum");
+        check(main.copy(first, result.data(), sizeof(G1Xyzz)), at + ": e2e result");
+      },
+      "e2e");
+  row.resident = timed([&] { resident(scalars); }, "resident");
+  check(main.copy(second, result.data(), sizeof(G1Xyzz)), at + ": result");
+  check(main.synchronize(), at + ": result");
+  row.consistent = std::memcmp(first, second, sizeof(G1Xyzz)) == 0;
+  row.sort = timed(
+      [&] {
+        check(kernels::gpu::msm_sort_scalars(plan, scalars.as<Fr>(), scratch.data(), scratch.size(),
+                                             stream),
+              at + ": sort");
+      },
+      "sort");
+  row.sparse = timed([&] { resident(sparse); }, "sparse");
+  return row;
+}
+
+}  // namespace
+
+int bench_msm_command(int argc, char** argv) {
+  std::string error;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  const auto o = parse(argc, argv, error);
+  if (!o) {
+    std::fprintf(stderr, "stoker bench msm: %s\n%s", error.c_str(), kUsage);
+    return 2;
+  }
+  if (devices::cuda_device_count() == 0) {
+    std::fprintf(stderr, "stoker bench msm: needs a CUDA device; this machine has none\n");
+    return 1;
+  }
+  try {
+    devices::DiscoverOptions d;
+    d.backend = devices::BackendChoice::cuda;
+    d.cuda_ordinals = {o->device};
+    auto set = take(devices::discover(d), "device " + std::to_string(o->device));
+    devices::Device& dev = set[0];
+    check(dev.make_current(), "device");
+    auto main = take(dev.create_stream(), "stream");
+    auto copy = take(dev.create_stream(), "stream");
+    Timer t{take(dev.create_event(devices::EventKind::timing), "event"),
+            take(dev.create_event(devices::EventKind::timing), "event")};
+    auto points_ready = take(dev.create_event(), "event");
+    const Rates rates = measure_add_rates(dev, main, t);
+    std::printf("stoker bench msm: %s, CUDA events, median of %d after a warm-up\n",
+                dev.info().name.c_str(), o->reps);
+    std::printf("measured: mixed addition (XYZZ + affine) %.3e/s, XYZZ addition %.3e/s\n",
+                rates.mixed_per_s, rates.xyzz_per_s);
+    std::printf("%5s %3s %3s %9s %9s %9s %8s %9s %9s %9s %8s %7s %s\n", "log_n", "c", "W", "e2e ms",
+                "bound", "sppark", "x sppark", "resident", "bound", "sparse", "sort ms", "GiB", "");
+    for (unsigned k : o->log_n) {
+      const Row r = run_size(dev, main, copy, t, points_ready, rates, k, *o);
+      const auto ref = sppark_ms(k);
+      char ref_s[16] = "-", speedup[16] = "-";
+      if (ref) {
+        std::snprintf(ref_s, sizeof ref_s, "%.1f", *ref);
+        std::snprintf(speedup, sizeof speedup, "%.2fx", *ref / r.e2e);
+      }
+      std::printf("%5u %3u %3u %9.2f %9.2f %9s %8s %9.2f %9.2f %9.2f %8.2f %7.2f %s\n", r.log_n,
+                  r.c, r.windows, r.e2e, r.bound_e2e, ref_s, speedup, r.resident, r.bound_resident,
+                  r.sparse, r.sort, r.scratch_gib,
+                  r.consistent ? "" : "RESULTS DIFFER between e2e and resident");
+      std::fflush(stdout);
+      if (!r.consistent) return 1;
+    }
+    std::printf(
+        "bound (resident) = n*W mixed additions + 2*W*2^(c-1) XYZZ additions at the measured "
+        "rates; bound (e2e) adds the inputs' bytes at the measured pinned H2D rate; sppark: "
+        "mult_pippenger from pinned host memory on the same kind of GPU; GiB: scratch\n");
+  } catch (const Failure& f) {
+    std::fprintf(stderr, "stoker bench msm: %s\n", f.what.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace stoker::tools

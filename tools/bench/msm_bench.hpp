@@ -1,0 +1,23 @@
+// `stoker bench msm`: the GPU Pippenger MSM (kernels/msm.hpp) at 2^K points.
+//
+// For each size, on random points (made on the GPU, kernels/msm_inputs_gpu.cu)
+// and random scalars below 2^254, median of --reps runs after a warm-up,
+// timed with CUDA timing events:
+// - e2e: from pinned host memory, as sppark's reference figure is timed:
+//   scalars and points copied in, the point copied out. The points travel
+//   on a second stream while the scalars are turned into sorted entries
+//   (msm_sort_scalars), and the bucket sums wait for them by an event;
+// - resident: points and scalars already on the device (the engine's case);
+// - sparse: resident, with witness-like scalars (40 % 0, 50 % 1, 10 % random).
+// Beside each: the model's bound, n * W mixed additions and 2 W 2^(c-1)
+// XYZZ additions at the rates a micro-kernel measures on this GPU (e2e:
+// plus the scalars' copy, and the points' copy where it is longer than the
+// sort), and sppark's figure where one was measured.
+#pragma once
+
+namespace stoker::tools {
+
+// argv[0] is "msm". 0 on success, 1 when a measurement failed, 2 for bad usage.
+int bench_msm_command(int argc, char** argv);
+
+}  // namespace stoker::tools
