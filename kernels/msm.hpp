@@ -37,13 +37,19 @@ struct MsmPlan {
   std::uint32_t buckets = 0;  // per window
   std::size_t entries = 0;    // n * W sort entries
   unsigned slice = 0;         // entries summed by one thread
+  unsigned parts = 1;         // ranges of points summed one after the other
+  std::size_t part_size = 0;  // points per part (the last may have fewer)
   std::size_t sort_temp_bytes = 0;
   std::size_t scratch_bytes = 0;
 };
 
 // window_bits 0: chosen by the cost model among the sizes whose scratch
 // fits in half the device's memory. n must leave n * W below 2^31.
-std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits = 0);
+// parts (1..4): the points' ranges msm_add_points takes one at a time; more
+// than one costs one more XYZZ addition per bucket and part, and lets a
+// part's additions run while the next part's points are being copied in.
+std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits = 0,
+                         unsigned parts = 1);
 // plan_msm(n, device).scratch_bytes; 0 when n is too large or the device
 // cannot be queried.
 std::size_t msm_scratch_bytes(std::size_t n, int device);
@@ -57,14 +63,19 @@ std::error_code msm(G1Xyzz* d_result, const G1Affine* d_points, const Fr* d_scal
 std::error_code msm(const MsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_points,
                     const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
                     cudaStream_t stream);
-// msm in two steps, so that the points may still be on their way while the
-// scalars are turned into sorted bucket entries: msm_sort_scalars reads only
-// the scalars, msm_sum_buckets (enqueued after it, on the same scratch) only
-// the points. msm is the two in a row.
+// msm in steps, so that the points may still be on their way while the
+// scalars are turned into sorted bucket entries, and a part's additions may
+// run while the next part's points arrive. In this order, on one scratch:
+// msm_sort_scalars reads only the scalars; msm_add_points(part) for each
+// part reads only points [part * part_size, (part + 1) * part_size) (given
+// the base of all points); msm_finish reduces the buckets to the result.
+// msm is these in a row.
 std::error_code msm_sort_scalars(const MsmPlan& plan, const Fr* d_scalars, void* d_scratch,
                                  std::size_t scratch_bytes, cudaStream_t stream);
-std::error_code msm_sum_buckets(const MsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_points,
-                                void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream);
+std::error_code msm_add_points(const MsmPlan& plan, unsigned part, const G1Affine* d_points,
+                               void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream);
+std::error_code msm_finish(const MsmPlan& plan, G1Xyzz* d_result, void* d_scratch,
+                           std::size_t scratch_bytes, cudaStream_t stream);
 
 // *d_first_bad = the smallest i with d_points[i] off the curve or outside
 // G1 (the point at infinity passes), or n when every point is good.

@@ -158,21 +158,25 @@ std::size_t scratch_estimate(std::size_t n, unsigned c, unsigned slice) {
   return layout(p).total;
 }
 
-std::error_code sort_temp_bytes(std::size_t entries, unsigned c, std::size_t& bytes) {
+std::error_code sort_temp_bytes(std::size_t entries, unsigned c, unsigned parts,
+                                std::size_t& bytes) {
   cub::DoubleBuffer<std::uint32_t> keys(nullptr, nullptr), values(nullptr, nullptr);
   bytes = 0;
-  return make_cuda_error(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values,
-                                                         static_cast<int>(entries), 0,
-                                                         static_cast<int>(detail::key_bits(c))));
+  return make_cuda_error(
+      cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, static_cast<int>(entries), 0,
+                                      static_cast<int>(detail::key_bits(c, parts))));
 }
 
 }  // namespace
 
-std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits) {
+std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits,
+                         unsigned parts) {
   const DeviceFacts& f = device_facts(device);
   if (f.error) return make_cuda_error(f.error);
+  if (parts < 1 || parts > detail::kMaxParts) return make_error_code(Errc::invalid_argument);
   if (n == 0) {
     plan = MsmPlan{};
+    plan.parts = parts;
     return {};
   }
   if (window_bits != 0 &&
@@ -202,7 +206,9 @@ std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned wind
   p.buckets = detail::buckets_per_window(best);
   p.entries = n * p.windows;
   p.slice = detail::entries_per_thread(p.entries, min_threads);
-  if (auto ec = sort_temp_bytes(p.entries, best, p.sort_temp_bytes)) return ec;
+  p.parts = parts;
+  p.part_size = (n + parts - 1) / parts;
+  if (auto ec = sort_temp_bytes(p.entries, best, parts, p.sort_temp_bytes)) return ec;
   p.scratch_bytes = layout(p).total;
   plan = p;
   return {};
@@ -230,7 +236,8 @@ std::error_code check_call(const MsmPlan& p, void* d_scratch, std::size_t scratc
   if (p.n == 0) return {};
   if (!d_scratch || reinterpret_cast<std::uintptr_t>(d_scratch) % kAlign ||
       p.n > detail::kMaxEntries || p.entries != p.n * std::size_t{p.windows} ||
-      p.buckets != detail::buckets_per_window(p.window_bits) || p.slice == 0)
+      p.buckets != detail::buckets_per_window(p.window_bits) || p.slice == 0 || p.parts < 1 ||
+      p.parts > detail::kMaxParts || p.part_size * p.parts < p.n)
     return make_error_code(Errc::invalid_argument);
   s.base = static_cast<unsigned char*>(d_scratch);
   s.l = layout(p);
@@ -251,49 +258,50 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
   auto* keys0 = s.at<std::uint32_t>(l.keys[0]);
   auto* vals0 = s.at<std::uint32_t>(l.values[0]);
   if (auto ec = launch<detail::scalar_digits_kernel>(p.n, stream, d_scalars, p.n, p.window_bits,
-                                                     p.windows, keys0, vals0))
+                                                     p.windows, p.part_size, p.parts, keys0, vals0))
     return ec;
   cub::DoubleBuffer<std::uint32_t> keys(keys0, s.at<std::uint32_t>(l.keys[1])),
       values(vals0, s.at<std::uint32_t>(l.values[1]));
   std::size_t temp_bytes = p.sort_temp_bytes;
   if (auto ec = make_cuda_error(cub::DeviceRadixSort::SortPairs(
           s.at<void>(l.sort_temp), temp_bytes, keys, values, static_cast<int>(p.entries), 0,
-          static_cast<int>(detail::key_bits(p.window_bits)), stream)))
+          static_cast<int>(detail::key_bits(p.window_bits, p.parts)), stream)))
+    return ec;
+  const std::size_t total_buckets = std::size_t{p.windows} * p.buckets;
+  if (auto ec =
+          make_cuda_error(cudaMemsetAsync(s.at<std::uint8_t>(l.filled), 0, total_buckets, stream)))
     return ec;
   // Which of the two buffers holds the sorted entries is known here, on
   // the host, once the sort is enqueued; the summing kernels read it from
-  // the scratch, so msm_sum_buckets needs no state from this call.
+  // the scratch, so msm_add_points needs no state from this call.
   return launch<detail::publish_sorted_kernel>(1, stream, s.at<detail::SortedEntries>(l.sorted),
                                                static_cast<const std::uint32_t*>(keys.Current()),
                                                static_cast<const std::uint32_t*>(values.Current()));
 }
 
-std::error_code msm_sum_buckets(const MsmPlan& p, G1Xyzz* d_result, const G1Affine* d_points,
-                                void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream) {
-  if (!d_result) return make_error_code(Errc::invalid_argument);
+std::error_code msm_add_points(const MsmPlan& p, unsigned part, const G1Affine* d_points,
+                               void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream) {
   Scratch s{};
   if (auto ec = check_call(p, d_scratch, scratch_bytes, s)) return ec;
-  if (p.n == 0) return launch<detail::write_infinity_kernel>(1, stream, d_result);
-  if (!d_points || reinterpret_cast<std::uintptr_t>(d_points) % 16)
+  if (p.n == 0) return {};
+  if (part >= p.parts || !d_points || reinterpret_cast<std::uintptr_t>(d_points) % 16)
     return make_error_code(Errc::invalid_argument);
   const Layout& l = s.l;
   auto at = [&s](std::size_t off) { return s.base + off; };
-  auto* buckets = s.at<G1Xyzz>(l.buckets);
-  auto* filled = s.at<std::uint8_t>(l.filled);
-  const std::uint32_t none = p.windows * p.buckets;
-  const std::size_t total_buckets = std::size_t{p.windows} * p.buckets;
-  if (auto ec = make_cuda_error(cudaMemsetAsync(filled, 0, total_buckets, stream))) return ec;
+  const std::uint32_t per_part = p.windows * p.buckets;
 
-  // Accumulation: the entries, then the heads level by level.
+  // The entries, then the heads level by level.
   AccumulateArgs a{};
   a.keys = nullptr;  // the first level reads them from `sorted`
   a.count = p.entries;
-  a.none = none;
+  a.lo = part * per_part;
+  a.hi = a.lo + per_part;
+  a.none = p.parts * per_part;
   a.slice = p.slice;
-  a.buckets = buckets;
-  a.filled = filled;
-  a.head_keys = reinterpret_cast<std::uint32_t*>(at(l.head_keys[0]));
-  a.heads = reinterpret_cast<G1Xyzz*>(at(l.heads[0]));
+  a.buckets = s.at<G1Xyzz>(l.buckets);
+  a.filled = s.at<std::uint8_t>(l.filled);
+  a.head_keys = s.at<std::uint32_t>(l.head_keys[0]);
+  a.heads = s.at<G1Xyzz>(l.heads[0]);
   std::size_t slices = (p.entries + p.slice - 1) / p.slice;
   if (auto ec = launch<detail::accumulate_kernel<true, detail::EntrySource>>(
           slices, stream, a,
@@ -313,6 +321,19 @@ std::error_code msm_sum_buckets(const MsmPlan& p, G1Xyzz* d_result, const G1Affi
       return ec;
     side = 1 - side;
   }
+  return {};
+}
+
+std::error_code msm_finish(const MsmPlan& p, G1Xyzz* d_result, void* d_scratch,
+                           std::size_t scratch_bytes, cudaStream_t stream) {
+  if (!d_result) return make_error_code(Errc::invalid_argument);
+  Scratch s{};
+  if (auto ec = check_call(p, d_scratch, scratch_bytes, s)) return ec;
+  if (p.n == 0) return launch<detail::write_infinity_kernel>(1, stream, d_result);
+  const Layout& l = s.l;
+  auto at = [&s](std::size_t off) { return s.base + off; };
+  auto* buckets = s.at<G1Xyzz>(l.buckets);
+  auto* filled = s.at<std::uint8_t>(l.filled);
 
   // Reduction: level by level into alternating buffers.
   const ReduceLevels r = reduce_levels(p.buckets);
@@ -349,7 +370,9 @@ std::error_code msm(const MsmPlan& p, G1Xyzz* d_result, const G1Affine* d_points
                     const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
                     cudaStream_t stream) {
   if (auto ec = msm_sort_scalars(p, d_scalars, d_scratch, scratch_bytes, stream)) return ec;
-  return msm_sum_buckets(p, d_result, d_points, d_scratch, scratch_bytes, stream);
+  for (unsigned part = 0; part < p.parts && p.n; ++part)
+    if (auto ec = msm_add_points(p, part, d_points, d_scratch, scratch_bytes, stream)) return ec;
+  return msm_finish(p, d_result, d_scratch, scratch_bytes, stream);
 }
 
 std::error_code msm(G1Xyzz* d_result, const G1Affine* d_points, const Fr* d_scalars, std::size_t n,

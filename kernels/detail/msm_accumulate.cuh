@@ -96,19 +96,23 @@ struct HeadSource {
 };
 
 struct AccumulateArgs {
-  const std::uint32_t* keys;  // sorted; `none` marks nothing to add (first level: from the source)
+  const std::uint32_t* keys;  // sorted (first level: taken from the source)
   std::size_t count;
-  std::uint32_t none;
-  unsigned slice;  // L
+  // This part's keys: [lo, hi). Others are skipped; bucket = key - lo.
+  std::uint32_t lo, hi;
+  std::uint32_t none;  // head key meaning "no head"; >= hi
+  unsigned slice;      // L
   G1Xyzz* buckets;
-  std::uint8_t* filled;      // buckets[k] holds a sum (written by the first level)
+  std::uint8_t* filled;      // buckets[b] holds a sum
   std::uint32_t* head_keys;  // out: one per slice, `none` where no head
   G1Xyzz* heads;
 };
 
-// kFirst: the entries are points and owners store into the buckets; else
-// the entries are heads of the previous level and owners add to the
-// buckets their first level stored.
+// kFirst: the entries are points and their keys sorted, zero digits and
+// later parts last; else the entries are heads of the previous level
+// (sorted but for `none` between runs). An owner stores its run's sum in
+// the bucket, or adds it where the bucket holds one already (an earlier
+// part's, or the first level's for a run that continues in heads).
 template <bool kFirst, typename Source>
 __global__ void accumulate_kernel(AccumulateArgs a, Source src) {
   if constexpr (kFirst) {
@@ -120,38 +124,49 @@ __global__ void accumulate_kernel(AccumulateArgs a, Source src) {
   if (s >= a.count) return;
   const std::size_t e = s + a.slice < a.count ? s + a.slice : a.count;
   const std::uint32_t first = a.keys[s];
-  const bool continues = first != a.none && s > 0 && a.keys[s - 1] == first;
+  const bool continues = first >= a.lo && first < a.hi && s > 0 && a.keys[s - 1] == first;
   if (!continues) a.head_keys[t] = a.none;
+  // Sorted keys: a slice wholly past or before this part has nothing for it.
+  if (kFirst && (first >= a.hi || a.keys[e - 1] < a.lo)) return;
 
   auto emit = [&](std::uint32_t key, const G1Xyzz& sum, bool to_head) {
     if (to_head) {
       a.head_keys[t] = key;
       store_xyzz(a.heads + t, sum);
-    } else if (kFirst) {
-      store_xyzz(a.buckets + key, sum);
-      a.filled[key] = 1;
-    } else {
-      G1Xyzz b = load_xyzz(a.buckets + key);
-      add(b, sum);
-      store_xyzz(a.buckets + key, b);
+      return;
     }
+    const std::uint32_t b = key - a.lo;
+    if (kFirst && !a.filled[b]) {
+      store_xyzz(a.buckets + b, sum);
+      a.filled[b] = 1;
+      return;
+    }
+    G1Xyzz x = load_xyzz(a.buckets + b);
+    add(x, sum);
+    store_xyzz(a.buckets + b, x);
   };
 
-  std::uint32_t cur = a.none;
-  bool to_head = false;
+  bool have = false, to_head = false;
+  std::uint32_t cur = 0;
   G1Xyzz acc = G1Xyzz::infinity();
   for (std::size_t j = s; j < e; ++j) {
     const std::uint32_t k = a.keys[j];
-    if (kFirst && k == a.none) break;  // zero digits sort last
-    if (k != cur) {
-      if (cur != a.none) emit(cur, acc, to_head);
+    if (kFirst && k >= a.hi) break;
+    if (k < a.lo || k >= a.hi) {
+      if (have) emit(cur, acc, to_head);
+      have = false;
+      continue;
+    }
+    if (!have || k != cur) {
+      if (have) emit(cur, acc, to_head);
+      have = true;
       cur = k;
       to_head = j == s && continues;
       acc = G1Xyzz::infinity();
     }
-    if (k != a.none) src.add_to(acc, j);
+    src.add_to(acc, j);
   }
-  if (cur != a.none) emit(cur, acc, to_head);
+  if (have) emit(cur, acc, to_head);
 }
 
 }  // namespace stoker::kernels::gpu::detail

@@ -1,8 +1,8 @@
 // Scalars to sort entries: each scalar (Fr, Montgomery form, as the NTT and
 // hpoly leave it) becomes W signed digits of c bits, and each non-zero digit
-// an entry (key = window * 2^(c-1) + |digit| - 1, value = point index with
-// the sign in bit 31) for the bucket sort. Zero digits get the key
-// W * 2^(c-1), above every bucket, so they sort to the end and are skipped.
+// an entry (key = part * W * 2^(c-1) + window * 2^(c-1) + |digit| - 1,
+// value = point index with the sign in bit 31) for the bucket sort. Zero
+// digits get the key above every bucket, so they sort to the end.
 //
 // The arithmetic is __host__ __device__: the host tests check that the
 // digits put back together give the scalar.
@@ -71,9 +71,11 @@ STOKER_HD void signed_digits(std::uint64_t k[4], unsigned c, unsigned windows, D
 #if defined(__CUDACC__)
 // One thread per scalar; entries are window-major (entry w * n + i), so
 // each window's writes are coalesced, and the radix sort, being stable,
-// keeps each bucket's points in index order.
+// keeps each bucket's points in index order. Point i belongs to part
+// i / part_size (msm_window.hpp).
 __global__ void scalar_digits_kernel(const Fr* __restrict__ scalars, std::size_t n, unsigned c,
-                                     unsigned windows, std::uint32_t* __restrict__ keys,
+                                     unsigned windows, std::size_t part_size, unsigned parts,
+                                     std::uint32_t* __restrict__ keys,
                                      std::uint32_t* __restrict__ values) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -83,11 +85,13 @@ __global__ void scalar_digits_kernel(const Fr* __restrict__ scalars, std::size_t
   Fr{{a.x, a.y, b.x, b.y}}.to_canonical(k);
   const bool neg = fold_above_half(k);
   const std::uint32_t buckets = std::uint32_t{1} << (c - 1);
-  const std::uint32_t none = windows * buckets;
+  const std::uint32_t per_part = windows * buckets;
+  const std::uint32_t none = parts * per_part;
+  const std::uint32_t base = static_cast<std::uint32_t>(i / part_size) * per_part;
   const std::uint32_t index = static_cast<std::uint32_t>(i);
   signed_digits(k, c, windows, [&](unsigned w, std::uint32_t mag, bool negative) {
     const std::size_t e = std::size_t{w} * n + i;
-    keys[e] = mag ? w * buckets + (mag - 1) : none;
+    keys[e] = mag ? base + w * buckets + (mag - 1) : none;
     values[e] = index | (static_cast<std::uint32_t>(negative != neg) << 31);
   });
 }

@@ -41,11 +41,19 @@ constexpr std::uint32_t buckets_per_window(unsigned c) {
   return std::uint32_t{1} << (c - 1);
 }
 
-// Bits of a sort key: keys run over [0, W * 2^(c-1)], the top one marking
-// a zero digit (no bucket), so zero digits sort to the end.
-constexpr unsigned key_bits(unsigned c) {
-  const std::uint64_t sentinel = std::uint64_t{window_count(c)} * buckets_per_window(c);
-  return static_cast<unsigned>(std::bit_width(sentinel));
+// The points may be split into `parts` ranges of consecutive indices, each
+// summed by its own launches (so that a part's additions can run while the
+// next part's points are still being copied in). A key is
+//   part * W * 2^(c-1) + window * 2^(c-1) + |digit| - 1,
+// and parts * W * 2^(c-1) marks a zero digit (no bucket), so zero digits
+// sort to the end.
+inline constexpr unsigned kMaxParts = 4;
+
+constexpr std::uint64_t keys_per_part(unsigned c) {
+  return std::uint64_t{window_count(c)} * buckets_per_window(c);
+}
+constexpr unsigned key_bits(unsigned c, unsigned parts = 1) {
+  return static_cast<unsigned>(std::bit_width(keys_per_part(c) * parts));
 }
 
 // Radix passes of 8 bits (CUB's onesweep digit on sm_90).

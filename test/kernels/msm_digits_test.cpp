@@ -86,8 +86,10 @@ TEST(MsmDigits, OneAndMinusOneAreOneDigit) {
 
 TEST(MsmWindow, KeysFitTheirBitsAndTheSentinelSortsLast) {
   for (unsigned c = kMinWindowBits; c <= kMaxWindowBits; ++c) {
-    const std::uint64_t none = std::uint64_t{window_count(c)} * buckets_per_window(c);
-    EXPECT_LT(none, std::uint64_t{1} << key_bits(c)) << "c " << c;
+    for (unsigned parts = 1; parts <= kMaxParts; ++parts) {
+      const std::uint64_t none = keys_per_part(c) * parts;
+      EXPECT_LT(none, std::uint64_t{1} << key_bits(c, parts)) << "c " << c;
+    }
     EXPECT_GE(window_count(c) * c, kScalarBits) << "c " << c;
   }
 }

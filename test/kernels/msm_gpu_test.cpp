@@ -54,12 +54,12 @@ bool same(const G1Affine& a, const G1Affine& b) {
 
 // The GPU's result (with the plan given, or the default one) in affine form.
 G1Affine gpu_msm(const std::vector<G1Affine>& points, const std::vector<Fr>& scalars,
-                 unsigned window_bits = 0) {
+                 unsigned window_bits = 0, unsigned parts = 1) {
   const std::size_t n = points.size();
   int device = 0;
   EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
   gpu::MsmPlan plan;
-  EXPECT_FALSE(gpu::plan_msm(n, device, plan, window_bits));
+  EXPECT_FALSE(gpu::plan_msm(n, device, plan, window_bits, parts));
   Device<G1Affine> p(points);
   Device<Fr> s(scalars);
   Device<G1Xyzz> result(1);
@@ -100,6 +100,20 @@ TEST(MsmGpu, EqualsCpuForEveryWindowSizeFamily) {
   const G1Affine want = cpu_msm(p, s);
   for (unsigned c : {2u, 3u, 5u, 8u, 11u, 15u, 17u, 20u, 23u})
     ASSERT_TRUE(same(gpu_msm(p, s, c), want)) << "c " << c;
+}
+
+TEST(MsmGpu, PartsInStepsEqualCpu) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t n = 10001;
+  const auto p = random_points(n, 19);
+  std::mt19937_64 rng(20);
+  std::vector<Fr> s(n);
+  for (auto& x : s) x = test::random_fr(rng);
+  const G1Affine want = cpu_msm(p, s);
+  for (unsigned parts : {2u, 3u, 4u}) {
+    ASSERT_TRUE(same(gpu_msm(p, s, 0, parts), want)) << "parts " << parts;
+    ASSERT_TRUE(same(gpu_msm(p, s, 9, parts), want)) << "parts " << parts << " c 9";
+  }
 }
 
 TEST(MsmGpu, EdgeScalarsAndPoints) {

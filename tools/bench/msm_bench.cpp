@@ -27,15 +27,19 @@ using kernels::G1Affine;
 using kernels::G1Xyzz;
 
 constexpr const char* kUsage =
-    "usage: stoker bench msm [--log-n 16,20,22,24,26] [--reps N] [--window C] [--device N]\n"
+    "usage: stoker bench msm [--log-n 16,20,22,24,26] [--reps N] [--window C] [--parts P]\n"
+    "                        [--device N]\n"
     "  --log-n   sizes 2^K to run, K in 1..27 (default 16,20,22,24,26)\n"
     "  --reps    timed runs per figure, after one warm-up (default 5)\n"
-    "  --window  force the window size c (2..26) instead of the cost model's\n";
+    "  --window  force the window size c (2..26) instead of the cost model's\n"
+    "  --parts   point ranges of the e2e run, each summed while the next is copied (1..4, "
+    "default 2)\n";
 
 struct Options {
   std::vector<unsigned> log_n{16, 20, 22, 24, 26};
   int reps = 5;
   unsigned window = 0;
+  unsigned parts = 2;
   int device = 0;
 };
 
@@ -90,6 +94,13 @@ std::optional<Options> parse(int argc, char** argv, std::string& error) {
         return std::nullopt;
       }
       o.window = *c;
+    } else if (a == "--parts") {
+      const auto c = parse_integer<unsigned>(v, 1, 4);
+      if (!c) {
+        error = integer_problem("--parts", v, 1, 4);
+        return std::nullopt;
+      }
+      o.parts = *c;
     } else if (a == "--device") {
       const auto d = parse_integer<int>(v, 0, 63);
       if (!d) {
@@ -166,11 +177,13 @@ struct Row {
 };
 
 Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy, Timer& t,
-             devices::Event& points_ready, const Rates& rates, unsigned log_n, const Options& o) {
+             std::vector<devices::Event>& ready, const Rates& rates, unsigned log_n,
+             const Options& o) {
   const std::size_t n = std::size_t{1} << log_n;
   const std::string at = "2^" + std::to_string(log_n);
-  kernels::gpu::MsmPlan plan;
+  kernels::gpu::MsmPlan plan, split;
   check(kernels::gpu::plan_msm(n, dev.index(), plan, o.window), at + ": plan");
+  check(kernels::gpu::plan_msm(n, dev.index(), split, plan.window_bits, o.parts), at + ": plan");
   Row row;
   row.log_n = log_n;
   row.c = plan.window_bits;
@@ -183,7 +196,8 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   const std::size_t point_bytes = n * sizeof(G1Affine), scalar_bytes = n * sizeof(Fr);
   const std::size_t gen_bytes = kernels::gpu::random_points_scratch_bytes(n);
   const auto room = take(dev.memory_info(), at + ": memory info");
-  const std::size_t need = point_bytes + 2 * scalar_bytes + plan.scratch_bytes + gen_bytes;
+  const std::size_t scratch_bytes = std::max({plan.scratch_bytes, split.scratch_bytes, gen_bytes});
+  const std::size_t need = point_bytes + 2 * scalar_bytes + scratch_bytes;
   if (need + (std::size_t{512} << 20) > room.free)
     throw Failure{at + ": needs " + std::to_string(need >> 20) + " MiB of device memory, " +
                   std::to_string(room.free >> 20) + " MiB free"};
@@ -191,7 +205,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   auto scalars = take(dev.allocate(scalar_bytes), at + ": scalars");
   auto sparse = take(dev.allocate(scalar_bytes), at + ": sparse scalars");
   auto result = take(dev.allocate(sizeof(G1Xyzz)), at + ": result");
-  auto scratch = take(dev.allocate(std::max(plan.scratch_bytes, gen_bytes)), at + ": scratch");
+  auto scratch = take(dev.allocate(scratch_bytes), at + ": scratch");
   auto* stream = static_cast<cudaStream_t>(main.native());
   check(kernels::gpu::random_points(points.as<G1Affine>(), n, 1000 + log_n, scratch.data(),
                                     scratch.size(), stream),
@@ -234,26 +248,48 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
        1e6);
   row.bound_e2e = row.bound_resident + (point_bytes + scalar_bytes) / (row.h2d_gbs * 1e6);
 
+  // Everything in on the copy stream, scalars first; the main stream sorts
+  // once the scalars are in and adds each part once its points are.
   row.e2e = timed(
       [&] {
         check(copy.wait(t.start), at + ": e2e");
-        check(main.copy(scalars.data(), h_scalars.data(), scalar_bytes), at + ": e2e scalars");
-        check(kernels::gpu::msm_sort_scalars(plan, scalars.as<Fr>(), scratch.data(), scratch.size(),
-                                             stream),
+        check(copy.copy(scalars.data(), h_scalars.data(), scalar_bytes), at + ": e2e scalars");
+        check(copy.record(ready[0]), at + ": e2e");
+        for (unsigned part = 0; part < split.parts; ++part) {
+          const std::size_t begin = std::min(n, part * split.part_size);
+          const std::size_t end = std::min(n, begin + split.part_size);
+          check(copy.copy(points.as<G1Affine>() + begin,
+                          static_cast<const G1Affine*>(h_points.data()) + begin,
+                          (end - begin) * sizeof(G1Affine)),
+                at + ": e2e points");
+          check(copy.record(ready[1 + part]), at + ": e2e");
+        }
+        check(main.wait(ready[0]), at + ": e2e");
+        check(kernels::gpu::msm_sort_scalars(split, scalars.as<Fr>(), scratch.data(),
+                                             scratch.size(), stream),
               at + ": e2e sort");
-        check(copy.copy(points.data(), h_points.data(), point_bytes), at + ": e2e points");
-        check(copy.record(points_ready), at + ": e2e");
-        check(main.wait(points_ready), at + ": e2e");
-        check(kernels::gpu::msm_sum_buckets(plan, result.as<G1Xyzz>(), points.as<G1Affine>(),
-                                            scratch.data(), scratch.size(), stream),
-              at + ": e2e sum");
+        for (unsigned part = 0; part < split.parts; ++part) {
+          check(main.wait(ready[1 + part]), at + ": e2e");
+          check(kernels::gpu::msm_add_points(split, part, points.as<G1Affine>(), scratch.data(),
+                                             scratch.size(), stream),
+                at + ": e2e add");
+        }
+        check(kernels::gpu::msm_finish(split, result.as<G1Xyzz>(), scratch.data(), scratch.size(),
+                                       stream),
+              at + ": e2e finish");
         check(main.copy(first, result.data(), sizeof(G1Xyzz)), at + ": e2e result");
       },
       "e2e");
   row.resident = timed([&] { resident(scalars); }, "resident");
   check(main.copy(second, result.data(), sizeof(G1Xyzz)), at + ": result");
   check(main.synchronize(), at + ": result");
-  row.consistent = std::memcmp(first, second, sizeof(G1Xyzz)) == 0;
+  // Parts change the order of additions, hence the XYZZ form: compare the
+  // affine points.
+  G1Xyzz a, b;
+  std::memcpy(&a, first, sizeof a);
+  std::memcpy(&b, second, sizeof b);
+  const G1Affine pa = kernels::to_affine(a), pb = kernels::to_affine(b);
+  row.consistent = std::memcmp(&pa, &pb, sizeof pa) == 0;
   row.sort = timed(
       [&] {
         check(kernels::gpu::msm_sort_scalars(plan, scalars.as<Fr>(), scratch.data(), scratch.size(),
@@ -294,7 +330,8 @@ int bench_msm_command(int argc, char** argv) {
     auto copy = take(dev.create_stream(), "stream");
     Timer t{take(dev.create_event(devices::EventKind::timing), "event"),
             take(dev.create_event(devices::EventKind::timing), "event")};
-    auto points_ready = take(dev.create_event(), "event");
+    std::vector<devices::Event> ready;
+    for (unsigned i = 0; i <= o->parts; ++i) ready.push_back(take(dev.create_event(), "event"));
     const Rates rates = measure_add_rates(dev, main, t);
     std::printf("stoker bench msm: %s, CUDA events, median of %d after a warm-up\n",
                 dev.info().name.c_str(), o->reps);
@@ -303,7 +340,7 @@ int bench_msm_command(int argc, char** argv) {
     std::printf("%5s %3s %3s %9s %9s %9s %8s %9s %9s %9s %8s %7s %s\n", "log_n", "c", "W", "e2e ms",
                 "bound", "sppark", "x sppark", "resident", "bound", "sparse", "sort ms", "GiB", "");
     for (unsigned k : o->log_n) {
-      const Row r = run_size(dev, main, copy, t, points_ready, rates, k, *o);
+      const Row r = run_size(dev, main, copy, t, ready, rates, k, *o);
       const auto ref = sppark_ms(k);
       char ref_s[16] = "-", speedup[16] = "-";
       if (ref) {
