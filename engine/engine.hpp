@@ -14,8 +14,10 @@
 // priority, then arrival. No mutex is held around device work.
 //
 // Every async_ verb takes an Asio completion token (callback, use_future,
-// use_awaitable, deferred). Handlers run on their associated executor (by
-// default the executor given to the constructor), never on an engine thread.
+// use_awaitable, deferred); through use_future or use_awaitable a failed job
+// throws a JobError that keeps its message. Handlers run on their associated
+// executor (by default the executor given to the constructor), never on an
+// engine thread.
 // Cancelling through the handler's cancellation slot drops the partitions not
 // yet started and completes with operation_aborted once the started ones have
 // drained. Nothing leaks on any path: budget, pool blocks, device memory and
@@ -27,12 +29,16 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/system/error_code.hpp>
+#include <exception>
 #include <memory>
 #include <system_error>
+#include <type_traits>
 
 #include "devices/device_set.hpp"
 #include "engine/config.hpp"
+#include "engine/detail/error_as_exception.hpp"
 #include "engine/job.hpp"
+#include "engine/job_error.hpp"
 #include "engine/job_report.hpp"
 
 namespace stoker::engine {
@@ -69,10 +75,11 @@ struct EngineStats {
 class Engine {
  public:
   using executor_type = boost::asio::any_io_executor;
-  // boost::system::error_code so that use_future and use_awaitable turn
-  // errors into exceptions; it wraps our std::error_code losslessly and
+  // boost::system::error_code: it wraps our std::error_code losslessly and
   // converts back implicitly, so handlers may take std::error_code.
   using SubmitSignature = void(boost::system::error_code, JobReport);
+  // What tokens that throw see instead (async_submit, job_error.hpp).
+  using ThrowingSubmitSignature = void(std::exception_ptr, JobReport);
   using ShutdownSignature = void(boost::system::error_code);
 
   // Throws std::system_error when the config is invalid or no device can be
@@ -114,17 +121,62 @@ class Engine {
   // completion (each holding its pinned blocks): what reserve_pinned needs.
   std::size_t lookahead() const noexcept;
 
+  // Submits a job; completes when every partition has finished, the job
+  // failed, or it was cancelled. Bad input (Job::validate included) is
+  // refused before any device work starts. The engine keeps no reference to
+  // the job after the completion; the caller's inputs and output
+  // destinations must stay alive until then (job.hpp).
+  //
+  // Completion Signature
+  //   void(boost::system::error_code ec, JobReport report) for callbacks,
+  //   deferred and every token that passes the code on (as_tuple,
+  //   redirect_error). `ec` is empty on success, else a stoker code
+  //   (Errc::invalid_argument, out_of_host_memory, device_fault,
+  //   kernel_failed, verification_failed, callable_threw, shutting_down, ...)
+  //   or operation_aborted when cancelled; it converts to std::error_code,
+  //   so handlers may take that. report.error holds the message, naming the
+  //   job and, once, the partition ("job 'x' partition 1: ...").
+  //
+  //   void(std::exception_ptr, JobReport) for tokens that throw
+  //   (use_future, use_awaitable; token_throws_on_error in job_error.hpp):
+  //   a failure is a JobError whose what() is report.error and whose
+  //   report() is the report, so future::get() and co_await return the
+  //   JobReport or throw JobError (job_error.hpp says why).
+  //
+  // What throws
+  //   async_submit itself does not throw for any job; a failure always goes
+  //   to the completion. Callbacks receive no exception. Only use_future and
+  //   use_awaitable (and tokens given token_throws_on_error) throw, JobError.
+  //
+  // Per-Operation Cancellation
+  //   Supports cancellation_type::terminal, partial and total alike (what a
+  //   cancelled job has done is not undone, so every type means the same):
+  //   partitions not yet on a device are dropped, those already running
+  //   drain, and the job completes with operation_aborted and a report of
+  //   the partitions done. A cancel after the job completed does nothing.
   template <typename CompletionToken>
   auto async_submit(Job job, CompletionToken&& token) {
-    return boost::asio::async_initiate<CompletionToken, SubmitSignature>(
-        [this](auto handler, Job j) {
-          // Resolve the handler's executor before type erasure hides it.
-          executor_type ex = boost::asio::get_associated_executor(handler, executor_);
-          submit_erased(std::move(j),
-                        boost::asio::any_completion_handler<SubmitSignature>(std::move(handler)),
-                        std::move(ex));
-        },
-        token, std::move(job));
+    if constexpr (token_throws_on_error<std::decay_t<CompletionToken>>::value) {
+      return boost::asio::async_initiate<CompletionToken, ThrowingSubmitSignature>(
+          [this](auto handler, Job j) {
+            executor_type ex = boost::asio::get_associated_executor(handler, executor_);
+            submit_erased(std::move(j),
+                          boost::asio::any_completion_handler<SubmitSignature>(
+                              detail::ErrorAsException<decltype(handler)>(std::move(handler))),
+                          std::move(ex));
+          },
+          token, std::move(job));
+    } else {
+      return boost::asio::async_initiate<CompletionToken, SubmitSignature>(
+          [this](auto handler, Job j) {
+            // Resolve the handler's executor before type erasure hides it.
+            executor_type ex = boost::asio::get_associated_executor(handler, executor_);
+            submit_erased(std::move(j),
+                          boost::asio::any_completion_handler<SubmitSignature>(std::move(handler)),
+                          std::move(ex));
+          },
+          token, std::move(job));
+    }
   }
 
   // Stops taking jobs (later submits fail with shutting_down), completes once

@@ -156,7 +156,9 @@ struct Job {
   std::vector<Partition> partitions;
   std::optional<std::vector<int>> devices;  // affinity: engine device indices allowed
   // Workload-specific check run before any GPU work, e.g. a, b, c sizes that
-  // must match; an Error names the problem.
+  // must match; an Error names the problem. The engine puts "job '<name>'
+  // partition <index>: " before its message, so the message need not (and
+  // should not) name the partition again.
   std::function<Error(const Partition&, std::size_t index)> validate;
   // Runs on a worker after a partition's outputs landed (e.g. checksums);
   // an error fails the job.

@@ -1,6 +1,7 @@
 // The same kind of job awaited from a C++20 coroutine with
-// boost::asio::use_awaitable: a failed job throws boost::system::system_error,
-// a finished one returns its JobReport. Two jobs run one after the other;
+// boost::asio::use_awaitable: a failed job throws stoker::JobError (its
+// what() is the report's message, its report() the report), a finished one
+// returns its JobReport. Two jobs run one after the other;
 // the second reuses the pinned blocks the first gave back.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

@@ -2,13 +2,14 @@
 // into pinned memory, the device computes h = (AB - C) / (x^n - 1) with
 // NTTs over the BLS12-381 scalar field, and each partition's h is verified
 // on the CPU at a random point. Handlers can also be futures.
+#include "engine/workloads/hpoly.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <cstdio>
 #include <thread>
 
 #include "engine/engine.hpp"
-#include "engine/workloads/hpoly.hpp"
 
 int main() {
   auto config = stoker::Config::from_env();
@@ -35,15 +36,17 @@ int main() {
   std::thread loop([&] { io.run(); });
   int status = 0;
   try {
-    const stoker::JobReport report = done.get();  // throws boost::system::system_error on failure
+    const stoker::JobReport report = done.get();  // a failure throws stoker::JobError
     std::printf("%s\n", stoker::engine::summarize(report).c_str());
     for (std::size_t p = 0; p < run->checks.size(); ++p)
       if (!run->checks[p].checked || !run->checks[p].ok) {
         std::fprintf(stderr, "example_hpoly: partition %zu's h failed its check\n", p);
         status = 1;
       }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "example_hpoly: job failed: %s\n", e.what());
+  } catch (const stoker::JobError& e) {
+    // what() is the report's message, naming the partition and what it needed.
+    std::fprintf(stderr, "example_hpoly: job failed after %zu of %zu partitions: %s\n",
+                 e.report().partitions_done, e.report().partitions, e.what());
     status = 1;
   }
   loop.join();

@@ -154,9 +154,7 @@ void EngineCore::block_arrived(const Key& k, Result<alloc::PinnedBlock> block) {
     return request_block(k);  // still this partition's turn
   allocating_ = false;
   if (!block)
-    produced(
-        k, block.error().code,
-        "pinned host memory for partition " + std::to_string(k.part) + ": " + block.error().what());
+    produced(k, block.error().code, "pinned host memory: " + block.error().what());
   else
     run_producer(k);  // ends the partition as cancelled if its job is gone
   allocate_next();

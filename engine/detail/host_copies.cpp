@@ -51,12 +51,12 @@ void EngineCore::copy_out(const Key& k) {
           std::memcpy(c.dst, c.src, c.bytes);
         return std::error_code{};
       },
-      [this, k, &p, verify = job.job.verify](std::error_code) {
+      [this, k, &p, verify = job.job.verify, &name = job.job.name](std::error_code) {
         Error e;
         std::string thrown;
         if (verify)
           if (auto ec = detail::guarded_call(thrown, verify, p, k.part))
-            e = Error{ec, "partition " + std::to_string(k.part) +
+            e = Error{ec, "job '" + name + "' partition " + std::to_string(k.part) +
                               (thrown.empty() ? " failed verification: " + ec.message()
                                               : ": its verify threw: " + thrown)};
         asio::post(io_, [this, k, e = std::move(e)]() mutable { finished(k, std::move(e)); });
