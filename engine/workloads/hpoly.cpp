@@ -4,6 +4,7 @@
 #include <cstring>
 #include <thread>
 
+#include "engine/engine.hpp"
 #include "engine/workloads/detail/hpoly_fill.hpp"
 #include "engine/workloads/detail/hpoly_fill_ifma.hpp"
 #include "kernels/detail/parallel.hpp"
@@ -428,7 +429,9 @@ std::error_code hpoly_prepare(const devices::DeviceSet& set, unsigned log_n) {
   return {};
 }
 
-Result<Job> make_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run) {
+namespace {
+
+Result<Job> build_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run) {
   if (o.partitions == 0)
     return Error{Errc::invalid_argument, "hpoly job needs at least one partition"};
   if (o.log_n < kHpolyMinLogN || o.log_n > kHpolyMaxLogN)
@@ -437,6 +440,16 @@ Result<Job> make_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run
                                              std::to_string(o.log_n)};
   const unsigned log_n = o.log_n;
   const std::size_t n = std::size_t{1} << log_n, bytes = n * sizeof(Fr);
+  // a, b, c produced into pinned blocks, h landing in one unless registered.
+  Partition shape;
+  for (int k = 0; k < 3; ++k) shape.inputs.push_back(Input::produced(bytes));
+  shape.outputs.push_back(Output{nullptr, bytes, o.registered_outputs.has_value()});
+  BuildNeeds needs;
+  needs.workload = "hpoly";
+  needs.partitions = o.partitions;
+  needs.caller_bytes = bytes + sizeof(HpolyCheck) + kPartitionBookkeepingBytes;  // h and its check
+  needs.pinned_bytes = Engine::pinned_bytes(shape);
+  if (auto e = check_build(needs, o.limits)) return e;
   run = std::make_shared<HpolyRun>();
   run->options = o;
   run->n = n;
@@ -531,6 +544,15 @@ Result<Job> make_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run
                                                                                    std::size_t p) {
       return hpoly_verify(seed, p, log_n, run_ptr->output(p), threads, &run_ptr->checks[p]);
     };
+  return job;
+}
+
+}  // namespace
+
+Result<Job> make_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run) {
+  run.reset();
+  auto job = guarded_build<Job>("hpoly", [&] { return build_hpoly_job(o, run); });
+  if (!job) run.reset();  // nothing half-built stays allocated
   return job;
 }
 

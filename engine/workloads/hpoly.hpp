@@ -40,6 +40,7 @@
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/job.hpp"
+#include "engine/workloads/build_limits.hpp"
 #include "engine/workloads/host_buffers.hpp"
 #include "kernels/field.cuh"
 
@@ -66,6 +67,8 @@ struct HpolyOptions {
   // when the job is built (cudaHostRegister, ~0.1 s/GiB), and the D2H writes
   // it in place, as a prover that reuses its h buffers registers them once.
   std::optional<devices::Backend> registered_outputs;
+  // Checked before anything is allocated (build_limits.hpp).
+  BuildLimits limits;
 };
 
 // What verification found for one partition.
@@ -92,8 +95,10 @@ struct HpolyRun {
   bool h_registered() const { return !h_registrations.empty(); }
 };
 
-// Builds the job; `run` receives the output buffers. Errors name a bad option
-// or an h that could not be page-locked.
+// Builds the job; `run` receives the output buffers. Errors name a bad
+// option, an h that could not be page-locked, or the size and the limit when
+// the job would not fit options.limits; no exception escapes (on an error
+// `run` is left empty).
 Result<Job> make_hpoly_job(const HpolyOptions& options, std::shared_ptr<HpolyRun>& run);
 
 // Builds the twiddle tables of log_n on every CUDA device of `set` and loads

@@ -7,6 +7,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "engine/engine.hpp"
 #include "engine/workloads/synthetic_mix.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -160,9 +161,23 @@ Error register_outputs(devices::Backend backend, std::size_t out_words, Syntheti
                        "synthetic: page-locking the output");
 }
 
-}  // namespace
+// The job's shape against o.limits, before anything is allocated.
+Error check_synthetic_limits(const SyntheticOptions& o) {
+  const bool produced = !o.pageable && !o.registered_inputs;
+  const std::size_t out_bytes = o.input_bytes / 4;
+  Partition shape;
+  shape.inputs.push_back(produced ? Input::produced(o.input_bytes)
+                                  : Input{InputKind::pageable, nullptr, o.input_bytes, nullptr});
+  shape.outputs.push_back(Output{nullptr, out_bytes, o.registered_outputs.has_value()});
+  BuildNeeds needs;
+  needs.workload = "synthetic";
+  needs.partitions = o.partitions;
+  needs.caller_bytes = out_bytes + (produced ? 0 : o.input_bytes) + kPartitionBookkeepingBytes;
+  needs.pinned_bytes = Engine::pinned_bytes(shape);
+  return check_build(needs, o.limits);
+}
 
-Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<SyntheticRun>& run) {
+Result<Job> build_synthetic_job(const SyntheticOptions& o, std::shared_ptr<SyntheticRun>& run) {
   if (o.partitions == 0)
     return Error{Errc::invalid_argument, "synthetic job needs at least one partition"};
   if (o.input_bytes == 0 || o.input_bytes % 16 != 0)
@@ -172,13 +187,14 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
   if (o.rounds < 0 || o.rounds > 100000)
     return Error{Errc::invalid_argument,
                  "synthetic rounds must be 0..100000, not " + std::to_string(o.rounds)};
+  if (o.pageable && o.registered_inputs)
+    return Error{Errc::invalid_argument,
+                 "synthetic inputs are either pageable or registered, not both"};
+  if (auto e = check_synthetic_limits(o)) return e;
   run = std::make_shared<SyntheticRun>();
   run->options = o;
   const std::size_t in_words = o.input_bytes / 4, out_words = in_words / 4;
   run->checksums.assign(o.partitions, 0);
-  if (o.pageable && o.registered_inputs)
-    return Error{Errc::invalid_argument,
-                 "synthetic inputs are either pageable or registered, not both"};
   if (o.registered_inputs)
     if (auto e = fill_registered_inputs(*o.registered_inputs, *run)) return e;
   if (o.registered_outputs) {
@@ -257,7 +273,8 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
   // differs between partitions. Then sums the whole output.
   job.verify = [run_ptr = run, seed = o.seed, rounds](const Partition& part, std::size_t p) {
     const auto out = run_ptr->outputs[p].first(part.outputs[0].bytes / sizeof(std::uint32_t));
-    const bool whole = out.size() <= (std::size_t{1} << 24) / (static_cast<std::size_t>(rounds) + 1);
+    const bool whole =
+        out.size() <= (std::size_t{1} << 24) / (static_cast<std::size_t>(rounds) + 1);
     const std::size_t stride = whole ? 1 : std::max<std::size_t>(1, out.size() / 4096);
     for (std::size_t i = p % stride; i < out.size(); i += stride) {
       std::uint32_t in[4];
@@ -271,6 +288,15 @@ Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<Synthe
     run_ptr->checksums[p] = sum;
     return std::error_code{};
   };
+  return job;
+}
+
+}  // namespace
+
+Result<Job> make_synthetic_job(const SyntheticOptions& o, std::shared_ptr<SyntheticRun>& run) {
+  run.reset();
+  auto job = guarded_build<Job>("synthetic", [&] { return build_synthetic_job(o, run); });
+  if (!job) run.reset();  // nothing half-built stays allocated
   return job;
 }
 

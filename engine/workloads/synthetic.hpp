@@ -16,6 +16,7 @@
 
 #include "devices/pinned_buffer.hpp"
 #include "engine/job.hpp"
+#include "engine/workloads/build_limits.hpp"
 #include "engine/workloads/host_buffers.hpp"
 
 namespace stoker::engine::workloads {
@@ -39,6 +40,8 @@ struct SyntheticOptions {
   std::uint64_t seed = 1;
   int priority = 0;
   std::string name = "synthetic";
+  // Checked before anything is allocated (build_limits.hpp).
+  BuildLimits limits;
 };
 
 // The job plus the memory its inputs and outputs live in; keep it alive
@@ -62,7 +65,9 @@ struct SyntheticRun {
   std::vector<std::uint64_t> checksums;
 };
 
-// Builds the job; `run` receives the buffers. Errors name a bad option.
+// Builds the job; `run` receives the buffers. Errors name a bad option, or
+// the size and the limit when the job would not fit options.limits; no
+// exception escapes (on an error `run` is left empty).
 Result<Job> make_synthetic_job(const SyntheticOptions& options, std::shared_ptr<SyntheticRun>& run);
 
 // The arithmetic, shared by GPU and CPU so they agree bit for bit.

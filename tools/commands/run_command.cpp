@@ -256,6 +256,7 @@ int run_command(int argc, char** argv) {
     ho.verify = verifying;
     ho.name = "hpoly-2^" + std::to_string(ho.log_n);
     if (h_registered) ho.registered_outputs = e.devices().backend();
+    ho.limits.pinned_budget_bytes = e.config().host_budget_bytes;  // refused before allocating
     const auto t0 = std::chrono::steady_clock::now();
     job = engine::workloads::make_hpoly_job(ho, hpoly_run);
     h_setup_s = seconds_since(t0);
@@ -265,6 +266,7 @@ int run_command(int argc, char** argv) {
     so.seed = seed;
     if (registered_inputs) so.registered_inputs = e.devices().backend();
     if (synthetic_outputs_registered) so.registered_outputs = e.devices().backend();
+    so.limits.pinned_budget_bytes = e.config().host_budget_bytes;
     so.name = so.pageable ? "synthetic-pageable"
                           : (registered_inputs ? "synthetic-registered" : "synthetic-pinned");
     job = engine::workloads::make_synthetic_job(so, synthetic_run);
