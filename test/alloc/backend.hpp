@@ -1,24 +1,17 @@
-// The alloc suites that touch memory run twice: built with
-// STOKER_TEST_BACKEND_HOST on the host backend (CI), and without it on CUDA
-// (label gpu, skipped without a GPU).
+// The alloc suites that touch memory run on both backends (test/backend.hpp):
+// the pool and device-pool behaviour on the host backend in CI, and again on
+// CUDA (label gpu, skipped without a GPU).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include "devices/device_set.hpp"
-#include "test/gpu_guard.hpp"
+#include "test/backend.hpp"
 
 namespace stoker::alloc::test {
 
-#if defined(STOKER_TEST_BACKEND_HOST)
-inline constexpr devices::Backend kBackend = devices::Backend::host;
-#define STOKER_ALLOC_REQUIRE_BACKEND() \
-  do {                                 \
-  } while (0)
-#else
-inline constexpr devices::Backend kBackend = devices::Backend::cuda;
-#define STOKER_ALLOC_REQUIRE_BACKEND() STOKER_REQUIRE_GPU()
-#endif
+using stoker::test::kBackend;
+#define STOKER_ALLOC_REQUIRE_BACKEND() STOKER_REQUIRE_BACKEND()
 
 inline devices::DeviceSet devices_for_test() {
   devices::DiscoverOptions o;

@@ -1,6 +1,6 @@
-// What the engine suites share: configs for each backend, running one job to
-// completion, and the checks every suite makes (outputs equal the CPU
-// version, nothing left held).
+// What the engine suites share: configs for each backend, the jobs most
+// suites run, running one job to completion, and the checks every suite
+// makes (outputs equal the CPU version, nothing left held).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -20,6 +21,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
+#include "test/backend.hpp"
 
 namespace stoker::test {
 
@@ -28,6 +30,7 @@ using engine::Engine;
 using engine::Input;
 using engine::Job;
 using engine::JobReport;
+using engine::KernelContext;
 namespace workloads = engine::workloads;
 
 // Emulated devices with 256 MiB each, a 256 MiB host budget, four workers.
@@ -50,6 +53,51 @@ inline Config gpu_config() {
   c.devices.backend = devices::BackendChoice::cuda;
   c.host_budget_bytes = std::size_t{8} << 30;
   return c;
+}
+
+// GPU 0 alone, for the tests that break a job (or the GPU) on purpose.
+inline Config gpu0_config() {
+  auto c = gpu_config();
+  c.devices.cuda_ordinals = {0};
+  return c;
+}
+
+// The config of the backend this binary tests (test/backend.hpp).
+inline Config backend_config() {
+  return kBackend == devices::Backend::host ? host_config() : gpu_config();
+}
+
+// Device work of hand-built jobs: the output is the input.
+inline std::error_code copy_through(const KernelContext& c) {
+  std::memcpy(c.outputs[0], c.inputs[0], c.input_bytes[0]);
+  return std::error_code{};
+}
+
+// A synthetic job of `partitions` inputs of `bytes` each, produced into
+// pinned blocks or pageable, with a CPU and a GPU version of its kernels.
+inline Job synthetic(std::shared_ptr<workloads::SyntheticRun>& run, std::size_t partitions = 8,
+                     std::size_t bytes = 256 << 10, bool pageable = false, int priority = 0,
+                     std::string name = "synthetic") {
+  workloads::SyntheticOptions o;
+  o.partitions = partitions;
+  o.input_bytes = bytes;
+  o.rounds = 4;
+  o.pageable = pageable;
+  o.priority = priority;
+  o.name = std::move(name);
+  auto job = workloads::make_synthetic_job(o, run);
+  EXPECT_TRUE(job) << job.error().what();
+  return std::move(*job);
+}
+
+// Six synthetic partitions of 1 MiB.
+inline Job six_small_partitions(std::shared_ptr<workloads::SyntheticRun>& run) {
+  workloads::SyntheticOptions o;
+  o.partitions = 6;
+  o.input_bytes = 1 << 20;
+  auto job = workloads::make_synthetic_job(o, run);
+  EXPECT_TRUE(job) << job.error().what();
+  return std::move(*job);
 }
 
 // Submits `job`, runs `io` until its handler ran, and readies `io` for more.
