@@ -10,9 +10,10 @@
 // each per repetition, for a warm-up repetition and --reps timed ones; each
 // figure is the median of its timed runs, beside DESIGN.md's model bound,
 // and each ratio also the median of the repetitions' own ratios. Each job
-// is built once and each run checked after it, outside its time (until the
-// tenth session, each engine run generated its inputs and output buffers
-// anew and checksummed its outputs inside the job).
+// is built once and each run checked after it, outside its time: building
+// a job generates 4 GiB of pageable inputs and first-touches its output
+// buffers, and a checksum inside the job would sit in its wall time, none
+// of which is the engine's work.
 #include "tools/bench/pipeline_bench.hpp"
 
 #include <cuda_runtime.h>
@@ -92,7 +93,7 @@ class MemoryWriters {
   // Bytes the writers have set so far, to within one step per writer: read
   // before and after a run, it says how much host memory the writers got
   // beside it, which shows whether the engine and they share a memory
-  // bound (docs/BENCHMARKS.md, fifteenth session).
+  // bound (docs/BENCHMARKS.md, `stoker bench pipeline`).
   std::size_t bytes_written() const {
     std::size_t n = 0;
     for (const auto& w : written_) n += w.bytes.load(std::memory_order_relaxed);
