@@ -230,7 +230,7 @@ struct Anchor {
   unsigned log_n;
   double ntt_ms, hpoly_ms;
 };
-// sppark on one H200 here (issue 5): forward NTT natural/natural and the
+// sppark on one H200 (docs/BENCHMARKS.md): forward NTT natural/natural and the
 // seven NTTs of hpoly, device-resident, CUDA events.
 constexpr Anchor kAnchors[] = {{20, 0.27, 2.0}, {24, 4.7, 34}, {26, 23.8, 166}, {27, 44.4, 323}};
 

@@ -1,4 +1,4 @@
-// stoker run: the engine's main job. By default the hpoly workload (issue 5):
+// stoker run: the engine's main job. By default the hpoly workload:
 // producers write a, b and c = a * b straight into pinned memory, the GPUs
 // compute the Groth16 H polynomial of each partition, --verify checks every
 // h on the CPU at a random point. --workload synthetic keeps the integer
