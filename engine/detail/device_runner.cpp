@@ -201,8 +201,8 @@ void DeviceRunner::arrive(const std::shared_ptr<Launch>& l) {
 void DeviceRunner::complete_ready() {
   // In dispatch order, not in the order the launches became ready: a short
   // pass that ends before a long one must not put its kernels (and its
-  // input events) ahead of an earlier partition's (the review of 2395b99
-  // saw kernels run 1 2 0).
+  // input events) ahead of an earlier partition's (completing launches as
+  // they became ready ran kernels in the order 1 2 0).
   while (!in_order_.empty() && in_order_.front()->pending.load(std::memory_order_acquire) == 0) {
     const auto l = std::move(in_order_.front());
     in_order_.pop_front();

@@ -367,8 +367,9 @@ TEST(PinnedPool, StaysWithinThePinnedLimitByTrimmingIdleSlabs) {
 
 // Long-lived blocks of one small class keep shared slabs partly used: each
 // pins a whole slab for one block. With 8 of 64 MiB in use the budget grants
-// other requests, and the pool must then pin for them too (it used to fail
-// them all with out_of_host_memory: the partly used slabs held the limit).
+// other requests, and the pool must then pin for them too (counting the
+// partly used slabs' free blocks against the limit would fail them all with
+// out_of_host_memory).
 TEST(PinnedPool, LongLivedSmallBlocksDoNotKeepOtherRequestsFromPinnedMemory) {
   STOKER_ALLOC_REQUIRE_BACKEND();
   MemoryBudget budget(64 * MiB, "host");

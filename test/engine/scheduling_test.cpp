@@ -207,11 +207,11 @@ Job direct_and_staged_job(std::size_t parts, std::size_t big, std::size_t small,
   return job;
 }
 
-// A partition's kernels wait for its own copies only. The feeder used to
-// send partition N+1's direct copies while N's staging pass was still
-// running, ahead of N's input event, so N's kernels started only after
-// N+1's whole input had been copied (the review of 2395b99 measured 83 ms
-// of such waiting in a traced run). Even partitions here copy little and
+// A partition's kernels wait for its own copies only. A feeder that sent
+// partition N+1's direct copies while N's staging pass was still running,
+// ahead of N's input event, would start N's kernels only after N+1's whole
+// input had been copied (83 ms of such waiting in a traced run,
+// docs/EXPERIMENTS.md). Even partitions here copy little and
 // stage a little; odd ones copy 24 MiB directly on a slowed device: an
 // even partition's kernels must start before the odd one's copy is half
 // done, not after it.
