@@ -69,6 +69,16 @@ class PinnedVec {
       : PinnedVec(pool, policy) {
     resize(n);
   }
+  // Takes `block` (handed out by `pool`) as the storage of `n` value-initialised
+  // elements, as a pool's async_allocate delivers it. A block smaller than `n`
+  // elements is misuse: std::invalid_argument.
+  PinnedVec(PinnedPool& pool, PinnedBlock block, size_type n,
+            GrowthPolicy policy = GrowthPolicy::fail)
+      : pool_(&pool), policy_(policy), block_(std::move(block)) {
+    if (n > capacity()) throw std::invalid_argument("PinnedVec: block smaller than its elements");
+    for (size_type i = 0; i < n; ++i) ::new (static_cast<void*>(data() + i)) T();
+    size_ = n;
+  }
   PinnedVec(PinnedVec&& o) noexcept
       : pool_(o.pool_),
         policy_(o.policy_),

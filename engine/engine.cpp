@@ -63,6 +63,10 @@ void Engine::shutdown_erased(boost::asio::any_completion_handler<ShutdownSignatu
   core_->shutdown(std::move(handler), std::move(handler_executor));
 }
 
+alloc::PinnedPool& Engine::pinned_pool() noexcept {
+  return core_->pinned_pool();
+}
+
 std::size_t Engine::lookahead() const noexcept {
   return core_->lookahead();
 }

@@ -28,12 +28,16 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/compose.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/system/error_code.hpp>
 #include <exception>
 #include <memory>
+#include <string>
 #include <system_error>
 #include <type_traits>
 
+#include "alloc/pinned_vec.hpp"
 #include "devices/device_set.hpp"
 #include "engine/config.hpp"
 #include "engine/detail/error_as_exception.hpp"
@@ -70,6 +74,15 @@ struct EngineStats {
   // The CPUs each device's threads run on, as a cpulist ("0-15,32-47"),
   // empty where they were left unbound (Config::bind_threads).
   std::vector<std::string> device_cpus;
+
+  // Nothing held: no job, slot, host budget, pinned block or device budget
+  // (what every completed job leaves, PinnedVecs the caller holds aside).
+  bool idle() const noexcept {
+    for (auto b : device_budget_in_use)
+      if (b != 0) return false;
+    return jobs_in_flight == 0 && partitions_in_flight == 0 && busy_slots == 0 &&
+           host_budget_in_use == 0 && pinned_bytes_in_use == 0;
+  }
 };
 
 class Engine {
@@ -154,6 +167,68 @@ class Engine {
   //   partitions not yet on a device are dropped, those already running
   //   drain, and the job completes with operation_aborted and a report of
   //   the partitions done. A cancel after the job completed does nothing.
+  // The engine's pinned pool, charged to its host budget: where produced
+  // inputs' blocks come from, and PinnedVec storage for callers.
+  alloc::PinnedPool& pinned_pool() noexcept;
+
+  // A PinnedVec of `n` value-initialised T (reserve or resize_for_overwrite
+  // an empty one to skip the zeroing) whose storage comes from the engine's
+  // pool and counts against its host budget (EngineStats::host_budget_in_use)
+  // until it is given back: when the vector is destroyed, or, moved into a
+  // job (Input::pinned), when the partition's copies are done. The engine's
+  // partitions draw on the same budget, so vectors held long make them wait.
+  // Never waits: out_of_host_memory, naming the size and the budget, when
+  // the budget cannot pay now. It grows under `policy` (pinned_vec.hpp).
+  template <typename T>
+  Result<alloc::PinnedVec<T>> make_pinned_vec(
+      std::size_t n, alloc::GrowthPolicy policy = alloc::GrowthPolicy::fail) {
+    if (n > alloc::PinnedVec<T>::max_size())
+      return Error{Errc::invalid_argument, "a PinnedVec of " + std::to_string(n) +
+                                               " elements is larger than the pool's largest block"};
+    if (n == 0) return alloc::PinnedVec<T>(pinned_pool(), policy);
+    auto block = pinned_pool().try_allocate(n * sizeof(T));
+    if (!block)
+      return Error{block.error().code, "a PinnedVec of " + std::to_string(n * sizeof(T)) +
+                                           " bytes: " + block.error().what()};
+    return alloc::PinnedVec<T>(pinned_pool(), std::move(*block), n, policy);
+  }
+
+  // make_pinned_vec that waits in the host budget's FIFO until it can pay
+  // (a producer's backpressure) instead of failing.
+  //
+  // Completion Signature
+  //   void(boost::system::error_code, alloc::PinnedVec<T>): the vector, or
+  //   an empty one with an error: at once for more than the whole budget or
+  //   a block can hold, operation_aborted when cancelled.
+  //
+  // Per-Operation Cancellation
+  //   terminal, partial and total, through the handler's slot: the wait for
+  //   the budget ends with operation_aborted and nothing is charged.
+  template <typename T, typename CompletionToken>
+  auto async_make_pinned_vec(std::size_t n, CompletionToken&& token) {
+    using Signature = void(boost::system::error_code, alloc::PinnedVec<T>);
+    // Steps: 0 start, 1 completing at once (posted, never inline), 2 allocated.
+    return boost::asio::async_compose<CompletionToken, Signature>(
+        [pool = &pinned_pool(), n, step = 0, at_once = boost::system::error_code{}](
+            auto& self, boost::system::error_code ec = {}, alloc::PinnedBlock block = {}) mutable {
+          if (step == 0) {
+            if (n == 0 || n > alloc::PinnedVec<T>::max_size()) {
+              step = 1;
+              if (n != 0) at_once = make_error_code(Errc::invalid_argument);
+              return boost::asio::post(std::move(self));
+            }
+            step = 2;
+            return pool->async_allocate(n * sizeof(T), std::move(self));
+          }
+          if (step == 1)
+            return self.complete(at_once,
+                                 at_once ? alloc::PinnedVec<T>{} : alloc::PinnedVec<T>(*pool));
+          if (ec) return self.complete(ec, alloc::PinnedVec<T>{});
+          self.complete(ec, alloc::PinnedVec<T>(*pool, std::move(block), n));
+        },
+        token, executor_);
+  }
+
   template <typename CompletionToken>
   auto async_submit(Job job, CompletionToken&& token) {
     if constexpr (token_throws_on_error<std::decay_t<CompletionToken>>::value) {
@@ -212,6 +287,8 @@ class Engine {
 }  // namespace stoker::engine
 
 namespace stoker {
+using alloc::GrowthPolicy;
+using alloc::PinnedVec;
 using engine::Config;
 using engine::DeviceWork;
 using engine::Engine;

@@ -73,6 +73,7 @@ class EngineCore {
   const Config& config() const noexcept { return config_; }
   EngineStats stats();
   std::size_t lookahead() const noexcept { return max_prepared_; }
+  alloc::PinnedPool& pinned_pool() noexcept { return *pool_; }
   // The blocks of `count` partitions like `like`, no more than the host
   // budget could ever hand out at once (see Engine::reserve_pinned).
   std::error_code reserve_pinned(const Partition& like, std::size_t count);
