@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "devices/device_set.hpp"
+#include "devices/pinned_buffer.hpp"
 #include "kernels/field.cuh"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
@@ -96,7 +97,7 @@ std::optional<int> answer_early(const std::string& name, const Args& a, const ch
     const auto d = parse_integer(text, 0, gpus - 1);
     if (!d) return usage(name, integer_problem("--device", text, 0, gpus - 1), synopsis);
     if (const cudaError_t e = cudaSetDevice(*d))
-      return usage(name, "--device " + text + ": " + cudaGetErrorString(e), synopsis);
+      return usage(name, "--device " + text + ": " + make_cuda_error(e).message(), synopsis);
   }
   return std::nullopt;
 }
@@ -175,36 +176,83 @@ bool write_elements(const std::string& path, const std::vector<Fr>& v, std::stri
 
 // ---- device helpers ----------------------------------------------------------
 
-std::string cuda_message(cudaError_t e) {
-  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+// The GPU a command runs on, through devices/: the set that owns it and one
+// stream for every copy, kernel and timing event, so nothing runs on the
+// default stream.
+struct Gpu {
+  devices::DeviceSet set;
+  devices::Stream stream;
+  devices::Device& device() const { return set[0]; }
+  cudaStream_t native() const { return static_cast<cudaStream_t>(stream.native()); }
+};
+
+// The device --device names (already checked by answer_early), 0 without it.
+int device_ordinal(const Args& a) {
+  const auto it = a.values.find("--device");
+  if (it == a.values.end()) return 0;
+  return parse_integer(it->second, 0, std::numeric_limits<int>::max()).value_or(0);
 }
 
-// Room for `bytes` of data on the current device (with 5 % and 64 MiB to spare
+Result<Gpu> open_gpu(const Args& a) {
+  devices::DiscoverOptions options;
+  options.backend = devices::BackendChoice::cuda;
+  options.cuda_ordinals = {device_ordinal(a)};
+  auto set = devices::discover(options);
+  if (!set) return std::move(set).error();
+  devices::Device& device = (*set)[0];
+  if (auto ec = device.make_current()) return Error{ec, "GPU " + std::to_string(device.index())};
+  auto stream = device.create_stream();
+  if (!stream) return std::move(stream).error();
+  return Gpu{std::move(*set), std::move(*stream)};
+}
+
+// Room for `bytes` of data on the device (with 5 % and 64 MiB to spare
 // for tables and the runtime).
-bool check_device_room(std::size_t bytes, std::string& error) {
-  std::size_t free_b = 0, total_b = 0;
-  if (cudaError_t e = cudaMemGetInfo(&free_b, &total_b)) {
-    error = "cannot query device memory (" + cuda_message(e) + ")";
+bool check_device_room(devices::Device& device, std::size_t bytes, std::string& error) {
+  const auto info = device.memory_info();
+  if (!info) {
+    error = "cannot query device memory (" + info.error().what() + ")";
     return false;
   }
   const std::size_t need = bytes + bytes / 20 + (std::size_t{64} << 20);
-  if (need > free_b) {
+  if (need > info->free) {
     error = "needs about " + std::to_string(need >> 20) + " MiB of device memory, the device has " +
-            std::to_string(free_b >> 20) + " MiB free of " + std::to_string(total_b >> 20);
+            std::to_string(info->free >> 20) + " MiB free of " + std::to_string(info->total >> 20);
     return false;
   }
   return true;
 }
 
-struct DeviceBuffer {
-  Fr* p = nullptr;
-  ~DeviceBuffer() {
-    if (p) cudaFree(p);
+// `n` elements of device memory.
+Result<devices::DeviceBuffer> allocate_elements(devices::Device& device, std::size_t n) {
+  return device.allocate(n * sizeof(Fr));
+}
+
+// Copies `bytes` between host memory the caller owns and the device on the
+// GPU's stream, page-locking the host range for the copy (devices/ DMAs only
+// from page-locked memory), and waits for it.
+std::error_code copy_and_wait(Gpu& gpu, void* dst, const void* src, std::size_t bytes, void* host,
+                              std::string& error) {
+  auto locked = devices::register_host(devices::Backend::cuda, host, bytes);
+  if (!locked) {
+    error = locked.error().what();
+    return locked.error().code;
   }
-  cudaError_t alloc(std::size_t n) {
-    return cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(Fr));
-  }
-};
+  std::error_code ec = gpu.stream.copy(dst, src, bytes);
+  if (!ec) ec = gpu.stream.synchronize();
+  if (ec) error = "copy of " + std::to_string(bytes) + " bytes: " + ec.message();
+  return ec;
+}
+
+std::error_code upload(Gpu& gpu, void* device_dst, const void* host_src, std::size_t bytes,
+                       std::string& error) {
+  return copy_and_wait(gpu, device_dst, host_src, bytes, const_cast<void*>(host_src), error);
+}
+
+std::error_code download(Gpu& gpu, void* host_dst, const void* device_src, std::size_t bytes,
+                         std::string& error) {
+  return copy_and_wait(gpu, host_dst, device_src, bytes, host_dst, error);
+}
 
 bool use_gpu(const Args& a) {
   return !a.flags.count("--cpu") && devices::cuda_device_count() > 0;
@@ -247,11 +295,11 @@ unsigned ntt_passes(unsigned log_n) {
   return 1 + (log_n - 11 + 9) / 10 + 1;
 }
 
-double peak_bandwidth_bytes_per_s() {
-  int khz = 0, bits = 0, dev = 0;
-  cudaGetDevice(&dev);
-  if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) ||
-      cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) || !khz || !bits) {
+double peak_bandwidth_bytes_per_s(const devices::Device& device) {
+  int khz = 0, bits = 0;
+  const int ordinal = device.info().ordinal;
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, ordinal) ||
+      cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, ordinal) || !khz || !bits) {
     cudaGetLastError();
     return 4.8e12;  // H200 datasheet
   }
@@ -266,30 +314,33 @@ struct BenchRow {
   double floor_bytes;  // one read and one write of every vector touched
 };
 
+// Median of `reps` runs of `body` on the GPU's stream after two warm-up runs,
+// timed by timing events on that stream.
 template <typename Body>
-std::optional<double> time_gpu(int reps, Body&& body, std::string& error) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<double> times;
-  for (int r = -2; r < reps; ++r) {  // two warm-up runs
-    cudaEventRecord(start);
-    if (auto ec = body()) {
-      error = ec.message();
-      break;
-    }
-    cudaEventRecord(stop);
-    if (cudaError_t e = cudaEventSynchronize(stop)) {
-      error = cuda_message(e);
-      break;
-    }
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    if (r >= 0) times.push_back(ms);
+std::optional<double> time_gpu(Gpu& gpu, int reps, Body&& body, std::string& error) {
+  auto start = gpu.device().create_event(devices::EventKind::timing);
+  auto stop = gpu.device().create_event(devices::EventKind::timing);
+  if (!start || !stop) {
+    error = "timing events: " + (start ? stop : start).error().what();
+    return std::nullopt;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  if (!error.empty()) return std::nullopt;
+  std::vector<double> times;
+  for (int r = -2; r < reps; ++r) {
+    std::error_code ec = gpu.stream.record(*start);
+    if (!ec) ec = body();
+    if (!ec) ec = gpu.stream.record(*stop);
+    if (!ec) ec = stop->synchronize();
+    if (ec) {
+      error = ec.message();
+      return std::nullopt;
+    }
+    const auto ms = devices::elapsed_ms(*start, *stop);
+    if (!ms) {
+      error = ms.error().what();
+      return std::nullopt;
+    }
+    if (r >= 0) times.push_back(*ms);
+  }
   return median(times);
 }
 
@@ -348,8 +399,9 @@ void print_rows(const char* what, const std::vector<BenchRow>& rows, bool json, 
 }
 
 int bench(int argc, char** argv, bool hpoly) {
-  const char* synopsis = hpoly ? "stoker bench hpoly [--log-n 20,24,26] [--reps N] [--json] [--cpu | --device N]"
-                               : "stoker bench ntt [--log-n 20,24,26] [--reps N] [--json] [--cpu | --device N]";
+  const char* synopsis =
+      hpoly ? "stoker bench hpoly [--log-n 20,24,26] [--reps N] [--json] [--cpu | --device N]"
+            : "stoker bench ntt [--log-n 20,24,26] [--reps N] [--json] [--cpu | --device N]";
   const std::string name = hpoly ? "bench hpoly" : "bench ntt";
   Args a = parse(argc, argv, {"--log-n", "--reps"}, {"--json", "--cpu"});
   if (auto rc = answer_early(name, a, synopsis)) return *rc;
@@ -372,8 +424,17 @@ int bench(int argc, char** argv, bool hpoly) {
                    synopsis);
     reps = *n;
   }
-  const bool gpu = use_gpu(a), json = a.flags.count("--json") > 0;
-  const double bw = gpu ? peak_bandwidth_bytes_per_s() : 0;
+  const bool json = a.flags.count("--json") > 0;
+  std::optional<Gpu> gpu;
+  if (use_gpu(a)) {
+    auto opened = open_gpu(a);
+    if (!opened) {
+      std::cerr << "stoker " << name << ": " << opened.error().what() << "\n";
+      return 1;
+    }
+    gpu.emplace(std::move(*opened));
+  }
+  const double bw = gpu ? peak_bandwidth_bytes_per_s(gpu->device()) : 0;
   std::vector<BenchRow> rows;
   for (unsigned k : sizes) {
     const std::size_t n = std::size_t{1} << k;
@@ -388,28 +449,35 @@ int bench(int argc, char** argv, bool hpoly) {
     const auto host = random_elements(hpoly ? 3 * n : n, 42 + k);
     std::string error;
     if (gpu) {
-      if (!check_device_room((hpoly ? 4 : 1) * n * sizeof(Fr), error)) {
+      if (!check_device_room(gpu->device(), (hpoly ? 4 : 1) * n * sizeof(Fr), error)) {
         std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
         return 1;
       }
-      DeviceBuffer d, h;
-      if (cudaError_t e = d.alloc(hpoly ? 3 * n : n); e || (hpoly && (e = h.alloc(n)))) {
-        std::cerr << "stoker " << name << ": 2^" << k << ": " << cuda_message(e) << "\n";
+      // hpoly: a, b, c then h; ntt: the one vector, in place.
+      auto data = allocate_elements(gpu->device(), host.size() + (hpoly ? n : 0));
+      if (!data) {
+        std::cerr << "stoker " << name << ": 2^" << k << ": " << data.error().what() << "\n";
         return 1;
       }
-      cudaMemcpy(d.p, host.data(), host.size() * sizeof(Fr), cudaMemcpyHostToDevice);
+      Fr* d = data->as<Fr>();
+      Fr* h = d + host.size();
+      if (upload(*gpu, d, host.data(), host.size() * sizeof(Fr), error)) {
+        std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
+        return 1;
+      }
       if (auto ec = kernels::gpu::prepare(k)) {
         std::cerr << "stoker " << name << ": " << ec.message() << "\n";
         return 1;
       }
+      const cudaStream_t stream = gpu->native();
       std::optional<double> ms;
       if (hpoly)
         ms = time_gpu(
-            reps, [&] { return kernels::gpu::hpoly(h.p, d.p, d.p + n, d.p + 2 * n, k, nullptr); },
+            *gpu, reps, [&] { return kernels::gpu::hpoly(h, d, d + n, d + 2 * n, k, stream); },
             error);
       else
         ms = time_gpu(
-            reps, [&] { return kernels::gpu::ntt(d.p, d.p, k, 1, nullptr); }, error);
+            *gpu, reps, [&] { return kernels::gpu::ntt(d, d, k, 1, stream); }, error);
       if (!ms) {
         std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
         return 1;
@@ -428,14 +496,15 @@ int bench(int argc, char** argv, bool hpoly) {
     rows.push_back(row);
   }
   print_rows(hpoly ? "hpoly (7 NTTs + pointwise)" : "ntt (forward, natural/natural)", rows, json,
-             gpu, bw, hpoly);
+             gpu.has_value(), bw, hpoly);
   return 0;
 }
 
 }  // namespace
 
 int ntt_command(int argc, char** argv) {
-  const char* synopsis = "stoker ntt --log-n K --in FILE --out FILE [--inverse] [--coset] [--cpu | --device N]";
+  const char* synopsis =
+      "stoker ntt --log-n K --in FILE --out FILE [--inverse] [--coset] [--cpu | --device N]";
   Args a = parse(argc, argv, {"--log-n", "--in", "--out"}, {"--inverse", "--coset", "--cpu"});
   if (auto rc = answer_early("ntt", a, synopsis)) return *rc;
   for (const char* req : {"--log-n", "--in", "--out"})
@@ -457,23 +526,31 @@ int ntt_command(int argc, char** argv) {
   }
   const std::size_t n = x.size();
   if (use_gpu(a)) {
-    DeviceBuffer d;
-    if (!check_device_room(n * sizeof(Fr), error)) {
+    auto gpu = open_gpu(a);
+    if (!gpu) {
+      std::cerr << "stoker ntt: " << gpu.error().what() << "\n";
+      return 1;
+    }
+    if (!check_device_room(gpu->device(), n * sizeof(Fr), error)) {
       std::cerr << "stoker ntt: 2^" << *log_n << " elements: " << error << "\n";
       return 1;
     }
-    cudaError_t e = d.alloc(n);
-    if (!e) e = cudaMemcpy(d.p, x.data(), n * sizeof(Fr), cudaMemcpyHostToDevice);
-    if (e) {
-      std::cerr << "stoker ntt: " << cuda_message(e) << "\n";
+    auto data = allocate_elements(gpu->device(), n);
+    if (!data) {
+      std::cerr << "stoker ntt: " << data.error().what() << "\n";
       return 1;
     }
-    if (auto ec = kernels::gpu::transform(kind, d.p, d.p, *log_n, 1, nullptr)) {
+    Fr* d = data->as<Fr>();
+    if (upload(*gpu, d, x.data(), n * sizeof(Fr), error)) {
+      std::cerr << "stoker ntt: " << error << "\n";
+      return 1;
+    }
+    if (auto ec = kernels::gpu::transform(kind, d, d, *log_n, 1, gpu->native())) {
       std::cerr << "stoker ntt: " << ec.message() << "\n";
       return 1;
     }
-    if ((e = cudaMemcpy(x.data(), d.p, n * sizeof(Fr), cudaMemcpyDeviceToHost))) {
-      std::cerr << "stoker ntt: " << cuda_message(e) << "\n";
+    if (download(*gpu, x.data(), d, n * sizeof(Fr), error)) {
+      std::cerr << "stoker ntt: " << error << "\n";
       return 1;
     }
   } else {
@@ -515,24 +592,32 @@ int hpoly_command(int argc, char** argv) {
   const std::size_t n = va.size();
   std::vector<Fr> h(n);
   if (use_gpu(a)) {
-    if (!check_device_room(3 * n * sizeof(Fr), error)) {
+    auto gpu = open_gpu(a);
+    if (!gpu) {
+      std::cerr << "stoker hpoly: " << gpu.error().what() << "\n";
+      return 1;
+    }
+    if (!check_device_room(gpu->device(), 3 * n * sizeof(Fr), error)) {
       std::cerr << "stoker hpoly: 2^" << *log_n << " elements: " << error << "\n";
       return 1;
     }
-    DeviceBuffer d;
-    cudaError_t e = d.alloc(3 * n);
-    for (auto [v, off] : {std::pair{&va, 0}, std::pair{&vb, 1}, std::pair{&vc, 2}})
-      if (!e) e = cudaMemcpy(d.p + off * n, v->data(), n * sizeof(Fr), cudaMemcpyHostToDevice);
-    if (e) {
-      std::cerr << "stoker hpoly: " << cuda_message(e) << "\n";
+    auto data = allocate_elements(gpu->device(), 3 * n);
+    if (!data) {
+      std::cerr << "stoker hpoly: " << data.error().what() << "\n";
       return 1;
     }
-    if (auto ec = kernels::gpu::hpoly(d.p + 2 * n, d.p, d.p + n, d.p + 2 * n, *log_n, nullptr)) {
+    Fr* d = data->as<Fr>();
+    for (auto [v, off] : {std::pair{&va, 0}, std::pair{&vb, 1}, std::pair{&vc, 2}})
+      if (upload(*gpu, d + off * n, v->data(), n * sizeof(Fr), error)) {
+        std::cerr << "stoker hpoly: " << error << "\n";
+        return 1;
+      }
+    if (auto ec = kernels::gpu::hpoly(d + 2 * n, d, d + n, d + 2 * n, *log_n, gpu->native())) {
       std::cerr << "stoker hpoly: " << ec.message() << "\n";
       return 1;
     }
-    if ((e = cudaMemcpy(h.data(), d.p + 2 * n, n * sizeof(Fr), cudaMemcpyDeviceToHost))) {
-      std::cerr << "stoker hpoly: " << cuda_message(e) << "\n";
+    if (download(*gpu, h.data(), d + 2 * n, n * sizeof(Fr), error)) {
+      std::cerr << "stoker hpoly: " << error << "\n";
       return 1;
     }
   } else {
