@@ -286,15 +286,23 @@ class Engine {
 
 }  // namespace stoker::engine
 
+// The names a user writes, in stoker:: (the host backend in one line:
+// config.devices.backend = stoker::BackendChoice::host).
 namespace stoker {
 using alloc::GrowthPolicy;
 using alloc::PinnedVec;
+using devices::BackendChoice;
 using engine::Config;
 using engine::DeviceWork;
 using engine::Engine;
+using engine::EngineStats;
 using engine::Input;
+using engine::InputKind;
 using engine::Job;
 using engine::JobReport;
+using engine::KernelContext;
+using engine::operation_aborted;
 using engine::Output;
 using engine::Partition;
+using engine::ProducerTask;
 }  // namespace stoker

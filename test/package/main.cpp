@@ -1,0 +1,56 @@
+// Submits one small job on the host backend through the installed package:
+// headers as <stoker/...>, the names a user writes in stoker::, a PinnedVec
+// from the engine, a future that throws JobError, and the idle check.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <cstdio>
+#include <stoker/engine/engine.hpp>
+#include <vector>
+
+int main() {
+  stoker::Config config;
+  config.devices.backend = stoker::BackendChoice::host;
+  boost::asio::io_context io;
+  stoker::Engine engine(io.get_executor(), config);
+
+  constexpr std::size_t kBytes = 1 << 16;
+  auto input = engine.make_pinned_vec<std::byte>(kBytes);
+  if (!input) {
+    std::fprintf(stderr, "stoker_consumer: %s\n", input.error().what().c_str());
+    return 1;
+  }
+  for (std::size_t i = 0; i < kBytes; ++i) (*input)[i] = std::byte(i % 251);
+  std::vector<std::byte> output(kBytes);
+
+  stoker::Job job;
+  job.name = "consumer";
+  stoker::Partition part;
+  part.inputs.push_back(stoker::Input::pinned(std::move(*input)));
+  part.work.cpu = [](const stoker::KernelContext& c) {
+    for (std::size_t i = 0; i < c.input_bytes[0]; ++i) c.outputs[0][i] = ~c.inputs[0][i];
+    return std::error_code{};
+  };
+  part.outputs.push_back(stoker::Output::to(output));
+  job.partitions.push_back(std::move(part));
+
+  auto done = engine.async_submit(std::move(job), boost::asio::use_future);
+  io.run();
+  try {
+    const stoker::JobReport report = done.get();
+    std::printf("stoker_consumer: %zu/%zu partitions in %.1f ms\n", report.partitions_done,
+                report.partitions, report.wall_ms);
+  } catch (const stoker::JobError& e) {
+    std::fprintf(stderr, "stoker_consumer: job failed: %s\n", e.what());
+    return 1;
+  }
+  for (std::size_t i = 0; i < kBytes; ++i)
+    if (output[i] != ~std::byte(i % 251)) {
+      std::fprintf(stderr, "stoker_consumer: byte %zu is wrong\n", i);
+      return 1;
+    }
+  if (!engine.stats().idle()) {
+    std::fprintf(stderr, "stoker_consumer: the engine still holds memory after the job\n");
+    return 1;
+  }
+  return 0;
+}
