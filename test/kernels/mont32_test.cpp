@@ -9,61 +9,12 @@
 #include <cstdint>
 #include <random>
 
+#include "emulated_carry.hpp"
 #include "fr_test_util.hpp"
 #include "kernels/field.cuh"
 
 namespace stoker::kernels {
 namespace {
-
-// PTX semantics of each primitive, with the carry flag made explicit.
-struct EmulatedCarry {
-  bool flag = false;
-  int lost_carries = 0;  // carries dropped by a no-carry-out instruction
-
-  void mul_lo(std::uint32_t& d, std::uint32_t a, std::uint32_t b) {
-    d = static_cast<std::uint32_t>(std::uint64_t{a} * b);
-  }
-  void mul_hi(std::uint32_t& d, std::uint32_t a, std::uint32_t b) {
-    d = static_cast<std::uint32_t>((std::uint64_t{a} * b) >> 32);
-  }
-  void add_with(std::uint32_t& d, std::uint64_t addend, bool carry_in, bool keep) {
-    const std::uint64_t s = std::uint64_t{d} + addend + (carry_in ? 1 : 0);
-    d = static_cast<std::uint32_t>(s);
-    if (keep)
-      flag = (s >> 32) != 0;
-    else if ((s >> 32) != 0)
-      ++lost_carries;
-  }
-  static std::uint32_t lo(std::uint32_t a, std::uint32_t b) {
-    return static_cast<std::uint32_t>(std::uint64_t{a} * b);
-  }
-  static std::uint32_t hi(std::uint32_t a, std::uint32_t b) {
-    return static_cast<std::uint32_t>((std::uint64_t{a} * b) >> 32);
-  }
-  void mad_lo_cc(std::uint32_t& d, std::uint32_t a, std::uint32_t b) {
-    add_with(d, lo(a, b), false, true);
-  }
-  void madc_lo_cc(std::uint32_t& d, std::uint32_t a, std::uint32_t b) {
-    add_with(d, lo(a, b), flag, true);
-  }
-  void madc_hi_cc(std::uint32_t& d, std::uint32_t a, std::uint32_t b) {
-    add_with(d, hi(a, b), flag, true);
-  }
-  void madc_hi(std::uint32_t& d, std::uint32_t a, std::uint32_t b) {
-    add_with(d, hi(a, b), flag, false);
-  }
-  void add_cc(std::uint32_t& d, std::uint32_t a) { add_with(d, a, false, true); }
-  void addc_cc(std::uint32_t& d, std::uint32_t a) { add_with(d, a, flag, true); }
-  void addc_flag(std::uint32_t& d) { add_with(d, 0, flag, false); }
-  void sub_with(std::uint32_t& d, std::uint32_t a, bool borrow_in, bool keep) {
-    const std::uint64_t s = std::uint64_t{d} - a - (borrow_in ? 1 : 0);
-    d = static_cast<std::uint32_t>(s);
-    if (keep) flag = (s >> 63) != 0;
-  }
-  void sub_cc(std::uint32_t& d, std::uint32_t a) { sub_with(d, a, false, true); }
-  void subc_cc(std::uint32_t& d, std::uint32_t a) { sub_with(d, a, flag, true); }
-  void subc_flag(std::uint32_t& d) { sub_with(d, 0, flag, false); }
-};
 
 Fr emulated_mul(const Fr& a, const Fr& b, int* lost) {
   std::uint32_t x[8], y[8], z[8];
@@ -73,11 +24,12 @@ Fr emulated_mul(const Fr& a, const Fr& b, int* lost) {
     y[2 * i] = static_cast<std::uint32_t>(b.l[i]);
     y[2 * i + 1] = static_cast<std::uint32_t>(b.l[i] >> 32);
   }
-  EmulatedCarry cc;
+  test::EmulatedCarry cc;
   fr_detail::mont_mul_8x32(cc, z, x, y);
   *lost += cc.lost_carries;
   Fr out;
-  for (int i = 0; i < 4; ++i) out.l[i] = std::uint64_t{z[2 * i]} | (std::uint64_t{z[2 * i + 1]} << 32);
+  for (int i = 0; i < 4; ++i)
+    out.l[i] = std::uint64_t{z[2 * i]} | (std::uint64_t{z[2 * i + 1]} << 32);
   return out;
 }
 
