@@ -9,6 +9,7 @@
 #include "tools/commands/info_command.hpp"
 #include "tools/commands/doctor_command.hpp"
 #include "tools/bench/alloc_bench.hpp"
+#include "tools/bench/msm_bench.hpp"
 #include "tools/commands/kernel_commands.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/bench/pipeline_bench.hpp"
@@ -39,6 +40,7 @@ const Entry kBenches[] = {
     {"alloc", stoker::tools::bench_alloc_command, "pinned pool vs fresh pinned allocations"},
     {"ntt", stoker::tools::bench_ntt_command, "NTT kernels, device-resident"},
     {"hpoly", stoker::tools::bench_hpoly_command, "H polynomial kernels, device-resident"},
+    {"msm", stoker::tools::bench_msm_command, "G1 MSM on the GPU, resident and from pinned memory"},
     {"pipeline", stoker::tools::bench_pipeline_command, "naive baseline vs the engine"},
 };
 
