@@ -74,4 +74,9 @@ std::error_code make_cuda_error(int cuda_error) noexcept {
   return {cuda_error, cuda_category()};
 }
 
+std::string cuda_message(std::string_view what, int cuda_error) {
+  cudaGetLastError();
+  return std::string(what) + ": " + cuda_category().message(cuda_error);
+}
+
 }  // namespace stoker

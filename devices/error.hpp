@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <variant>
@@ -46,6 +47,14 @@ const std::error_category& cuda_category() noexcept;
 
 std::error_code make_error_code(Errc e) noexcept;
 std::error_code make_cuda_error(int cuda_error) noexcept;
+
+// The text every layer prints for a failed CUDA runtime call:
+// "<what>: <cudaErrorName>: <description>", the cuda category's message
+// after what failed. It also clears the runtime's last error, so a
+// non-sticky failure (a bad argument, an allocation) is not reported again
+// by the next cudaGetLastError, which is how kernel launches are checked; a
+// sticky error stays, as CUDA keeps it.
+std::string cuda_message(std::string_view what, int cuda_error);
 
 // An error code and a message for people. `message` is empty when the code
 // says it all; what() falls back to the code's own message.
@@ -100,7 +109,8 @@ class Result {
  private:
   void check() const {
     if (const Error* e = std::get_if<1>(&v_))
-      throw e->message.empty() ? std::system_error(e->code) : std::system_error(e->code, e->message);
+      throw e->message.empty() ? std::system_error(e->code)
+                               : std::system_error(e->code, e->message);
   }
   std::variant<T, Error> v_;
 };

@@ -206,9 +206,7 @@ Result<LockedRange> locked_range(const void* p) noexcept {
   }
   cudaPointerAttributes a{};
   if (const auto st = cudaPointerGetAttributes(&a, p); st != cudaSuccess) {
-    if (!is_sticky_cuda_error(st)) cudaGetLastError();
-    return Error{make_cuda_error(st),
-                 std::string("cudaPointerGetAttributes failed: ") + cudaGetErrorString(st)};
+    return Error{make_cuda_error(st), cuda_message("cudaPointerGetAttributes", st)};
   }
   return LockedRange{a.type == cudaMemoryTypeHost, 0, 0};
 }

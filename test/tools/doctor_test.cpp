@@ -183,19 +183,6 @@ TEST(FormatBytes, UsesBinaryUnits) {
   EXPECT_EQ(format_bytes(12), "12 B");
 }
 
-TEST(ParseMeminfo, ReadsTotalAndAvailableInBytes) {
-  const auto m = parse_meminfo(
-      "MemTotal:       16318504 kB\n"
-      "MemFree:         1234567 kB\n"
-      "MemAvailable:   12000000 kB\n"
-      "HugePages_Total:       0\n");
-  EXPECT_EQ(m.total_bytes, std::uint64_t{16318504} * 1024);
-  EXPECT_EQ(m.available_bytes, std::uint64_t{12000000} * 1024);
-  const auto empty = parse_meminfo("");
-  EXPECT_FALSE(empty.total_bytes.has_value());
-  EXPECT_FALSE(empty.available_bytes.has_value());
-}
-
 TEST(ParseCpulist, ExpandsRangesAndRejectsGarbage) {
   EXPECT_EQ(parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(parse_cpulist("5"), (std::vector<int>{5}));

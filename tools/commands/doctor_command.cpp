@@ -131,11 +131,6 @@ Plan make_plan(const Options& o) {
   return p;
 }
 
-std::string cuda_message(const char* what, cudaError_t st) {
-  cudaGetLastError();  // clear a non-sticky error so later calls are unaffected
-  return std::string(what) + ": " + cudaGetErrorName(st) + " (" + cudaGetErrorString(st) + ")";
-}
-
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }

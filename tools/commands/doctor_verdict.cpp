@@ -107,29 +107,6 @@ std::string format_bytes(std::uint64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-MemInfo parse_meminfo(std::string_view text) {
-  MemInfo m;
-  while (!text.empty()) {
-    const auto eol = text.find('\n');
-    const auto line = text.substr(0, eol);
-    text = eol == std::string_view::npos ? std::string_view{} : text.substr(eol + 1);
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    const auto key = line.substr(0, colon);
-    auto rest = line.substr(colon + 1);
-    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-    std::uint64_t value = 0;
-    const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
-    if (ec != std::errc{}) continue;
-    std::string_view unit(ptr, static_cast<std::size_t>(rest.data() + rest.size() - ptr));
-    while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
-    const std::uint64_t bytes = unit == "kB" ? value * 1024 : value;
-    if (key == "MemTotal") m.total_bytes = bytes;
-    if (key == "MemAvailable") m.available_bytes = bytes;
-  }
-  return m;
-}
-
 std::vector<int> parse_cpulist(std::string_view list) {
   std::vector<int> cpus;
   while (!list.empty() && (list.back() == '\n' || list.back() == ' ')) list.remove_suffix(1);

@@ -1,6 +1,6 @@
 // The pure logic behind `stoker info` and `stoker doctor`: turning measured
 // figures into a plain verdict, the statistics and text helpers they share,
-// and parsing /proc/meminfo. Nothing here touches a device or the clock, so
+// and parsing cpulists. Nothing here touches a device or the clock, so
 // every line of the verdict can be tested from given figures.
 #pragma once
 
@@ -28,14 +28,6 @@ std::string format_ratio(double r);
 
 // A count of bytes for people: "256 MiB", "1.0 GiB", "60.0 MiB".
 std::string format_bytes(std::uint64_t bytes);
-
-struct MemInfo {
-  std::optional<std::uint64_t> total_bytes;      // MemTotal
-  std::optional<std::uint64_t> available_bytes;  // MemAvailable
-};
-
-// Parses the text of /proc/meminfo ("MemTotal:  16318504 kB" lines).
-MemInfo parse_meminfo(std::string_view text);
 
 // The CPUs of a Linux cpulist such as "0-15,32-47"; empty when malformed.
 std::vector<int> parse_cpulist(std::string_view list);

@@ -5,12 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
 
 #include "devices/device_set.hpp"
+#include "devices/meminfo.hpp"
 #include "tools/cli/json_output.hpp"
 #include "tools/commands/doctor_verdict.hpp"
 
@@ -22,13 +22,6 @@ constexpr const char* kUsage =
     "Lists the devices stoker runs on (the CUDA GPUs, or the host backend when there is\n"
     "none) with their properties and peer topology, and the host's CPU and memory.\n"
     "  --json   one JSON object instead of text\n";
-
-std::string read_file(const char* path) {
-  std::ifstream f(path);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
@@ -205,7 +198,7 @@ HostFacts read_host_facts() {
   HostFacts h;
   h.cpu_threads = std::thread::hardware_concurrency();
   h.cpu_model = cpu_model();
-  const MemInfo m = parse_meminfo(read_file("/proc/meminfo"));
+  const devices::MemInfo m = devices::read_meminfo();
   h.mem_total_bytes = m.total_bytes;
   h.mem_available_bytes = m.available_bytes;
   // Both report success with 0 (or the compiled-in version) without a

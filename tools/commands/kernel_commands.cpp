@@ -97,7 +97,7 @@ std::optional<int> answer_early(const std::string& name, const Args& a, const ch
     const auto d = parse_integer(text, 0, gpus - 1);
     if (!d) return usage(name, integer_problem("--device", text, 0, gpus - 1), synopsis);
     if (const cudaError_t e = cudaSetDevice(*d))
-      return usage(name, "--device " + text + ": " + make_cuda_error(e).message(), synopsis);
+      return usage(name, cuda_message("--device " + text, e), synopsis);
   }
   return std::nullopt;
 }
