@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 #include <cstring>
+#include <optional>
 
 #include "engine/detail/guarded_call.hpp"
 #include "engine/detail/nontemporal_copy.hpp"
@@ -188,6 +189,7 @@ void DeviceRunner::launch(LaunchRequest request, std::function<void()> inputs_co
                           std::function<void(LaunchResult)> done) {
   auto l = std::make_shared<Launch>();
   l->r = std::move(request);
+  l->r.span = nvtx::Span(nvtx::Stage::partition, l->r.index, l->r.partition->label.c_str());
   l->inputs_copied = std::move(inputs_copied);
   l->done = std::move(done);
   boost::asio::post(feeder_io_, [this, l = std::move(l)] { begin(l); });
@@ -273,6 +275,7 @@ void DeviceRunner::run_staging_task(const std::shared_ptr<Launch>& l) {
   // idle host) and up to 13 ms (8 MiB, 14 writer threads) behind one slow
   // chunk, with the threads that had filled them idle.
   StagingPass& p = l->pass;
+  const nvtx::ScopedRange range(nvtx::Stage::staging, l->r.index);
   const std::size_t me = staging_thread_index();
   Staging* const mine = &staging_[me * buffers_per_thread_];
   std::size_t& next = thread_next_buffer_[me];
@@ -385,6 +388,7 @@ void DeviceRunner::begin(const std::shared_ptr<Launch>& lp) {
   auto fail = [&](std::error_code ec, const std::string& what) {
     fail_launch(res, device_.index(), ec, what);
   };
+  const nvtx::ScopedRange range(nvtx::Stage::h2d, r.index);
   // Queued on the launcher before anything can make the launch ready.
   l.seq = launches_begun_++;
   boost::asio::post(launcher_io_, [this, lp] { in_order_.push_back(lp); });
@@ -515,6 +519,7 @@ void DeviceRunner::complete(Launch& l) {
   std::byte* device_memory = l.device_memory;
 
   // Kernels
+  std::optional<nvtx::ScopedRange> range(std::in_place, nvtx::Stage::kernels, r.index);
   if (auto ec = compute_.wait(slot.in_ready)) fail(ec, "stream wait");
   if (auto ec = compute_.record(slot.k0)) fail(ec, "record");
   if (!res.error) {
@@ -549,7 +554,8 @@ void DeviceRunner::complete(Launch& l) {
       res.cpu_kernels_threw = std::make_shared<std::string>();
       auto task = [&dev = device_, &st = compute_, ins, in_bytes, outs, out_bytes,
                    scratch = ctx.scratch, sb = ctx.scratch_bytes, fn = p.work.cpu,
-                   thrown = res.cpu_kernels_threw]() {
+                   thrown = res.cpu_kernels_threw, index = r.index]() {
+        const nvtx::ScopedRange running(nvtx::Stage::kernels, index);
         KernelContext c{dev, st, ins, in_bytes, outs, out_bytes, scratch, sb};
         return guarded_call(*thrown, fn, c);
       };
@@ -560,6 +566,8 @@ void DeviceRunner::complete(Launch& l) {
   if (auto ec = compute_.record(slot.compute_done)) fail(ec, "record");
 
   // D2H
+  range.reset();
+  range.emplace(nvtx::Stage::d2h, r.index);
   if (auto ec = d2h_.wait(slot.compute_done)) fail(ec, "stream wait");
   if (auto ec = d2h_.record(slot.d2h0)) fail(ec, "record");
   for (std::size_t i = 0; i < p.outputs.size() && !res.error; ++i)
@@ -571,6 +579,7 @@ void DeviceRunner::complete(Launch& l) {
     l.device_memory = nullptr;
   }
   if (auto ec = d2h_.record(slot.out_done)) fail(ec, "record");
+  range.reset();
 
   // Should the slot be reused before this wait starts, the wait covers the
   // newer copy: the signal comes late, never early.

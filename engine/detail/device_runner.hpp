@@ -27,6 +27,7 @@
 #include "devices/device.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/config.hpp"
+#include "engine/detail/nvtx.hpp"
 #include "engine/detail/share_feed.hpp"
 #include "engine/job.hpp"
 #include "engine/job_report.hpp"
@@ -39,6 +40,10 @@ using Clock = std::chrono::steady_clock;
 struct LaunchRequest {
   int slot = 0;
   const Partition* partition = nullptr;
+  std::size_t index = 0;  // the partition's index in its job
+  // The partition's NVTX range, from launch() until the request is gone
+  // (after `done` ran).
+  nvtx::Span span;
   std::vector<const std::byte*> input_sources;  // pinned or pageable, per input
   std::vector<std::byte*> output_targets;       // pinned: destination or bounce block
   Clock::time_point job_start;

@@ -121,6 +121,7 @@ class EngineCore {
     std::size_t active = 0;     // preparing, running or finishing
     bool cancelled = false;
     Error failure;
+    nvtx::Span span;  // from submission until the state is gone (completion)
   };
   struct Key {
     int neg_priority;

@@ -3,6 +3,7 @@
 
 #include "engine/detail/engine_core.hpp"
 #include "engine/detail/guarded_call.hpp"
+#include "engine/detail/nvtx.hpp"
 
 namespace asio = boost::asio;
 
@@ -73,9 +74,13 @@ void EngineCore::start_shares() {
 void EngineCore::produce_shares(const Key& k, std::shared_ptr<ProducerRun> run, std::size_t t) {
   for (;;) {
     std::string thrown;
-    const std::error_code ec = run->plain ? detail::guarded_call(thrown, run->plain, run->spans)
-                                          : detail::guarded_call(thrown, run->split, run->spans,
-                                                                 ProducerTask{t, run->tasks});
+    std::error_code ec;
+    {
+      const nvtx::ScopedRange range(nvtx::Stage::producer, k.part);
+      ec = run->plain
+               ? detail::guarded_call(thrown, run->plain, run->spans)
+               : detail::guarded_call(thrown, run->split, run->spans, ProducerTask{t, run->tasks});
+    }
     const std::size_t next =
         ec || run->stop.load(std::memory_order_relaxed) ? run->tasks : run->claim();
     const bool going_on = next != run->tasks;

@@ -45,6 +45,7 @@ void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex
   // job completed finds nothing and does nothing.
   const auto seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
   state->seq = seq;
+  state->span = nvtx::Span(nvtx::Stage::job, seq, state->job.name.c_str());
   auto slot = asio::get_associated_cancellation_slot(state->handler);
   if (slot.is_connected())
     slot.assign([relay = relay_, seq](asio::cancellation_type) { relay->cancel(seq); });
@@ -177,6 +178,7 @@ void EngineCore::dispatch(std::size_t d, const Key& k) {
   LaunchRequest req;
   req.slot = slot;
   req.partition = &p;
+  req.index = k.part;
   req.job_start = job.start;
   req.feed = ps.feed;
   std::size_t next_block = 0;
