@@ -11,6 +11,7 @@
 #include "tools/bench/alloc_bench.hpp"
 #include "tools/bench/msm_bench.hpp"
 #include "tools/commands/kernel_commands.hpp"
+#include "tools/commands/msm_command.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/bench/pipeline_bench.hpp"
 #include "tools/stress/stress_command.hpp"
@@ -33,6 +34,7 @@ const Entry kCommands[] = {
     {"doctor", stoker::tools::doctor_command, "measure how this machine can feed its GPUs"},
     {"ntt", stoker::tools::ntt_command, "NTT of a file of BLS12-381 scalars"},
     {"hpoly", stoker::tools::hpoly_command, "Groth16 H polynomial from files a, b, c"},
+    {"msm", stoker::tools::msm_command, "G1 multi-scalar multiplication of files of points and scalars"},
     {"stress", stoker::tools::stress_command, "the engine under load, faults and bad input"},
 };
 

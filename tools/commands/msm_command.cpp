@@ -1,0 +1,274 @@
+// `stoker msm`; see msm_command.hpp.
+#include "tools/commands/msm_command.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "devices/device_set.hpp"
+#include "devices/pinned_buffer.hpp"
+#include "devices/stream.hpp"
+#include "kernels/detail/parallel.hpp"
+#include "kernels/g1_encoding.hpp"
+#include "kernels/msm.hpp"
+#include "tools/cli/command_line.hpp"
+#include "tools/cli/output_file.hpp"
+
+namespace stoker::tools {
+namespace {
+
+using kernels::Fr;
+using kernels::G1Affine;
+using kernels::G1Xyzz;
+
+constexpr const char* kHelp =
+    "usage: stoker msm --points FILE --scalars FILE --out FILE [--cpu | --device N]\n"
+    "                  [--trust-points]\n"
+    "\n"
+    "Writes sum_i s_i P_i over G1 of BLS12-381.\n"
+    "  --points FILE    G1 points, 96 bytes each: the uncompressed zcash/IETF encoding\n"
+    "                   (big-endian x then y; byte 0: 0x80 clear, 0x40 infinity, 0x20 clear)\n"
+    "  --scalars FILE   scalars, 32 bytes each: little-endian integers below r\n"
+    "  --out FILE       the result, 96 bytes in the point encoding\n"
+    "  --cpu            run on the CPU even where a GPU exists\n"
+    "  --device N       the GPU to run on (CUDA's numbering; default 0)\n"
+    "  --trust-points   skip the check that every point is on the curve and in G1\n"
+    "\n"
+    "Every input is checked before the sum; an error names the file and the index\n"
+    "of the first bad element, and leaves no output file.\n";
+
+// Bytes read and decoded at a time, so a file is never held twice.
+constexpr std::size_t kChunkBytes = std::size_t{96} << 20;
+
+struct Failure {
+  std::string message;
+};
+
+// The number of `element`-byte elements in `path`.
+std::optional<std::size_t> count_elements(const std::string& path, std::size_t element,
+                                          const char* what, std::string& error) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    error = path + ": cannot read (" + ec.message() + ")";
+    return std::nullopt;
+  }
+  if (size % element) {
+    error = path + ": size is " + std::to_string(size) + " bytes, not a multiple of " +
+            std::to_string(element) + " (" + what + ")";
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(size / element);
+}
+
+// Reads `n` elements of `element` bytes in chunks and hands each to
+// decode(index, bytes), which returns false (having set `error`) to stop.
+template <typename Decode>
+bool read_elements(const std::string& path, std::size_t n, std::size_t element, Decode&& decode,
+                   std::string& error) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    error = path + ": cannot open";
+    return false;
+  }
+  const std::size_t per_chunk = kChunkBytes / element;
+  std::vector<unsigned char> buf(std::min(n, per_chunk) * element);
+  for (std::size_t first = 0; first < n; first += per_chunk) {
+    const std::size_t count = std::min(per_chunk, n - first);
+    if (!f.read(reinterpret_cast<char*>(buf.data()),
+                static_cast<std::streamsize>(count * element))) {
+      error = path + ": read failed at element " + std::to_string(first);
+      return false;
+    }
+    for (std::size_t i = 0; i < count; ++i)
+      if (!decode(first + i, &buf[i * element])) return false;
+  }
+  return true;
+}
+
+std::string point_problem(const std::string& path, std::size_t index, std::error_code ec) {
+  return path + ": point " + std::to_string(index) + ": " + ec.message();
+}
+
+// The first point off the curve or outside G1, checked on every thread
+// (each range stops at its first bad point; the smallest wins).
+std::optional<std::size_t> first_bad_point_cpu(const std::vector<G1Affine>& points) {
+  const unsigned threads = kernels::detail::resolve_threads(0);
+  std::vector<std::size_t> first(threads, points.size());
+  kernels::detail::parallel_for(
+      points.size(), threads,
+      [&](std::size_t t, std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i)
+          if (kernels::check_g1(points[i])) {
+            first[t] = i;
+            return;
+          }
+      },
+      256);
+  const std::size_t bad = *std::min_element(first.begin(), first.end());
+  if (bad == points.size()) return std::nullopt;
+  return bad;
+}
+
+// Copies between host memory the caller owns and the device, page-locking
+// the host range for the copy as devices/ requires, and waits.
+std::error_code copy_and_wait(devices::Stream& stream, void* dst, const void* src,
+                              std::size_t bytes, void* host) {
+  auto locked = devices::register_host(devices::Backend::cuda, host, bytes);
+  if (!locked) return locked.error().code;
+  if (auto ec = stream.copy(dst, src, bytes)) return ec;
+  return stream.synchronize();
+}
+
+// The GPU path: upload, check the points (unless trusted), the MSM, the
+// result back. A bad point sets `bad_point` and returns no error.
+Error msm_gpu(int ordinal, const std::vector<G1Affine>& points, const std::vector<Fr>& scalars,
+              bool trust_points, std::optional<std::size_t>& bad_point, G1Xyzz& result) {
+  const std::size_t n = points.size();
+  devices::DiscoverOptions options;
+  options.backend = devices::BackendChoice::cuda;
+  options.cuda_ordinals = {ordinal};
+  auto set = devices::discover(options);
+  if (!set) return std::move(set).error();
+  devices::Device& device = (*set)[0];
+  if (auto ec = device.make_current()) return Error{ec, "GPU " + std::to_string(ordinal)};
+  auto stream = device.create_stream();
+  if (!stream) return std::move(stream).error();
+  const auto native = static_cast<cudaStream_t>(stream->native());
+
+  kernels::gpu::MsmPlan plan;
+  if (auto ec = kernels::gpu::plan_msm(n, ordinal, plan))
+    return Error{
+        ec, "no MSM plan for " + std::to_string(n) + " points on GPU " + std::to_string(ordinal)};
+  auto d_points = device.allocate(n * sizeof(G1Affine));
+  if (!d_points) return std::move(d_points).error();
+  auto d_scalars = device.allocate(n * sizeof(Fr));
+  if (!d_scalars) return std::move(d_scalars).error();
+  auto d_scratch = device.allocate(plan.scratch_bytes);
+  if (!d_scratch) return std::move(d_scratch).error();
+  auto d_out = device.allocate(sizeof(G1Xyzz) + sizeof(std::uint64_t));
+  if (!d_out) return std::move(d_out).error();
+  auto* d_result = static_cast<G1Xyzz*>(d_out->data());
+  auto* d_first_bad =
+      reinterpret_cast<std::uint64_t*>(static_cast<char*>(d_out->data()) + sizeof(G1Xyzz));
+
+  auto* host_points = const_cast<G1Affine*>(points.data());
+  auto* host_scalars = const_cast<Fr*>(scalars.data());
+  if (auto ec =
+          copy_and_wait(*stream, d_points->data(), host_points, n * sizeof(G1Affine), host_points))
+    return Error{ec, "copying the points to GPU " + std::to_string(ordinal)};
+  if (!trust_points) {
+    std::uint64_t first_bad = n;
+    auto* d_points_typed = static_cast<const G1Affine*>(d_points->data());
+    if (auto ec = kernels::gpu::check_points(d_first_bad, d_points_typed, n, native))
+      return Error{ec, "checking the points on GPU " + std::to_string(ordinal)};
+    if (auto ec = copy_and_wait(*stream, &first_bad, d_first_bad, sizeof first_bad, &first_bad))
+      return Error{ec, "checking the points on GPU " + std::to_string(ordinal)};
+    if (first_bad < n) {
+      bad_point = static_cast<std::size_t>(first_bad);
+      return {};
+    }
+  }
+  if (auto ec =
+          copy_and_wait(*stream, d_scalars->data(), host_scalars, n * sizeof(Fr), host_scalars))
+    return Error{ec, "copying the scalars to GPU " + std::to_string(ordinal)};
+  if (auto ec = kernels::gpu::msm(plan, d_result, static_cast<const G1Affine*>(d_points->data()),
+                                  static_cast<const Fr*>(d_scalars->data()), d_scratch->data(),
+                                  plan.scratch_bytes, native))
+    return Error{ec, "MSM of " + std::to_string(n) + " points on GPU " + std::to_string(ordinal)};
+  if (auto ec = copy_and_wait(*stream, &result, d_result, sizeof result, &result))
+    return Error{ec, "MSM of " + std::to_string(n) + " points on GPU " + std::to_string(ordinal)};
+  return {};
+}
+
+}  // namespace
+
+int msm_command(int argc, char** argv) {
+  CommandLine cl("msm", kHelp);
+  std::string points_path, scalars_path, out_path;
+  bool cpu = false, trust_points = false;
+  std::optional<int> device;
+  cl.value("--points", points_path);
+  cl.value("--scalars", scalars_path);
+  cl.value("--out", out_path);
+  cl.flag("--cpu", cpu);
+  cl.number("--device", device, 0, 1023);
+  cl.flag("--trust-points", trust_points);
+  cl.exclusive({"--cpu", "--device"});
+  if (auto rc = cl.parse(argc, argv)) return *rc;
+  if (points_path.empty()) return cl.usage_error("--points is required");
+  if (scalars_path.empty()) return cl.usage_error("--scalars is required");
+  if (out_path.empty()) return cl.usage_error("--out is required");
+  const int gpus = devices::cuda_device_count();
+  if (device && *device >= gpus)
+    return cl.usage_error("--device " + std::to_string(*device) + ": this machine has " +
+                          std::to_string(gpus) + " CUDA device" + (gpus == 1 ? "" : "s"));
+  const bool use_gpu = !cpu && gpus > 0;
+  auto out = OutputFile::check(out_path);
+  if (!out) return cl.usage_error(out.error().what());
+
+  // Sizes and counts first: nothing is read when they do not match.
+  std::string error;
+  const auto n_points =
+      count_elements(points_path, kernels::kG1EncodedBytes, "96-byte G1 points", error);
+  if (!n_points) return cl.failure(error);
+  const auto n_scalars = count_elements(scalars_path, 32, "32-byte scalars", error);
+  if (!n_scalars) return cl.failure(error);
+  if (*n_points != *n_scalars)
+    return cl.failure(points_path + " holds " + std::to_string(*n_points) + " points but " +
+                      scalars_path + " holds " + std::to_string(*n_scalars) + " scalars");
+  const std::size_t n = *n_points;
+
+  std::vector<Fr> scalars;
+  std::vector<G1Affine> points;
+  try {
+    scalars.resize(n);
+    points.resize(n);
+  } catch (const std::bad_alloc&) {
+    return cl.failure(std::to_string(n) + " points and scalars do not fit in host memory");
+  }
+  const bool scalars_ok = read_elements(
+      scalars_path, n, 32,
+      [&](std::size_t i, const unsigned char* b) {
+        if (Fr::from_bytes(b, scalars[i])) return true;
+        error = scalars_path + ": scalar " + std::to_string(i) + " is not below r";
+        return false;
+      },
+      error);
+  if (!scalars_ok) return cl.failure(error);
+  const bool points_ok = read_elements(
+      points_path, n, kernels::kG1EncodedBytes,
+      [&](std::size_t i, const unsigned char* b) {
+        if (auto ec = kernels::decode_g1(b, points[i])) {
+          error = point_problem(points_path, i, ec);
+          return false;
+        }
+        return true;
+      },
+      error);
+  if (!points_ok) return cl.failure(error);
+
+  G1Xyzz sum = G1Xyzz::infinity();
+  if (use_gpu && n > 0) {
+    std::optional<std::size_t> bad;
+    if (Error e = msm_gpu(device.value_or(0), points, scalars, trust_points, bad, sum))
+      return cl.failure(e.what());
+    if (bad) return cl.failure(point_problem(points_path, *bad, kernels::check_g1(points[*bad])));
+  } else {
+    if (!trust_points)
+      if (const auto bad = first_bad_point_cpu(points))
+        return cl.failure(point_problem(points_path, *bad, kernels::check_g1(points[*bad])));
+    sum = kernels::cpu::msm(points.data(), scalars.data(), n);
+  }
+
+  std::string bytes(kernels::kG1EncodedBytes, '\0');
+  kernels::encode_g1(kernels::to_affine(sum), reinterpret_cast<unsigned char*>(bytes.data()));
+  if (Error e = out->write(bytes)) return cl.failure(e.what());
+  return 0;
+}
+
+}  // namespace stoker::tools
