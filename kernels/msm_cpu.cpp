@@ -11,10 +11,11 @@
 // window of k + H, minus 2^(c-1), into its digit, carries already
 // propagated (W c >= 257 keeps k + H inside W windows). Window w's sum is
 // V_w = sum_i d_(i,w) P_i = sum_b b B_b with bucket B_b collecting the
-// points whose digit is +-b (negated for a negative digit): one mixed
-// addition per point and window, 2^(c-1) buckets. sum_b b B_b is the
-// running-sum reduction (two XYZZ additions per bucket), and the windows
-// combine by Horner's rule: result = sum_w 2^(cw) V_w.
+// points whose digit is +-b (negated for a negative digit): one addition
+// per point and window, into 2^(c-1) affine buckets with batched inversions
+// (AffineBuckets below). sum_b b B_b is the running-sum reduction (two XYZZ
+// additions per bucket), and the windows combine by Horner's rule:
+// result = sum_w 2^(cw) V_w.
 //
 // Work is split into tasks (window, range of points), enough of them to
 // keep every thread busy; threads take tasks from a shared counter, each
@@ -22,10 +23,10 @@
 // Splitting points costs one more bucket reduction per extra range, so it
 // is done only when there are fewer windows than threads.
 //
-// c minimises W (m + 1.4 * 2^c) for m bucketed points: a mixed addition
-// costs about 10 Fq products and the reduction two XYZZ additions (28) per
-// bucket. c is capped at 16 so a thread's buckets (2^15 x 192 bytes =
-// 6 MiB) stay near its cache.
+// c minimises W (m + 1.4 * 2^c) for m bucketed points: the reduction's
+// two XYZZ additions per bucket (2^(c-1) buckets, about 24 Fq products
+// each) against about 7 to 10 per point's addition. c is capped at 16 so a
+// thread's buckets (2^15 of them) stay near its cache.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -87,15 +88,105 @@ int digit(const Recoded& s, unsigned c, unsigned w) {
   return raw - (1 << (c - 1));
 }
 
-// sum_b b B_b over buckets[0..m) holding B_1..B_m.
-G1Xyzz reduce_buckets(const std::vector<G1Xyzz>& buckets) {
-  G1Xyzz running = G1Xyzz::infinity(), sum = G1Xyzz::infinity();
-  for (std::size_t b = buckets.size(); b-- > 0;) {
-    add(running, buckets[b]);
-    add(sum, running);
+// One thread's buckets for one task, summed in affine coordinates with
+// additions in batches that share one inversion (Montgomery's trick): an
+// affine addition is then about 6 products (3 for the shared inversion, the
+// slope, its square, the new y) against 10 for a mixed XYZZ addition, and
+// the inversion itself (about 570 products) is spread over kBatch of them.
+// A batch holds at most one addition per bucket; a point for a bucket
+// already in the batch waits for the next one. When too many wait (many
+// equal digits), they go into XYZZ overflow buckets instead, so no input
+// degrades into one inversion per addition.
+class AffineBuckets {
+ public:
+  static constexpr std::size_t kBatch = 1024;
+
+  void reset(std::size_t count) {
+    sums_.assign(count, G1Affine::infinity());
+    stamp_.assign(count, 0);
+    overflow_.clear();
+    batch_ = 1;
   }
-  return sum;
-}
+
+  void add(std::uint32_t b, const G1Affine& p) {
+    offer(b, p);
+    if (pending_.size() >= kBatch) flush();
+  }
+
+  // sum_b b B_b (B_b = buckets[b - 1]) after the last additions.
+  G1Xyzz weighted_sum() {
+    while (!pending_.empty() || !waiting_.empty()) flush();
+    G1Xyzz running = G1Xyzz::infinity(), sum = G1Xyzz::infinity();
+    for (std::size_t b = sums_.size(); b-- > 0;) {
+      add_mixed(running, sums_[b]);
+      if (!overflow_.empty()) kernels::add(running, overflow_[b]);
+      kernels::add(sum, running);
+    }
+    return sum;
+  }
+
+ private:
+  struct Entry {
+    std::uint32_t bucket;
+    G1Affine point;
+  };
+
+  void offer(std::uint32_t b, const G1Affine& p) {
+    G1Affine& s = sums_[b];
+    if (s.is_infinity()) {
+      s = p;
+    } else if (stamp_[b] == batch_) {
+      waiting_.push_back({b, p});
+    } else if (s.x == p.x) {
+      // The same point (double it, rare: one inversion) or its negation.
+      s = s.y == p.y ? to_affine(dbl(to_xyzz(s))) : G1Affine::infinity();
+    } else {
+      stamp_[b] = batch_;
+      pending_.push_back({b, p});
+    }
+  }
+
+  void flush() {
+    const std::size_t n = pending_.size();
+    prefix_.resize(n);
+    diff_.resize(n);
+    Fq acc = Fq::one();
+    for (std::size_t i = 0; i < n; ++i) {
+      prefix_[i] = acc;
+      diff_[i] = pending_[i].point.x - sums_[pending_[i].bucket].x;
+      acc = acc * diff_[i];
+    }
+    Fq inv = acc.inverse();
+    for (std::size_t i = n; i-- > 0;) {
+      const Fq d_inv = inv * prefix_[i];
+      inv = inv * diff_[i];
+      G1Affine& s = sums_[pending_[i].bucket];
+      const G1Affine& p = pending_[i].point;
+      const Fq lambda = (p.y - s.y) * d_inv;
+      const Fq x3 = lambda.sqr() - s.x - p.x;
+      s.y = lambda * (s.x - x3) - s.y;
+      s.x = x3;
+    }
+    pending_.clear();
+    ++batch_;
+    retry_.swap(waiting_);
+    waiting_.clear();
+    if (retry_.size() > kBatch) {
+      if (overflow_.empty()) overflow_.assign(sums_.size(), G1Xyzz::infinity());
+      for (const Entry& e : retry_) add_mixed(overflow_[e.bucket], e.point);
+    } else {
+      for (const Entry& e : retry_) offer(e.bucket, e.point);
+    }
+    retry_.clear();
+  }
+
+  std::vector<G1Affine> sums_;
+  std::vector<std::uint32_t> stamp_;  // the batch a bucket is in
+  std::vector<G1Xyzz> overflow_;      // empty until needed
+  std::vector<Entry> pending_, waiting_, retry_;
+  std::vector<Fq> prefix_, diff_;
+  std::uint32_t batch_ = 1;
+};
 
 // Runs f(task) for task in [0, tasks) on `threads` threads pulling from a
 // shared counter, f(thread, task) so each thread can keep its own state.
@@ -159,20 +250,20 @@ G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned th
   ranges = std::max<std::size_t>(1, std::min<std::size_t>(ranges, m / 4096));
   const std::size_t range = (m + ranges - 1) / ranges;
   std::vector<G1Xyzz> partial(std::size_t{windows} * ranges, G1Xyzz::infinity());
-  std::vector<std::vector<G1Xyzz>> buckets(threads);
+  std::vector<AffineBuckets> buckets(threads);
   run_tasks(partial.size(), threads, [&](unsigned id, std::size_t task) {
     const unsigned w = static_cast<unsigned>(task / ranges);
     const std::size_t r = task % ranges, b = r * range, e = std::min(m, b + range);
-    std::vector<G1Xyzz>& bk = buckets[id];
-    bk.assign(std::size_t{1} << (c - 1), G1Xyzz::infinity());
+    AffineBuckets& bk = buckets[id];
+    bk.reset(std::size_t{1} << (c - 1));
     for (std::size_t j = b; j < e; ++j) {
       const int d = digit(digits[j], c, w);
       if (d > 0)
-        add_mixed(bk[d - 1], points[big[j]]);
+        bk.add(static_cast<std::uint32_t>(d - 1), points[big[j]]);
       else if (d < 0)
-        add_mixed(bk[-d - 1], neg(points[big[j]]));
+        bk.add(static_cast<std::uint32_t>(-d - 1), neg(points[big[j]]));
     }
-    partial[task] = reduce_buckets(bk);
+    partial[task] = bk.weighted_sum();
   });
 
   G1Xyzz acc = G1Xyzz::infinity();

@@ -133,6 +133,25 @@ TEST(MsmCpu, SparseScalarsMatchNaiveSum) {
   expect_same(cpu::msm(points.data(), ones.data(), n, 4), sum, "all ones");
 }
 
+TEST(MsmCpu, EqualScalarsMatchScalarTimesSum) {
+  // Every point's digit is the same in every window: all land in one bucket
+  // per window, far more than one batch of affine additions can take.
+  const std::size_t n = 3000;
+  const auto points = test::random_g1_vector(n, 95);
+  G1Affine sum;
+  {
+    G1Xyzz acc = G1Xyzz::infinity();
+    for (const auto& p : points) add_mixed(acc, p);
+    sum = to_affine(acc);
+  }
+  for (const Fr& s : {Fr::from_u64(2), test::fr_from_hex("0x1234567890abcdef"), -Fr::from_u64(3)}) {
+    const std::vector<Fr> scalars(n, s);
+    std::uint64_t k[4];
+    s.to_canonical(k);
+    expect_same(cpu::msm(points.data(), scalars.data(), n, 2), scalar_mul(sum, k), "equal scalars");
+  }
+}
+
 TEST(MsmCpu, LargerSizesAgreeAcrossThreadCounts) {
   // Big enough for wide windows and several point ranges per window: the
   // result may not depend on how the work was split.
