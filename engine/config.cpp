@@ -1,41 +1,94 @@
 #include "engine/config.hpp"
 
-#include <charconv>
+#include <cctype>
 #include <cstdlib>
 #include <limits>
-#include <sstream>
+
+#include "engine/strict_number.hpp"
 
 namespace stoker::engine {
 namespace {
 
-Result<long long> parse_int(const std::string& what, const std::string& s) {
-  long long v = 0;
-  const auto* end = s.data() + s.size();
-  auto [p, ec] = std::from_chars(s.data(), end, v);
-  if (ec != std::errc{} || p != end)
-    return Error{Errc::invalid_argument, what + ": '" + s + "' is not an integer"};
-  return v;
+// A count or size given as text: the range keeps every value within what
+// its field holds after scaling (MiB to bytes, narrowing to int), so none
+// wraps into some other number that validation would pass. Counts and
+// sizes whose field uses 0 for "chosen from the machine" start at 1 here:
+// leaving the setting out asks for that default, and a 0 typed on a
+// command line is refused rather than read as "the default" in silence.
+struct NumberSetting {
+  const char* name;
+  long long lo, hi;
+};
+constexpr long long kMaxMib = static_cast<long long>(std::numeric_limits<std::size_t>::max() >> 20);
+constexpr NumberSetting kNumbers[] = {
+    {"host-devices", 1, 64},
+    {"depth", 2, 16},
+    {"host-budget-mib", 1, kMaxMib},
+    {"device-budget-mib", 1, kMaxMib},
+    {"chunk-mib", 1, 1024},          // 64 KiB..1 GiB in all
+    {"chunk-kib", 64, 1024 * 1024},  // finer, for chunks meant to stay in cache
+    {"workers", 1, 1024},
+    {"staging-threads", 1, 64},
+    {"staging-ring-mib", 1, 16 * 1024},
+};
+
+Result<long long> number(std::string_view source, std::string_view text, long long lo,
+                         long long hi) {
+  if (auto v = parse_integer(text, lo, hi)) return *v;
+  return Error{Errc::invalid_argument, integer_problem(source, text, lo, hi)};
 }
 
-Result<double> parse_double(const std::string& what, const std::string& s) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size())
-    return Error{Errc::invalid_argument, what + ": '" + s + "' is not a number"};
-  return v;
+Error bad_choice(std::string_view source, std::string_view value, const char* choices) {
+  return {Errc::invalid_argument,
+          std::string(source) + ": '" + std::string(value) + "' is not " + choices};
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
+// A comma-separated list: every item must be there ("0,,1" and ",,," are
+// refused, not read as "0,1" and "all devices").
+Result<std::vector<std::string_view>> list(std::string_view source, std::string_view text,
+                                           const char* what) {
+  std::vector<std::string_view> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item = text.substr(start, comma - start);
+    if (item.empty())
+      return Error{Errc::invalid_argument, std::string(source) + ": '" + std::string(text) +
+                                               "' is not a list of " + what +
+                                               " (an item is empty)"};
+    out.push_back(item);
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
 }
 
-// One setting, from either source: name as in --name, value as text.
-Error apply(Config& c, const std::string& name, const std::string& value) {
-  const std::string what = "--" + name;
+// The STOKER_* variable of a setting: STOKER_ and the name in capitals,
+// except where the variable says more than the option does.
+std::string variable_name(std::string_view name) {
+  if (name == "depth") return "STOKER_PIPELINE_DEPTH";
+  if (name == "slowdown") return "STOKER_HOST_SLOWDOWN";
+  std::string var = "STOKER_";
+  for (char ch : name) var += ch == '-' ? '_' : static_cast<char>(std::toupper(ch));
+  return var;
+}
+
+const std::string_view kNames[] = {
+    "backend",         "devices",           "slowdown",        "host-devices", "depth",
+    "host-budget-mib", "device-budget-mib", "chunk-mib",       "chunk-kib",    "workers",
+    "staging-threads", "staging-ring-mib",  "pageable-inputs", "early-upload", "bind-threads",
+    "copy-priority",   "compute-priority"};
+
+}  // namespace
+
+std::span<const std::string_view> Config::setting_names() {
+  return kNames;
+}
+
+std::string Config::variable_for(std::string_view name) {
+  return variable_name(name);
+}
+
+Error Config::set(std::string_view name, std::string_view value, std::string_view source) {
+  Config& c = *this;
   if (name == "backend") {
     if (value == "auto")
       c.devices.backend = devices::BackendChoice::automatic;
@@ -44,27 +97,39 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     else if (value == "host")
       c.devices.backend = devices::BackendChoice::host;
     else
-      return {Errc::invalid_argument, what + ": '" + value + "' is not auto, cuda or host"};
+      return bad_choice(source, value, "auto, cuda or host");
     return {};
   }
   if (name == "devices") {
-    c.devices.cuda_ordinals.clear();
-    for (const auto& s : split(value)) {
-      auto v = parse_int(what, s);
-      if (!v) return v.error();
-      if (*v < 0 || *v > 1023)
-        return {Errc::invalid_argument, what + ": '" + s + "' is not a CUDA device ordinal"};
-      c.devices.cuda_ordinals.push_back(static_cast<int>(*v));
+    auto items = list(source, value, "CUDA device ordinals");
+    if (!items) return items.error();
+    std::vector<int> ordinals;
+    for (const auto item : *items) {
+      const auto v = parse_integer(item, 0, 1023);
+      if (!v)
+        return {Errc::invalid_argument,
+                std::string(source) + ": '" + std::string(item) + "' is not a CUDA device ordinal"};
+      for (int o : ordinals)
+        if (o == *v)
+          return {Errc::invalid_argument, std::string(source) + ": '" + std::string(value) +
+                                              "' names device " + std::string(item) + " twice"};
+      ordinals.push_back(*v);
     }
+    c.devices.cuda_ordinals = std::move(ordinals);
     return {};
   }
   if (name == "slowdown") {
-    c.devices.host.slowdown.clear();
-    for (const auto& s : split(value)) {
-      auto v = parse_double(what, s);
-      if (!v) return v.error();
-      c.devices.host.slowdown.push_back(*v);
+    auto items = list(source, value, "slowdown factors");
+    if (!items) return items.error();
+    std::vector<double> factors;
+    // A factor below 1 would make an emulated device faster than the CPU
+    // that runs it: not a slowdown.
+    for (const auto item : *items) {
+      const auto v = parse_real(item, 1, 1e6);
+      if (!v) return {Errc::invalid_argument, real_problem(source, item, 1, 1e6)};
+      factors.push_back(*v);
     }
+    c.devices.host.slowdown = std::move(factors);
     return {};
   }
   if (name == "copy-priority" || name == "compute-priority") {
@@ -76,7 +141,7 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     else if (value == "high")
       p = devices::StreamPriority::high;
     else
-      return {Errc::invalid_argument, what + ": '" + value + "' is not low, normal or high"};
+      return bad_choice(source, value, "low, normal or high");
     (name == "copy-priority" ? c.copy_priority : c.compute_priority) = p;
     return {};
   }
@@ -86,7 +151,7 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     else if (value == "register")
       c.pageable_inputs = PageableInputs::register_in_place;
     else
-      return {Errc::invalid_argument, what + ": '" + value + "' is not stage or register"};
+      return bad_choice(source, value, "stage or register");
     return {};
   }
   if (name == "early-upload" || name == "bind-threads") {
@@ -96,65 +161,57 @@ Error apply(Config& c, const std::string& name, const std::string& value) {
     else if (value == "off")
       on = false;
     else
-      return {Errc::invalid_argument, what + ": '" + value + "' is not on or off"};
+      return bad_choice(source, value, "on or off");
     return {};
   }
-  auto v = parse_int(what, value);
-  if (!v) return v.error();
-  if (*v < 0) return {Errc::invalid_argument, what + " must not be negative, not " + value};
-  // Sizes in MiB or KiB must not wrap when scaled to bytes, counts must fit
-  // an int: a wrapped value would pass validation as some other number.
-  const int shift = name.ends_with("-mib") ? 20 : name.ends_with("-kib") ? 10 : -1;
-  const unsigned long long most =
-      shift >= 0 ? std::numeric_limits<std::size_t>::max() >> shift
-                 : static_cast<unsigned long long>(std::numeric_limits<int>::max());
-  if (static_cast<unsigned long long>(*v) > most)
-    return {Errc::invalid_argument,
-            what + " must be at most " + std::to_string(most) + ", not " + value};
-  const auto u = static_cast<std::size_t>(*v);
-  if (name == "host-devices")
-    c.devices.host.device_count = static_cast<int>(*v);
-  else if (name == "depth")
-    c.pipeline_depth = static_cast<int>(*v);
-  else if (name == "host-budget-mib")
-    c.host_budget_bytes = u << 20;
-  else if (name == "device-budget-mib")
-    c.device_budget_bytes = u << 20;
-  else if (name == "chunk-mib")
-    c.staging_chunk_bytes = u << 20;
-  else if (name == "chunk-kib")  // finer, for chunks meant to stay in cache
-    c.staging_chunk_bytes = u << 10;
-  else if (name == "workers")
-    c.worker_threads = static_cast<int>(*v);
-  else if (name == "staging-threads")
-    c.staging_threads = static_cast<int>(*v);
-  else if (name == "staging-ring-mib")
-    c.staging_ring_bytes = u << 20;
-  else
-    return {Errc::invalid_argument, "unknown setting " + what};
-  return {};
+  for (const auto& n : kNumbers) {
+    if (name != n.name) continue;
+    auto v = number(source, value, n.lo, n.hi);
+    if (!v) return v.error();
+    const auto u = static_cast<std::size_t>(*v);
+    if (name == "host-devices")
+      c.devices.host.device_count = static_cast<int>(*v);
+    else if (name == "depth")
+      c.pipeline_depth = static_cast<int>(*v);
+    else if (name == "host-budget-mib")
+      c.host_budget_bytes = u << 20;
+    else if (name == "device-budget-mib")
+      c.device_budget_bytes = u << 20;
+    else if (name == "chunk-mib")
+      c.staging_chunk_bytes = u << 20;
+    else if (name == "chunk-kib")
+      c.staging_chunk_bytes = u << 10;
+    else if (name == "workers")
+      c.worker_threads = static_cast<int>(*v);
+    else if (name == "staging-threads")
+      c.staging_threads = static_cast<int>(*v);
+    else if (name == "staging-ring-mib")
+      c.staging_ring_bytes = u << 20;
+    return {};
+  }
+  return {Errc::invalid_argument, "unknown setting " + std::string(source)};
 }
-
-const char* const kNames[] = {
-    "backend",         "devices",           "slowdown",        "host-devices", "depth",
-    "host-budget-mib", "device-budget-mib", "chunk-mib",       "chunk-kib",    "workers",
-    "staging-threads", "staging-ring-mib",  "pageable-inputs", "early-upload",    "bind-threads",
-    "copy-priority",   "compute-priority"};
-
-}  // namespace
 
 Result<Config> Config::from_env() {
   Config c;
-  for (const char* name : kNames) {
-    std::string var = "STOKER_";
-    for (const char* p = name; *p; ++p)
-      var += *p == '-' ? '_' : static_cast<char>(std::toupper(*p));
-    // Environment names say what they hold: STOKER_DEPTH -> STOKER_PIPELINE_DEPTH etc.
-    if (var == "STOKER_DEPTH") var = "STOKER_PIPELINE_DEPTH";
-    if (var == "STOKER_SLOWDOWN") var = "STOKER_HOST_SLOWDOWN";
-    if (const char* v = std::getenv(var.c_str()))
-      if (auto e = apply(c, name, v)) return Error{e.code, var + ": " + e.what()};
+  std::string chunk_var;
+  for (const auto name : kNames) {
+    const std::string var = variable_name(name);
+    const char* v = std::getenv(var.c_str());
+    if (v == nullptr) continue;
+    if (name == "chunk-mib" || name == "chunk-kib") {
+      if (!chunk_var.empty())
+        return Error{Errc::invalid_argument,
+                     chunk_var + " and " + var + " both set the staging chunk: set one"};
+      chunk_var = var;
+    }
+    if (auto e = c.set(name, v, var)) return e;
   }
+  // Read where the copy runs (engine/detail/nontemporal_copy.cpp), checked
+  // here so that a typo is refused like any other setting's.
+  if (const char* v = std::getenv("STOKER_STAGING_COPY"))
+    if (std::string_view(v) != "auto" && std::string_view(v) != "memcpy")
+      return Error{bad_choice("STOKER_STAGING_COPY", v, "auto or memcpy")};
   if (auto e = c.validate()) return e;
   return c;
 }
@@ -162,29 +219,45 @@ Result<Config> Config::from_env() {
 Result<Config> Config::apply_args(std::vector<std::string>& args) const {
   Config c = *this;
   std::vector<std::string> rest;
+  std::vector<std::string_view> seen;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
-    bool used = false;
-    for (const char* name : kNames) {
-      const std::string flag = std::string("--") + name;
-      std::string value;
-      if (a == flag) {
-        if (i + 1 >= args.size()) return Error{Errc::invalid_argument, flag + " needs a value"};
-        value = args[++i];
-      } else if (a.rfind(flag + "=", 0) == 0) {
-        value = a.substr(flag.size() + 1);
-      } else {
-        continue;
-      }
-      if (auto e = apply(c, name, value)) return e;
-      used = true;
-      break;
+    const auto name = setting_of(a);
+    if (name.empty()) {
+      rest.push_back(a);
+      continue;
     }
-    if (!used) rest.push_back(a);
+    const std::string flag = "--" + std::string(name);
+    std::string value;
+    if (a.size() > flag.size()) {
+      value = a.substr(flag.size() + 1);
+    } else {
+      if (i + 1 >= args.size() || args[i + 1].starts_with("--"))
+        return Error{Errc::invalid_argument, flag + " needs a value"};
+      value = args[++i];
+    }
+    const bool chunk = name == "chunk-mib" || name == "chunk-kib";
+    for (const auto s : seen)
+      if (s == name || (chunk && (s == "chunk-mib" || s == "chunk-kib")))
+        return Error{Errc::invalid_argument,
+                     s == name
+                         ? flag + " is given twice"
+                         : "--chunk-mib and --chunk-kib both set the staging chunk: give one"};
+    seen.push_back(name);
+    if (auto e = c.set(name, value, flag)) return e;
   }
   if (auto e = c.validate()) return e;
   args = std::move(rest);
   return c;
+}
+
+std::string_view Config::setting_of(std::string_view arg) {
+  if (!arg.starts_with("--")) return {};
+  const std::string_view body = arg.substr(
+      2, arg.find('=') == std::string_view::npos ? std::string_view::npos : arg.find('=') - 2);
+  for (const auto name : kNames)
+    if (body == name) return name;
+  return {};
 }
 
 Error Config::validate() const {

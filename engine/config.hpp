@@ -9,10 +9,19 @@
 //   STOKER_STAGING_RING_MIB=64
 //   STOKER_PAGEABLE_INPUTS=stage|register  STOKER_EARLY_UPLOAD=on|off  STOKER_BIND_THREADS=on|off
 //   STOKER_COPY_PRIORITY=high       STOKER_COMPUTE_PRIORITY=normal  (low|normal|high)
+//   STOKER_STAGING_COPY=auto|memcpy (read by engine/detail/nontemporal_copy.cpp, checked here)
+//
+// Text values are read strictly (engine/strict_number.hpp): a value that is
+// not one the setting takes is refused with an error that names the
+// variable or the option it came from, never taken as the default. Counts
+// and sizes whose field uses 0 for "chosen from the machine" take 1 and up
+// as text: leaving the setting out asks for that default.
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "devices/device_set.hpp"
@@ -86,14 +95,27 @@ struct Config {
   // for the backend (55 GB/s pinned PCIe Gen5 on CUDA).
   double h2d_gbps = 0, d2h_gbps = 0;
 
-  // Reads STOKER_* variables over the defaults.
+  // Reads STOKER_* variables over the defaults; an error names the variable.
   static Result<Config> from_env();
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,
   // --host-budget-mib, --device-budget-mib, --chunk-mib, --chunk-kib, --workers,
   // --staging-threads, --staging-ring-mib, --pageable-inputs, --early-upload, --bind-threads,
-  // --copy-priority, --compute-priority; consumed arguments are removed from `args`, unknown ones
-  // left for the caller.
+  // --copy-priority, --compute-priority, as --name value or --name=value; consumed arguments
+  // are removed from `args`, unknown ones left for the caller. A setting given twice, a value
+  // that is another option (--depth --workers 2), or both chunk sizes are refused.
   Result<Config> apply_args(std::vector<std::string>& args) const;
+
+  // The settings above by name ("depth", "chunk-mib", ...): what a command
+  // line parser registers as --name.
+  static std::span<const std::string_view> setting_names();
+  // The name of the setting `arg` (--name or --name=value) sets, or empty.
+  static std::string_view setting_of(std::string_view arg);
+  // The variable from_env() reads for a setting: STOKER_PIPELINE_DEPTH for "depth".
+  static std::string variable_for(std::string_view name);
+  // Sets one setting from its text; an error starts with `source` (the
+  // option or the variable it came from) and names the value. Does not
+  // validate() the whole.
+  Error set(std::string_view name, std::string_view value, std::string_view source);
   // Checks ranges; names the offending field and value.
   Error validate() const;
 };

@@ -1,11 +1,15 @@
-// Numbers given on a stoker command line, read strictly: the whole value
-// must be a decimal number (no spaces, no suffix, no sign on an unsigned
-// option) inside the range the option allows, and that range never reaches
-// past what the variable the value lands in can hold, so nothing wraps,
-// saturates or is cut on the way. A bad value is reported as
-// "<option>: '<value>' is not an integer in <lo>..<hi>" (or "a number", for
-// a real-valued option), so the user sees what was given and what would
-// have been taken.
+// Numbers given as text (an engine setting from a STOKER_* variable, an
+// option of the stoker binary), read strictly: the whole text must be a
+// decimal number (no spaces, no suffix, no sign on an unsigned value, no
+// "0x" or octal) inside the range the setting allows, and that range never
+// reaches past what the variable the value lands in can hold, so nothing
+// wraps, saturates or is cut on the way. A bad value is reported as
+// "<source>: '<value>' is not an integer in <lo>..<hi>" (or "a number", for
+// a real-valued setting), where <source> is the option or the variable, so
+// the user sees what was given, where, and what would have been taken.
+//
+// Config (engine/config.cpp) and the command-line parser
+// (tools/cli/command_line.hpp) both read numbers through these.
 #pragma once
 
 #include <charconv>
@@ -17,13 +21,13 @@
 #include <string_view>
 #include <system_error>
 
-namespace stoker::tools {
+namespace stoker::engine {
 
 template <typename T>
-concept CliInteger = std::integral<T> && !std::same_as<T, bool>;
+concept StrictInteger = std::integral<T> && !std::same_as<T, bool>;
 
 // `text` as a T in lo..hi, or nullopt.
-template <CliInteger T>
+template <StrictInteger T>
 std::optional<T> parse_integer(std::string_view text, T lo = std::numeric_limits<T>::min(),
                                T hi = std::numeric_limits<T>::max()) {
   T v{};
@@ -34,6 +38,7 @@ std::optional<T> parse_integer(std::string_view text, T lo = std::numeric_limits
 }
 
 // `text` as a double in lo..hi ("inf" where hi is infinity), or nullopt.
+// NaN is never in range.
 inline std::optional<double> parse_real(std::string_view text, double lo, double hi) {
   double v = 0;
   const char* end = text.data() + text.size();
@@ -42,38 +47,18 @@ inline std::optional<double> parse_real(std::string_view text, double lo, double
   return v;
 }
 
-// What is wrong with `text` as the value of `option`, for a message.
-template <CliInteger T>
-std::string integer_problem(std::string_view option, std::string_view text, T lo, T hi) {
-  return std::string(option) + ": '" + std::string(text) + "' is not an integer in " +
+// What is wrong with `text` as the value of `source`, for a message.
+template <StrictInteger T>
+std::string integer_problem(std::string_view source, std::string_view text, T lo, T hi) {
+  return std::string(source) + ": '" + std::string(text) + "' is not an integer in " +
          std::to_string(lo) + ".." + std::to_string(hi);
 }
 
-inline std::string real_problem(std::string_view option, std::string_view text, double lo,
+inline std::string real_problem(std::string_view source, std::string_view text, double lo,
                                 double hi) {
   char range[64];
-  std::snprintf(range, sizeof range, "%g..%g", lo, hi);
-  return std::string(option) + ": '" + std::string(text) + "' is not a number in " + range;
+  std::snprintf(range, sizeof range, "%.12g..%.12g", lo, hi);
+  return std::string(source) + ": '" + std::string(text) + "' is not a number in " + range;
 }
 
-// parse_integer, printing "stoker <command>: <integer_problem>" to stderr
-// when the value is bad.
-template <CliInteger T>
-std::optional<T> integer_option(const char* command, std::string_view option, std::string_view text,
-                                T lo = std::numeric_limits<T>::min(),
-                                T hi = std::numeric_limits<T>::max()) {
-  auto v = parse_integer(text, lo, hi);
-  if (!v)
-    std::fprintf(stderr, "stoker %s: %s\n", command, integer_problem(option, text, lo, hi).c_str());
-  return v;
-}
-
-inline std::optional<double> real_option(const char* command, std::string_view option,
-                                         std::string_view text, double lo, double hi) {
-  auto v = parse_real(text, lo, hi);
-  if (!v)
-    std::fprintf(stderr, "stoker %s: %s\n", command, real_problem(option, text, lo, hi).c_str());
-  return v;
-}
-
-}  // namespace stoker::tools
+}  // namespace stoker::engine

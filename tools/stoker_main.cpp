@@ -1,19 +1,20 @@
 // The stoker binary: one entry point, a subcommand per job.
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 #include <string_view>
 
 #include "devices/device_set.hpp"
-
-#include "tools/commands/info_command.hpp"
-#include "tools/commands/doctor_command.hpp"
 #include "tools/bench/alloc_bench.hpp"
 #include "tools/bench/msm_bench.hpp"
+#include "tools/bench/pipeline_bench.hpp"
+#include "tools/commands/doctor_command.hpp"
+#include "tools/commands/info_command.hpp"
 #include "tools/commands/kernel_commands.hpp"
 #include "tools/commands/msm_command.hpp"
 #include "tools/commands/run_command.hpp"
-#include "tools/bench/pipeline_bench.hpp"
 #include "tools/stress/stress_command.hpp"
 
 namespace {
@@ -27,6 +28,7 @@ struct Entry {
 };
 
 int usage(FILE* out);
+int bench_usage(FILE* out);
 
 const Entry kCommands[] = {
     {"run", stoker::tools::run_command, "run the main job through the engine"},
@@ -34,7 +36,8 @@ const Entry kCommands[] = {
     {"doctor", stoker::tools::doctor_command, "measure how this machine can feed its GPUs"},
     {"ntt", stoker::tools::ntt_command, "NTT of a file of BLS12-381 scalars"},
     {"hpoly", stoker::tools::hpoly_command, "Groth16 H polynomial from files a, b, c"},
-    {"msm", stoker::tools::msm_command, "G1 multi-scalar multiplication of files of points and scalars"},
+    {"msm", stoker::tools::msm_command,
+     "G1 multi-scalar multiplication of files of points and scalars"},
     {"stress", stoker::tools::stress_command, "the engine under load, faults and bad input"},
 };
 
@@ -55,25 +58,56 @@ int usage(FILE* out) {
   for (const auto& b : kBenches)
     std::fprintf(out, "    %-8.*s %.*s\n", int(b.name.size()), b.name.data(), int(b.help.size()),
                  b.help.data());
-  std::fprintf(out, "\n'stoker <command> --help' describes a command's options.\n");
+  std::fprintf(out,
+               "\n'stoker <command> --help' describes a command's options.\n"
+               "Exit status: 0 done, 1 a failure while running, 2 a usage error (the command\n"
+               "line or a STOKER_* variable).\n");
   return out == stderr ? 2 : 0;
 }
 
-}  // namespace
+int bench_usage(FILE* out) {
+  std::fprintf(out, "usage: stoker bench <name> [options]\n\nbenchmarks:\n");
+  for (const auto& b : kBenches)
+    std::fprintf(out, "  %-10.*s %.*s\n", int(b.name.size()), b.name.data(), int(b.help.size()),
+                 b.help.data());
+  std::fprintf(out, "\n'stoker bench <name> --help' describes a benchmark's options.\n");
+  return out == stderr ? 2 : 0;
+}
 
-int main(int argc, char** argv) {
+int dispatch(int argc, char** argv) {
   if (argc < 2) return usage(stderr);
   const std::string_view cmd = argv[1];
   if (cmd == "-h" || cmd == "--help" || cmd == "help") return usage(stdout);
   if (cmd == "bench") {
-    if (argc < 3) return usage(stderr);
+    if (argc < 3) return bench_usage(stderr);
+    const std::string_view name = argv[2];
+    if (name == "-h" || name == "--help" || name == "help") return bench_usage(stdout);
     for (const auto& b : kBenches)
-      if (b.name == argv[2]) return b.fn(argc - 2, argv + 2);
+      if (b.name == name) return b.fn(argc - 2, argv + 2);
     std::fprintf(stderr, "stoker bench: unknown benchmark '%s'\n", argv[2]);
-    return usage(stderr);
+    return bench_usage(stderr);
   }
   for (const auto& c : kCommands)
     if (c.name == cmd) return c.fn(argc - 1, argv + 1);
   std::fprintf(stderr, "stoker: unknown command '%s'\n", argv[1]);
   return usage(stderr);
+}
+
+}  // namespace
+
+// Commands report errors themselves; whatever escapes them (an allocation
+// that failed, a library's exception) ends the process with one line and
+// status 1, not std::terminate's abort and core dump.
+int main(int argc, char** argv) {
+  const char* command = argc >= 2 ? argv[1] : "";
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "stoker %s: out of memory (std::bad_alloc)\n", command);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "stoker %s: %s\n", command, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "stoker %s: an unknown exception\n", command);
+  }
+  return 1;
 }

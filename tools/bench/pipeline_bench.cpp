@@ -41,7 +41,6 @@
 #include "engine/workloads/synthetic.hpp"
 #include "tools/bench/bench_job.hpp"
 #include "tools/bench/bench_stats.hpp"
-#include "tools/cli/cli_number.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
 #include "tools/cli/output_file.hpp"
@@ -205,77 +204,37 @@ const std::string kHelp =
     kEngineOptionsHelp;
 
 int bench_pipeline_command(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (print_help_if_asked(args, kHelp.c_str())) return 0;
-  const auto config = engine_config("bench pipeline", args);
-  if (!config) return 2;
+  CommandLine cl("bench pipeline", kHelp);
+  engine::Config config;
   constexpr std::size_t kMaxSize = std::numeric_limits<std::size_t>::max();
   Options opt;
-  const int count = static_cast<int>(args.size());
-  for (int i = 0; i < count; ++i) {
-    const std::string& a = args[static_cast<std::size_t>(i)];
-    // The option's value as a T in lo..hi, or exit 2 naming them.
-    auto next = [&]<typename T>(T lo, T hi) {
-      if (i + 1 >= count) {
-        std::fprintf(stderr, "stoker bench pipeline: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      const auto n =
-          integer_option("bench pipeline", a, args[static_cast<std::size_t>(++i)], lo, hi);
-      if (!n) std::exit(2);
-      return *n;
-    };
-    if (a == "--partitions")
-      opt.partitions = next(std::size_t{1}, kMaxSize);
-    else if (a == "--size-mib")
-      opt.size_mib = next(std::size_t{1}, kMaxSize >> 20);
-    else if (a == "--rounds")
-      opt.rounds = next(0, std::numeric_limits<int>::max());
-    else if (a == "--writers")
-      opt.writers = next(0, kMaxWriters);
-    else if (a == "--reps")
-      opt.reps = next(1, kMaxReps);
-    else if (a == "--json")
-      opt.json = true;
-    else if (a == "--trace") {
-      if (i + 1 >= count) {
-        std::fprintf(stderr, "stoker bench pipeline: --trace needs a file\n");
-        return 2;
-      }
-      opt.trace = args[static_cast<std::size_t>(++i)];
-    } else if (a == "--variants") {
-      if (i + 1 >= count) {
-        std::fprintf(stderr, "stoker bench pipeline: --variants needs a value\n");
-        return 2;
-      }
-      opt.variants.clear();
-      std::stringstream list(args[static_cast<std::size_t>(++i)]);
-      for (std::string v; std::getline(list, v, ',');) {
-        if (v != "a" && v != "b" && v != "c" && v != "b1") {
-          std::fprintf(stderr, "stoker bench pipeline: --variants takes a, b, c, b1, not '%s'\n",
-                       v.c_str());
-          return 2;
-        }
-        opt.variants.insert(v);
-      }
-    } else {
-      std::fprintf(stderr, "stoker bench pipeline: unknown option '%s'\n", a.c_str());
-      return 2;
+  cl.number("--partitions", opt.partitions, std::size_t{1}, kMaxSize);
+  cl.number("--size-mib", opt.size_mib, std::size_t{1}, kMaxSize >> 20);
+  cl.number("--rounds", opt.rounds, 0, std::numeric_limits<int>::max());
+  cl.number("--writers", opt.writers, 0, kMaxWriters);
+  cl.number("--reps", opt.reps, 1, kMaxReps);
+  cl.flag("--json", opt.json);
+  cl.value("--trace", opt.trace);
+  cl.custom("--variants", [&](std::string_view text) {
+    opt.variants.clear();
+    std::stringstream list{std::string(text)};
+    for (std::string v; std::getline(list, v, ',');) {
+      if (v != "a" && v != "b" && v != "c" && v != "b1")
+        return "--variants takes a, b, c, b1, not '" + v + "'";
+      opt.variants.insert(v);
     }
-  }
-  if (!opt.trace.empty() && !opt.wants("b")) {
-    std::fprintf(stderr,
-                 "stoker bench pipeline: --trace records (b), which --variants leaves out\n");
-    return 2;
-  }
-  // Created now: a bad path fails before the runs.
+    if (opt.variants.empty()) return std::string("--variants names none of a, b, c, b1");
+    return std::string();
+  });
+  cl.engine_options(config);
+  if (auto rc = cl.parse(argc, argv)) return *rc;
+  if (!opt.trace.empty() && !opt.wants("b"))
+    return cl.usage_error("--trace records (b), which --variants leaves out");
+  // Checked now: a bad path fails before the runs.
   std::optional<OutputFile> trace_file;
   if (!opt.trace.empty()) {
     auto f = OutputFile::check(opt.trace);
-    if (!f) {
-      std::fprintf(stderr, "stoker bench pipeline: --trace %s\n", f.error().what().c_str());
-      return 2;
-    }
+    if (!f) return cl.usage_error("--trace: " + f.error().what());
     trace_file.emplace(std::move(*f));
   }
   const int gpus = devices::cuda_device_count();
@@ -295,8 +254,8 @@ int bench_pipeline_command(int argc, char** argv) {
   std::unique_ptr<engine::Engine> all_holder, one_holder;
   std::vector<int> all;
   for (int g = 0; g < gpus; ++g) all.push_back(g);
-  auto all_engine = make_engine(all_holder, io, *config, all);
-  auto one_engine = make_engine(one_holder, io, *config, {0});
+  auto all_engine = make_engine(all_holder, io, config, all);
+  auto one_engine = make_engine(one_holder, io, config, {0});
   if (!all_engine || !one_engine) {
     std::fprintf(stderr, "stoker bench pipeline: %s\n",
                  (!all_engine ? all_engine.error() : one_engine.error()).what().c_str());

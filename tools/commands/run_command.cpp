@@ -21,10 +21,10 @@
 #include "engine/workloads/hpoly.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "tools/bench/bench_stats.hpp"
-#include "tools/cli/cli_number.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
 #include "tools/cli/output_file.hpp"
+#include "tools/cli/progress_bar.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -117,125 +117,67 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 int run_command(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (print_help_if_asked(args, kHelp.c_str())) return 0;
-  auto config = engine_config("run", args);
-  if (!config) return 2;
+  CommandLine cl("run", kHelp);
+  engine::Config config;
   engine::workloads::SyntheticOptions so;
   engine::workloads::HpolyOptions ho;
-  std::string workload;          // empty: chosen from the options given
-  std::string synthetic_option;  // the first synthetic-only option seen
-  std::string hpoly_option;      // the first hpoly-only option seen
+  std::string workload;  // empty: chosen from the options given
   constexpr std::size_t kMaxSize = std::numeric_limits<std::size_t>::max();
   std::optional<std::size_t> partitions, size_mib;
   std::optional<unsigned> log_n;
-  int verify = -1;  // -1: the backend's default
   std::uint64_t seed = 1;
-  bool json = false, progress = isatty(STDOUT_FILENO), registered_inputs = false, cold = false;
-  int outputs_registered = -1;  // -1: the workload's default
+  bool json = false, no_progress = false, registered_inputs = false, cold = false;
+  bool verify_on = false, verify_off = false;
+  std::string output_memory, h_memory;
   std::string trace;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "stoker run: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return args[++i].c_str();
-    };
-    // The option's value as a T in lo..hi, or exit 2 naming them.
-    auto number = [&]<typename T>(T lo, T hi) {
-      const auto n = integer_option("run", a, value(), lo, hi);
-      if (!n) std::exit(2);
-      return *n;
-    };
-    auto synthetic_only = [&] {
-      if (synthetic_option.empty()) synthetic_option = a;
-    };
-    auto hpoly_only = [&] {
-      if (hpoly_option.empty()) hpoly_option = a;
-    };
-    if (a == "--workload") {
-      workload = value();
-      if (workload != "hpoly" && workload != "synthetic") {
-        std::fprintf(stderr, "stoker run: --workload must be hpoly or synthetic, not '%s'\n",
-                     workload.c_str());
-        return 2;
-      }
-    } else if (a == "--partitions") {
-      partitions = number(std::size_t{1}, kMaxSize);
-    } else if (a == "--log-n") {
-      hpoly_only();
-      log_n = number(engine::workloads::kHpolyMinLogN, engine::workloads::kHpolyMaxLogN);
-    } else if (a == "--output-memory" || a == "--h-memory") {
-      if (a == "--h-memory") hpoly_only();
-      const std::string m = value();
-      if (m != "registered" && m != "pageable") {
-        std::fprintf(stderr, "stoker run: %s must be registered or pageable, not '%s'\n", a.c_str(),
-                     m.c_str());
-        return 2;
-      }
-      outputs_registered = m == "registered" ? 1 : 0;
-    } else if (a == "--verify") {
-      verify = 1;
-    } else if (a == "--no-verify") {
-      verify = 0;
-    } else if (a == "--size-mib") {
-      synthetic_only();
-      size_mib = number(std::size_t{1}, kMaxSize >> 20);
-    } else if (a == "--rounds") {
-      synthetic_only();
-      so.rounds = number(0, std::numeric_limits<int>::max());
-    } else if (a == "--seed") {
-      seed = number(std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max());
-    } else if (a == "--pageable") {
-      synthetic_only();
-      so.pageable = true;
-    } else if (a == "--registered") {
-      synthetic_only();
-      registered_inputs = true;
-    } else if (a == "--trace") {
-      trace = value();
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--no-progress") {
-      progress = false;
-    } else if (a == "--cold") {
-      cold = true;
-    } else {
-      std::fprintf(stderr, "stoker run: unknown option '%s' (see --help)\n", a.c_str());
-      return 2;
-    }
-  }
+  cl.choice("--workload", workload, {"hpoly", "synthetic"});
+  cl.number("--partitions", partitions, std::size_t{1}, kMaxSize);
+  cl.number("--log-n", log_n, engine::workloads::kHpolyMinLogN, engine::workloads::kHpolyMaxLogN);
+  cl.choice("--output-memory", output_memory, {"registered", "pageable"});
+  cl.choice("--h-memory", h_memory, {"registered", "pageable"});
+  cl.exclusive({"--output-memory", "--h-memory"});
+  cl.flag("--verify", verify_on);
+  cl.flag("--no-verify", verify_off);
+  cl.exclusive({"--verify", "--no-verify"});
+  cl.number("--size-mib", size_mib, std::size_t{1}, kMaxSize >> 20);
+  cl.number("--rounds", so.rounds, 0, std::numeric_limits<int>::max());
+  cl.number("--seed", seed);
+  cl.flag("--pageable", so.pageable);
+  cl.flag("--registered", registered_inputs);
+  cl.exclusive({"--pageable", "--registered"});  // two kinds of input
+  cl.value("--trace", trace);
+  cl.flag("--json", json);
+  cl.flag("--no-progress", no_progress);
+  cl.flag("--cold", cold);
+  cl.engine_options(config);
+  if (auto rc = cl.parse(argc, argv)) return *rc;
+  const std::string synthetic_option =
+      cl.first_given({"--size-mib", "--rounds", "--pageable", "--registered"});
+  const std::string hpoly_option = cl.first_given({"--log-n", "--h-memory"});
+  const bool progress = !no_progress && isatty(STDOUT_FILENO);
+  const int verify = verify_on ? 1 : verify_off ? 0 : -1;  // -1: the backend's default
+  const std::string& memory = output_memory.empty() ? h_memory : output_memory;
+  const int outputs_registered = memory.empty() ? -1 : memory == "registered";
   if (workload.empty()) workload = synthetic_option.empty() ? "hpoly" : "synthetic";
   // hpoly's h registered by default (a prover reuses its h buffers);
   // synthetic outputs in ordinary memory unless asked.
   const bool h_registered = outputs_registered != 0;
   const bool synthetic_outputs_registered = outputs_registered == 1;
-  if (workload == "hpoly" && !synthetic_option.empty()) {
-    std::fprintf(stderr, "stoker run: %s applies to --workload synthetic, not hpoly\n",
-                 synthetic_option.c_str());
-    return 2;
-  }
-  if (workload == "synthetic" && !hpoly_option.empty()) {
-    std::fprintf(stderr, "stoker run: %s applies to --workload hpoly, not synthetic\n",
-                 hpoly_option.c_str());
-    return 2;
-  }
+  if (workload == "hpoly" && !synthetic_option.empty())
+    return cl.usage_error(synthetic_option + " applies to --workload synthetic, not hpoly");
+  if (workload == "synthetic" && !hpoly_option.empty())
+    return cl.usage_error(hpoly_option + " applies to --workload hpoly, not synthetic");
   const bool hpoly = workload == "hpoly";
-  // Created now: a bad path fails before the job.
+  // Checked now: a bad path fails before the job.
   std::optional<OutputFile> trace_file;
   if (!trace.empty()) {
     auto f = OutputFile::check(trace);
-    if (!f) {
-      std::fprintf(stderr, "stoker run: --trace %s\n", f.error().what().c_str());
-      return 2;
-    }
+    if (!f) return cl.usage_error("--trace: " + f.error().what());
     trace_file.emplace(std::move(*f));
   }
 
   boost::asio::io_context io;
-  auto engine = engine::Engine::create(io.get_executor(), *config);
+  auto engine = engine::Engine::create(io.get_executor(), config);
   if (!engine) {
     std::fprintf(stderr, "stoker run: %s\n", engine.error().what().c_str());
     return 1;
@@ -274,7 +216,7 @@ int run_command(int argc, char** argv) {
   }
   if (!job) {
     std::fprintf(stderr, "stoker run: %s\n", job.error().what().c_str());
-    return 2;
+    return 1;
   }
   const std::size_t n_partitions = job->partitions.size();
   if (!json) {
@@ -345,11 +287,9 @@ int run_command(int argc, char** argv) {
                   e.config().pipeline_depth, seconds_since(t0));
   }
   if (progress && !json)
-    job->progress = [](std::size_t done, std::size_t total) {
-      const int width = 40;
-      const int filled = static_cast<int>(width * done / total);
-      std::printf("\r  [%.*s%*s] %zu/%zu", filled, "########################################",
-                  width - filled, "", done, total);
+    job->progress = [columns = terminal_columns(STDOUT_FILENO)](std::size_t done,
+                                                                std::size_t total) {
+      std::printf("\r%s", progress_line(done, total, columns).c_str());
       if (done == total) std::printf("\n");
       std::fflush(stdout);
     };
