@@ -156,20 +156,6 @@ TEST(DoctorVerdict, SummarizesGpusByMedianPerFigure) {
   EXPECT_FALSE(s.registered_h2d.has_value());
 }
 
-TEST(JsonEscape, EscapesQuotesBackslashesAndControlCharacters) {
-  EXPECT_EQ(json_escape("NVIDIA H200"), "NVIDIA H200");
-  EXPECT_EQ(json_escape("a\"b\\c"), "a\\\"b\\\\c");
-  EXPECT_EQ(json_escape("x\ny\tz\r"), "x\\ny\\tz\\r");
-  EXPECT_EQ(json_escape(std::string("\x01\x1f", 2)), "\\u0001\\u001f");
-  EXPECT_EQ(json_escape("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 passes unchanged
-}
-
-TEST(JsonNumber, WritesNullForMissingOrNonFiniteFigures) {
-  EXPECT_EQ(json_number(55.123456, 3), "55.123");
-  EXPECT_EQ(json_number(std::nullopt), "null");
-  EXPECT_EQ(json_number(std::numeric_limits<double>::infinity()), "null");
-}
-
 TEST(FormatRatio, KeepsOneDecimalBelowTen) {
   EXPECT_EQ(format_ratio(7.86), "7.9x");
   EXPECT_EQ(format_ratio(25.4), "25x");

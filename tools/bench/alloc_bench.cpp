@@ -20,7 +20,7 @@
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "tools/bench/bench_stats.hpp"
-#include "tools/cli/cli_number.hpp"
+#include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
 
 namespace stoker::tools {
@@ -33,11 +33,13 @@ constexpr const char* kUsage =
     "usage: stoker bench alloc [--json] [--quick] [--backend auto|cuda|host]\n"
     "                          [--sizes-mib A,B,..] [--reps N] [--threads N]\n"
     "                          [--seconds S] [--h2d-mib N]\n"
+    "  --quick        smaller defaults: sizes 1,64, 3 reps, 0.3 s, 64 MiB of H2D\n"
     "  --sizes-mib    block sizes of the cycle test (default 1,64,1024)\n"
     "  --reps         fresh allocations per size and H2D repetitions (default 5)\n"
     "  --threads      producer threads of the throughput test (default 32)\n"
-    "  --seconds      duration of each throughput test (default 1)\n"
-    "  --h2d-mib      bytes copied per H2D repetition (default 256)\n";
+    "  --seconds      duration of each throughput test, 0.001..60 (default 1)\n"
+    "  --h2d-mib      bytes copied per H2D repetition (default 256)\n"
+    "  --json         one JSON object instead of text\n";
 
 struct Options {
   bool json = false;
@@ -49,63 +51,47 @@ struct Options {
   std::size_t h2d_mib = 256;
 };
 
-std::optional<Options> parse(int argc, char** argv) {
+// The options; nullopt after setting `status` (0 after --help, 2 after a
+// usage error, printed). --quick changes the defaults, never a value given.
+std::optional<Options> parse(int argc, char** argv, int& status) {
+  CommandLine cl("bench alloc", kUsage);
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    auto value = [&]() -> std::optional<std::string_view> {
-      if (i + 1 >= argc) return std::nullopt;
-      return std::string_view(argv[++i]);
-    };
-    if (a == "--json") {
-      o.json = true;
-    } else if (a == "--quick") {
-      o.sizes_mib = {1, 64};
-      o.reps = 3;
-      o.seconds = 0.3;
-      o.h2d_mib = 64;
-    } else if (a == "--backend") {
-      auto v = value();
-      if (!v) return std::nullopt;
-      if (*v == "auto")
-        o.backend = devices::BackendChoice::automatic;
-      else if (*v == "cuda")
-        o.backend = devices::BackendChoice::cuda;
-      else if (*v == "host")
-        o.backend = devices::BackendChoice::host;
-      else
-        return std::nullopt;
-    } else if (a == "--sizes-mib") {
-      auto v = value();
-      if (!v) return std::nullopt;
-      o.sizes_mib.clear();
-      std::string_view rest = *v;
-      while (!rest.empty()) {
-        const auto comma = rest.find(',');
-        auto n = integer_option("bench alloc", a, rest.substr(0, comma), std::size_t{1},
-                                std::numeric_limits<std::size_t>::max() / MiB);
-        if (!n) return std::nullopt;
-        o.sizes_mib.push_back(*n);
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-      }
-      if (o.sizes_mib.empty()) return std::nullopt;
-    } else if (a == "--reps" || a == "--threads" || a == "--h2d-mib") {
-      auto v = value();
-      auto n = v ? integer_option("bench alloc", a, *v, 1, 100000) : std::nullopt;
-      if (!n) return std::nullopt;
-      if (a == "--reps") o.reps = *n;
-      if (a == "--threads") o.threads = *n;
-      if (a == "--h2d-mib") o.h2d_mib = static_cast<std::size_t>(*n);
-    } else if (a == "--seconds") {
-      auto v = value();
-      auto s = v ? real_option("bench alloc", a, *v, 0.001, 60) : std::nullopt;
-      if (!s) return std::nullopt;
-      o.seconds = *s;
-    } else {
-      std::fprintf(stderr, "stoker bench alloc: unknown option '%s'\n", argv[i]);
-      return std::nullopt;
+  bool quick = false;
+  std::string backend;
+  std::optional<int> reps, threads;
+  std::optional<std::size_t> h2d_mib;
+  double seconds = 0;
+  cl.flag("--json", o.json);
+  cl.flag("--quick", quick);
+  cl.choice("--backend", backend, {"auto", "cuda", "host"});
+  cl.custom("--sizes-mib", [&](std::string_view text) {
+    o.sizes_mib.clear();
+    constexpr std::size_t most = std::numeric_limits<std::size_t>::max() / MiB;
+    for (std::string_view rest = text;;) {
+      const auto comma = rest.find(',');
+      const auto item = rest.substr(0, comma);
+      const auto n = engine::parse_integer(item, std::size_t{1}, most);
+      if (!n) return engine::integer_problem("--sizes-mib", item, std::size_t{1}, most);
+      o.sizes_mib.push_back(*n);
+      if (comma == std::string_view::npos) return std::string();
+      rest = rest.substr(comma + 1);
     }
+  });
+  cl.number("--reps", reps, 1, 100000);
+  cl.number("--threads", threads, 1, 100000);
+  cl.number("--h2d-mib", h2d_mib, std::size_t{1}, std::size_t{100000});
+  cl.real("--seconds", seconds, 0.001, 60);
+  if (auto rc = cl.parse(argc, argv)) {
+    status = *rc;
+    return std::nullopt;
   }
+  if (backend == "cuda") o.backend = devices::BackendChoice::cuda;
+  if (backend == "host") o.backend = devices::BackendChoice::host;
+  if (quick && !cl.given("--sizes-mib")) o.sizes_mib = {1, 64};
+  o.reps = reps.value_or(quick ? 3 : 5);
+  o.threads = threads.value_or(o.threads);
+  o.seconds = cl.given("--seconds") ? seconds : quick ? 0.3 : 1.0;
+  o.h2d_mib = h2d_mib.value_or(quick ? 64 : 256);
   return o;
 }
 
@@ -300,11 +286,9 @@ std::vector<ThroughputRow> measure_throughput(devices::Backend backend, int thre
 }  // namespace
 
 int bench_alloc_command(int argc, char** argv) {
-  auto opt = parse(argc, argv);
-  if (!opt) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
+  int status = 0;
+  auto opt = parse(argc, argv, status);
+  if (!opt) return status;
   devices::DiscoverOptions d;
   d.backend = opt->backend;
   auto set = devices::discover(d);

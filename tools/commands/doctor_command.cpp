@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +22,8 @@
 
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
-#include "tools/cli/cli_number.hpp"
+#include "tools/cli/command_line.hpp"
+#include "tools/cli/json_output.hpp"
 #include "tools/commands/doctor_verdict.hpp"
 #include "tools/commands/info_command.hpp"
 
@@ -69,50 +71,19 @@ struct Plan {
   std::size_t writer_bytes = 0;  // each writer's own buffer
 };
 
-// Returns the options, or prints why not and sets `status`.
+// Returns the options, or sets `status` (0 after --help, 2 after a usage
+// error, printed).
 std::optional<Options> parse_options(int argc, char** argv, int& status) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    std::string_view value;
-    bool has_value = false;
-    if (const auto eq = a.find('='); eq != std::string_view::npos && a.rfind("--", 0) == 0) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-      has_value = true;
-    }
-    // The option's value in lo..hi; nullopt after saying what is wrong.
-    const auto take = [&]<typename T>(const char* name, T lo, T hi) -> std::optional<T> {
-      if (!has_value) {
-        if (i + 1 >= argc) {
-          std::fprintf(stderr, "stoker doctor: %s needs a number\n", name);
-          return std::nullopt;
-        }
-        value = argv[++i];
-      }
-      return integer_option("doctor", name, value, lo, hi);
-    };
-    if (a == "--json" && !has_value) {
-      o.json = true;
-    } else if (a == "--quick" && !has_value) {
-      o.quick = true;
-    } else if ((a == "-h" || a == "--help") && !has_value) {
-      std::fputs(kUsage, stdout);
-      status = 0;
-      return std::nullopt;
-    } else if (a == "--size-mib") {
-      o.size_mib = take("--size-mib", std::size_t{1}, std::size_t{65536});
-      if (!o.size_mib) return status = 2, std::nullopt;
-    } else if (a == "--reps") {
-      o.reps = take("--reps", 1, 1000);
-      if (!o.reps) return status = 2, std::nullopt;
-    } else if (a == "--writers") {
-      o.writers = take("--writers", 0, 4096);
-      if (!o.writers) return status = 2, std::nullopt;
-    } else {
-      std::fprintf(stderr, "stoker doctor: unknown option '%s'\n%s", argv[i], kUsage);
-      return status = 2, std::nullopt;
-    }
+  CommandLine cl("doctor", kUsage);
+  cl.flag("--json", o.json);
+  cl.flag("--quick", o.quick);
+  cl.number("--size-mib", o.size_mib, std::size_t{1}, std::size_t{65536});
+  cl.number("--reps", o.reps, 1, 1000);
+  cl.number("--writers", o.writers, 0, 4096);
+  if (auto rc = cl.parse(argc, argv)) {
+    status = *rc;
+    return std::nullopt;
   }
   return o;
 }
@@ -546,65 +517,58 @@ void print_text(const Report& r) {
 
 void print_json(const Report& r) {
   const auto& p = r.plan;
-  const auto num = [](std::optional<double> v, int d = 3) { return json_number(v, d); };
-  std::string s = "{";
-  s += "\"copy_bytes\":" + std::to_string(p.copy_bytes);
-  s += ",\"reps\":" + std::to_string(p.reps);
-  s += ",\"warmup\":" + std::to_string(p.warmup);
-  s += ",\"writer_threads\":" + std::to_string(r.figures.writer_threads);
-  s += ",\"writer_bytes_each\":" + std::to_string(p.writer_bytes);
-  s += ",\"host\":" + host_facts_json(r.host);
-  s += ",\"context_start_s\":" + num(r.context_s);
-  const auto cost = [&](const CostFigure& c) {
-    return "{\"bytes\":" + std::to_string(c.bytes) + ",\"seconds\":" + num(c.seconds, 4) +
-           ",\"s_per_gib\":" + num(c.s_per_gib(), 4) +
-           ",\"release_seconds\":" + num(c.free_seconds, 4) + "}";
+  // null for a figure that is missing (its error is listed) or not finite.
+  const auto num = [](std::optional<double> v) {
+    return v && std::isfinite(*v) ? Json(*v) : Json(nullptr);
   };
-  s += ",\"host_alloc\":" + cost(r.alloc);
-  s += ",\"host_register\":" + cost(r.reg);
-  s += ",\"gpus\":[";
+  Json j;
+  j["copy_bytes"] = p.copy_bytes;
+  j["reps"] = p.reps;
+  j["warmup"] = p.warmup;
+  j["writer_threads"] = r.figures.writer_threads;
+  j["writer_bytes_each"] = p.writer_bytes;
+  j["host"] = host_facts_to_json(r.host);
+  j["context_start_s"] = num(r.context_s);
+  const auto cost = [&](const CostFigure& c) {
+    return Json{{"bytes", c.bytes},
+                {"seconds", num(c.seconds)},
+                {"s_per_gib", num(c.s_per_gib())},
+                {"release_seconds", num(c.free_seconds)}};
+  };
+  j["host_alloc"] = cost(r.alloc);
+  j["host_register"] = cost(r.reg);
+  j["gpus"] = Json::array();
   for (std::size_t i = 0; i < r.infos.size(); ++i) {
     const auto& d = *r.infos[i];
     const auto& g = r.figures.gpus[i];
-    if (i) s += ",";
-    s += "{\"index\":" + std::to_string(d.index) + ",\"ordinal\":" + std::to_string(d.ordinal) +
-         ",\"name\":\"" + json_escape(d.name) + "\",\"pci_bus_id\":\"" + json_escape(d.pci_bus_id) +
-         "\"";
-    s += ",\"pinned_h2d_gbps\":" + num(g.pinned_h2d);
-    s += ",\"pinned_d2h_gbps\":" + num(g.pinned_d2h);
-    s += ",\"pageable_h2d_gbps\":" + num(g.pageable_h2d);
-    s += ",\"pageable_d2h_gbps\":" + num(g.pageable_d2h);
-    s += ",\"duplex_h2d_gbps\":" + num(g.duplex_h2d);
-    s += ",\"duplex_d2h_gbps\":" + num(g.duplex_d2h);
-    s += ",\"registered_h2d_gbps\":" + num(g.registered_h2d);
-    s += ",\"registered_d2h_gbps\":" + num(g.registered_d2h);
-    s += ",\"loaded_pinned_h2d_gbps\":" + num(g.loaded_pinned_h2d);
-    s += ",\"loaded_pageable_h2d_gbps\":" + num(g.loaded_pageable_h2d);
-    s += ",\"concurrent_h2d_gbps\":" + num(i < r.concurrent_per_gpu.size()
-                                               ? std::optional<double>(r.concurrent_per_gpu[i])
-                                               : std::nullopt);
-    s += "}";
+    j["gpus"].push_back(
+        {{"index", d.index},
+         {"ordinal", d.ordinal},
+         {"name", d.name},
+         {"pci_bus_id", d.pci_bus_id},
+         {"pinned_h2d_gbps", num(g.pinned_h2d)},
+         {"pinned_d2h_gbps", num(g.pinned_d2h)},
+         {"pageable_h2d_gbps", num(g.pageable_h2d)},
+         {"pageable_d2h_gbps", num(g.pageable_d2h)},
+         {"duplex_h2d_gbps", num(g.duplex_h2d)},
+         {"duplex_d2h_gbps", num(g.duplex_d2h)},
+         {"registered_h2d_gbps", num(g.registered_h2d)},
+         {"registered_d2h_gbps", num(g.registered_d2h)},
+         {"loaded_pinned_h2d_gbps", num(g.loaded_pinned_h2d)},
+         {"loaded_pageable_h2d_gbps", num(g.loaded_pageable_h2d)},
+         {"concurrent_h2d_gbps",
+          num(i < r.concurrent_per_gpu.size() ? std::optional<double>(r.concurrent_per_gpu[i])
+                                              : std::nullopt)}});
   }
-  s += "]";
-  s += ",\"all_gpus_h2d_gbps\":" + num(r.figures.all_gpus_h2d);
-  s += ",\"writers_write_gbps\":" + num(r.writers_gbps);
-  s += ",\"peers\":[";
-  for (std::size_t i = 0; i < r.figures.peers.size(); ++i) {
-    const auto& pf = r.figures.peers[i];
-    if (i) s += ",";
-    s += "{\"src\":" + std::to_string(pf.src) + ",\"dst\":" + std::to_string(pf.dst) +
-         ",\"direct\":" + (pf.direct ? "true" : "false") + ",\"gbps\":" + num(pf.gbps) + "}";
-  }
-  s += "]";
-  const auto strings = [](const std::vector<std::string>& v) {
-    std::string a = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) a += (i ? ",\"" : "\"") + json_escape(v[i]) + "\"";
-    return a + "]";
-  };
-  s += ",\"verdict\":" + strings(r.verdict);
-  s += ",\"errors\":" + strings(r.errors.list);
-  s += "}\n";
-  std::fputs(s.c_str(), stdout);
+  j["all_gpus_h2d_gbps"] = num(r.figures.all_gpus_h2d);
+  j["writers_write_gbps"] = num(r.writers_gbps);
+  j["peers"] = Json::array();
+  for (const auto& pf : r.figures.peers)
+    j["peers"].push_back(
+        {{"src", pf.src}, {"dst", pf.dst}, {"direct", pf.direct}, {"gbps", num(pf.gbps)}});
+  j["verdict"] = r.verdict;
+  j["errors"] = r.errors.list;
+  std::printf("%s\n", json_text(j).c_str());
 }
 
 // Every GPU copies from its own pinned buffer at once. The aggregate is
@@ -851,7 +815,8 @@ int doctor_command(int argc, char** argv) {
   if (!opt) return status;
   if (devices::cuda_device_count() == 0) {
     if (opt->json)
-      std::fputs("{\"error\":\"no CUDA device visible: nothing to measure\"}\n", stdout);
+      std::printf("%s\n",
+                  json_text(Json{{"error", "no CUDA device visible: nothing to measure"}}).c_str());
     else
       std::fputs("stoker doctor: no CUDA device visible: nothing to measure\n", stderr);
     return 1;

@@ -47,50 +47,6 @@ std::optional<double> median(std::vector<double> samples) {
   return (samples[n / 2 - 1] + samples[n / 2]) / 2;
 }
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
-std::string json_number(std::optional<double> v, int decimals) {
-  if (!v || !std::isfinite(*v)) return "null";
-  return fixed(*v, decimals);
-}
-
 std::string format_ratio(double r) {
   if (!std::isfinite(r)) return "?x";
   return (r < 10 ? fixed(r, 1) : fixed(r, 0)) + "x";

@@ -16,13 +16,6 @@ namespace stoker::tools {
 // for none. Doctor reports medians so one stalled repetition does not count.
 std::optional<double> median(std::vector<double> samples);
 
-// `s` as the inside of a JSON string: quotes, backslashes and control
-// characters escaped; other bytes (UTF-8 included) pass unchanged.
-std::string json_escape(std::string_view s);
-
-// A JSON number, or null for a missing or non-finite figure.
-std::string json_number(std::optional<double> v, int decimals = 3);
-
 // "7.9x" below 10, "31x" from 10 on: ratios read as the field reports them.
 std::string format_ratio(double r);
 

@@ -11,6 +11,7 @@
 
 #include "devices/device_set.hpp"
 #include "devices/meminfo.hpp"
+#include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
 #include "tools/commands/doctor_verdict.hpp"
 
@@ -233,19 +234,10 @@ std::string host_facts_json(const HostFacts& h) {
 }
 
 int info_command(int argc, char** argv) {
+  CommandLine cl("info", kUsage);
   bool json = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--json") {
-      json = true;
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else {
-      std::fprintf(stderr, "stoker info: unknown option '%s'\n%s", argv[i], kUsage);
-      return 2;
-    }
-  }
+  cl.flag("--json", json);
+  if (auto rc = cl.parse(argc, argv)) return *rc;
   const HostFacts host = read_host_facts();
   auto set = devices::discover();
   if (!set) {

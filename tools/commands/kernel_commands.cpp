@@ -26,6 +26,9 @@
 #include "kernels/ntt.hpp"
 #include "tools/bench/bench_stats.hpp"
 #include "tools/cli/cli_number.hpp"
+#include "tools/cli/command_line.hpp"
+#include "tools/cli/json_output.hpp"
+#include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -35,39 +38,46 @@ using kernels::NttKind;
 
 // ---- arguments -----------------------------------------------------------
 
+// The command line as text, read by CommandLine (tools/cli/command_line.hpp):
+// --opt value or --opt=value, each once.
 struct Args {
   std::map<std::string, std::string> values;
   std::map<std::string, bool> flags;
-  std::string error;
-  bool help = false;  // -h or --help
 };
 
-// Flags listed in `flag_names` take no value; every other --name takes one.
-// Every command also takes --device N.
-Args parse(int argc, char** argv, std::vector<std::string> value_names,
-           const std::vector<std::string>& flag_names) {
+// Reads the command line into `a`: options in `value_names` take a value,
+// those in `flag_names` none, and every command takes --device N (not with
+// --cpu). nullopt to go on; otherwise the exit status (--help: 0, a usage
+// error: 2, a --device this machine lacks: 1), the problem printed.
+std::optional<int> parse(const std::string& name, const std::string& help, int argc, char** argv,
+                         Args& a, std::vector<std::string> value_names,
+                         const std::vector<std::string>& flag_names) {
+  CommandLine cl(name, help);
   value_names.push_back("--device");
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string s = argv[i];
-    if (s == "-h" || s == "--help") {
-      a.help = true;
-      return a;
-    }
-    if (std::find(flag_names.begin(), flag_names.end(), s) != flag_names.end()) {
-      a.flags[s] = true;
-    } else if (std::find(value_names.begin(), value_names.end(), s) != value_names.end()) {
-      if (i + 1 >= argc) {
-        a.error = s + " needs a value";
-        return a;
-      }
-      a.values[s] = argv[++i];
-    } else {
-      a.error = "unknown argument '" + s + "'";
-      return a;
-    }
+  for (const auto& v : value_names)
+    cl.custom(v, [&a, v](std::string_view text) {
+      a.values[v] = text;
+      return std::string();
+    });
+  for (const auto& f : flag_names) cl.flag(f, a.flags[f]);
+  cl.exclusive({"--device", "--cpu"});
+  if (auto rc = cl.parse(argc, argv)) return rc;
+  std::erase_if(a.flags, [](const auto& f) { return !f.second; });
+  // --device N: the GPU to run on (CUDA's numbering; the default is 0). A
+  // GPU this machine lacks is a failure of the run, as with the engine's
+  // --devices, not a usage error.
+  if (const auto it = a.values.find("--device"); it != a.values.end()) {
+    const std::string& text = it->second;
+    if (!parse_integer(text, 0, 1023))
+      return cl.usage_error(integer_problem("--device", text, 0, 1023));
+    const int gpus = devices::cuda_device_count();
+    if (gpus == 0) return cl.failure("--device " + text + ": this machine has no CUDA device");
+    const auto d = parse_integer(text, 0, gpus - 1);
+    if (!d) return cl.failure(integer_problem("--device", text, 0, gpus - 1));
+    if (const cudaError_t e = cudaSetDevice(*d))
+      return cl.failure(cuda_message("--device " + text, e));
   }
-  return a;
+  return std::nullopt;
 }
 
 std::optional<unsigned> parse_log_n(const std::string& s) {
@@ -77,29 +87,6 @@ std::optional<unsigned> parse_log_n(const std::string& s) {
 int usage(const std::string& name, const std::string& problem, const char* synopsis) {
   std::cerr << "stoker " << name << ": " << problem << "\nusage: " << synopsis << "\n";
   return 2;
-}
-
-// Answers --help (exit 0) or a bad command line (exit 2); nullopt to go on.
-std::optional<int> answer_early(const std::string& name, const Args& a, const char* synopsis) {
-  if (a.help) {
-    std::cout << "usage: " << synopsis << "\n";
-    return 0;
-  }
-  if (!a.error.empty()) return usage(name, a.error, synopsis);
-  // --device N: the GPU to run on (CUDA's numbering; the default is 0).
-  if (const auto it = a.values.find("--device"); it != a.values.end()) {
-    const std::string& text = it->second;
-    if (a.flags.count("--cpu"))
-      return usage(name, "--device picks a GPU, --cpu runs on the CPU: not both", synopsis);
-    const int gpus = devices::cuda_device_count();
-    if (gpus == 0)
-      return usage(name, "--device " + text + ": this machine has no CUDA device", synopsis);
-    const auto d = parse_integer(text, 0, gpus - 1);
-    if (!d) return usage(name, integer_problem("--device", text, 0, gpus - 1), synopsis);
-    if (const cudaError_t e = cudaSetDevice(*d))
-      return usage(name, cuda_message("--device " + text, e), synopsis);
-  }
-  return std::nullopt;
 }
 
 // ---- files -----------------------------------------------------------------
@@ -148,27 +135,14 @@ bool read_elements(const std::string& path, std::optional<unsigned>& log_n, std:
   return true;
 }
 
-// Writes to "<path>.tmp.<pid>" and renames over `path`.
-bool write_elements(const std::string& path, const std::vector<Fr>& v, std::string& error) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::vector<unsigned char> bytes(v.size() * 32);
-    for (std::size_t i = 0; i < v.size(); ++i) v[i].to_bytes(&bytes[32 * i]);
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f.write(reinterpret_cast<const char*>(bytes.data()),
-                 static_cast<std::streamsize>(bytes.size())) ||
-        !f.flush()) {
-      error = path + ": write failed";
-      f.close();
-      std::filesystem::remove(tmp);
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    error = path + ": cannot rename temporary file (" + ec.message() + ")";
-    std::filesystem::remove(tmp);
+// Writes the elements through OutputFile: whole or not at all, through a
+// symlink, never over a FIFO or a device.
+bool write_elements(const OutputFile& out, const std::vector<Fr>& v, std::string& error) {
+  std::string bytes(v.size() * 32, '\0');
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i].to_bytes(reinterpret_cast<unsigned char*>(&bytes[32 * i]));
+  if (auto e = out.write(bytes)) {
+    error = e.what();
     return false;
   }
   return true;
@@ -186,7 +160,7 @@ struct Gpu {
   cudaStream_t native() const { return static_cast<cudaStream_t>(stream.native()); }
 };
 
-// The device --device names (already checked by answer_early), 0 without it.
+// The device --device names (already checked by parse), 0 without it.
 int device_ordinal(const Args& a) {
   const auto it = a.values.find("--device");
   if (it == a.values.end()) return 0;
@@ -359,24 +333,21 @@ double time_cpu(int reps, Body&& body) {
 void print_rows(const char* what, const std::vector<BenchRow>& rows, bool json, bool gpu, double bw,
                 bool hpoly) {
   if (json) {
-    std::cout << "[";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i];
+    Json out = Json::array();
+    for (const auto& r : rows) {
       const auto anchor = anchor_for(r.log_n);
-      std::cout << (i ? ",\n " : "") << "{\"bench\": \"" << what << "\", \"backend\": \""
-                << (gpu ? "gpu" : "cpu") << "\", \"log_n\": " << r.log_n << ", \"ms\": " << r.ms
-                << ", \"modmuls_per_s\": " << r.modmuls / (r.ms * 1e-3)
-                << ", \"bytes_moved\": " << r.bytes
-                << ", \"bandwidth_floor_ms\": " << (gpu ? r.bytes / bw * 1e3 : 0)
-                << ", \"one_pass_floor_ms\": " << (gpu ? r.floor_bytes / bw * 1e3 : 0)
-                << ", \"sppark_ms\": ";
-      if (anchor)
-        std::cout << (hpoly ? anchor->hpoly_ms : anchor->ntt_ms);
-      else
-        std::cout << "null";
-      std::cout << "}";
+      out.push_back({{"bench", what},
+                     {"backend", gpu ? "gpu" : "cpu"},
+                     {"log_n", r.log_n},
+                     {"ms", r.ms},
+                     {"modmuls_per_s", r.modmuls / (r.ms * 1e-3)},
+                     {"bytes_moved", r.bytes},
+                     {"bandwidth_floor_ms", gpu ? r.bytes / bw * 1e3 : 0},
+                     {"one_pass_floor_ms", gpu ? r.floor_bytes / bw * 1e3 : 0},
+                     {"sppark_ms",
+                      anchor ? Json(hpoly ? anchor->hpoly_ms : anchor->ntt_ms) : Json(nullptr)}});
     }
-    std::cout << "]\n";
+    std::cout << json_text(out) << "\n";
     return;
   }
   std::printf("%s on %s%s\n", what, gpu ? "GPU" : "CPU",
@@ -403,15 +374,26 @@ int bench(int argc, char** argv, bool hpoly) {
       hpoly ? "stoker bench hpoly [--log-n 20,24,26] [--reps N] [--json] [--cpu | --device N]"
             : "stoker bench ntt [--log-n 20,24,26] [--reps N] [--json] [--cpu | --device N]";
   const std::string name = hpoly ? "bench hpoly" : "bench ntt";
-  Args a = parse(argc, argv, {"--log-n", "--reps"}, {"--json", "--cpu"});
-  if (auto rc = answer_early(name, a, synopsis)) return *rc;
+  const std::string help =
+      std::string("usage: ") + synopsis + "\n" +
+      (hpoly ? "Times the H polynomial (7 NTTs and the pointwise step) device-resident.\n"
+             : "Times the forward NTT (natural order in and out) device-resident.\n") +
+      "  --log-n K,K,...  sizes 2^K, K in 1.." + std::to_string(kernels::kMaxLogN) +
+      " (default 20,24,26)\n"
+      "  --reps N         timed repetitions, median reported (default 10)\n"
+      "  --json           one JSON array of rows\n"
+      "  --cpu            the CPU version instead of the GPU\n"
+      "  --device N       the GPU (default 0)\n";
+  Args a;
+  if (auto rc = parse(name, help, argc, argv, a, {"--log-n", "--reps"}, {"--json", "--cpu"}))
+    return *rc;
   std::vector<unsigned> sizes;
   {
     std::stringstream ss(a.values.count("--log-n") ? a.values["--log-n"] : "20,24,26");
     std::string item;
     while (std::getline(ss, item, ',')) {
       auto k = parse_log_n(item);
-      if (!k) return usage(name, "bad --log-n value '" + item + "'", synopsis);
+      if (!k) return usage(name, integer_problem("--log-n", item, 1u, kernels::kMaxLogN), synopsis);
       sizes.push_back(*k);
     }
   }
@@ -505,10 +487,26 @@ int bench(int argc, char** argv, bool hpoly) {
 int ntt_command(int argc, char** argv) {
   const char* synopsis =
       "stoker ntt --log-n K --in FILE --out FILE [--inverse] [--coset] [--cpu | --device N]";
-  Args a = parse(argc, argv, {"--log-n", "--in", "--out"}, {"--inverse", "--coset", "--cpu"});
-  if (auto rc = answer_early("ntt", a, synopsis)) return *rc;
+  const std::string help =
+      std::string("usage: ") + synopsis +
+      "\nThe NTT of a file of 2^K BLS12-381 scalars (32 bytes each, little-endian, canonical).\n"
+      "  --log-n K    the size, K in 1.." +
+      std::to_string(kernels::kMaxLogN) +
+      "\n"
+      "  --in FILE    the scalars\n"
+      "  --out FILE   where the result goes (written whole or not at all; through a symlink)\n"
+      "  --inverse    the inverse NTT\n"
+      "  --coset      on the coset (the multiplicative generator times the roots)\n"
+      "  --cpu        the CPU version instead of the GPU\n"
+      "  --device N   the GPU (default 0)\n";
+  Args a;
+  if (auto rc = parse("ntt", help, argc, argv, a, {"--log-n", "--in", "--out"},
+                      {"--inverse", "--coset", "--cpu"}))
+    return *rc;
   for (const char* req : {"--log-n", "--in", "--out"})
     if (!a.values.count(req)) return usage("ntt", std::string("missing ") + req, synopsis);
+  auto out = OutputFile::check(a.values["--out"]);
+  if (!out) return usage("ntt", "--out: " + out.error().what(), synopsis);
   std::optional<unsigned> log_n = parse_log_n(a.values["--log-n"]);
   if (!log_n)
     return usage("ntt",
@@ -556,7 +554,7 @@ int ntt_command(int argc, char** argv) {
   } else {
     kernels::cpu::transform(kind, x.data(), x.data(), *log_n);
   }
-  if (!write_elements(a.values["--out"], x, error)) {
+  if (!write_elements(*out, x, error)) {
     std::cerr << "stoker ntt: " << error << "\n";
     return 1;
   }
@@ -565,10 +563,21 @@ int ntt_command(int argc, char** argv) {
 
 int hpoly_command(int argc, char** argv) {
   const char* synopsis = "stoker hpoly --a FILE --b FILE --c FILE --out FILE [--cpu | --device N]";
-  Args a = parse(argc, argv, {"--a", "--b", "--c", "--out"}, {"--cpu"});
-  if (auto rc = answer_early("hpoly", a, synopsis)) return *rc;
+  const std::string help =
+      std::string("usage: ") + synopsis +
+      "\nThe Groth16 H polynomial of files a, b, c of 2^K BLS12-381 scalars each (32 bytes,\n"
+      "little-endian, canonical): h = (AB - C) / Z on the coset, back in coefficients.\n"
+      "  --a FILE, --b FILE, --c FILE   the evaluations, all of one size\n"
+      "  --out FILE   where h goes (written whole or not at all; through a symlink)\n"
+      "  --cpu        the CPU version instead of the GPU\n"
+      "  --device N   the GPU (default 0)\n";
+  Args a;
+  if (auto rc = parse("hpoly", help, argc, argv, a, {"--a", "--b", "--c", "--out"}, {"--cpu"}))
+    return *rc;
   for (const char* req : {"--a", "--b", "--c", "--out"})
     if (!a.values.count(req)) return usage("hpoly", std::string("missing ") + req, synopsis);
+  auto out = OutputFile::check(a.values["--out"]);
+  if (!out) return usage("hpoly", "--out: " + out.error().what(), synopsis);
   std::vector<Fr> va, vb, vc;
   std::string error;
   std::optional<unsigned> log_n;
@@ -623,7 +632,7 @@ int hpoly_command(int argc, char** argv) {
   } else {
     kernels::cpu::hpoly(h.data(), va.data(), vb.data(), vc.data(), *log_n);
   }
-  if (!write_elements(a.values["--out"], h, error)) {
+  if (!write_elements(*out, h, error)) {
     std::cerr << "stoker hpoly: " << error << "\n";
     return 1;
   }
