@@ -124,7 +124,8 @@ Layout layout(const MsmPlan& p) {
   for (int i = 0; i < 2; ++i) l.values[i] = take(words);
   l.sort_temp = take(p.sort_temp_bytes);
   l.sorted = take(sizeof(detail::SortedEntries));
-  const std::size_t buckets = std::size_t{p.windows} * p.buckets;
+  // Each part has its own buckets, added in the reduction's first level.
+  const std::size_t buckets = std::size_t{p.parts} * p.windows * p.buckets;
   l.buckets = take(buckets * sizeof(G1Xyzz));
   l.filled = take(buckets);
   const std::size_t t1 = (p.entries + p.slice - 1) / p.slice;
@@ -147,9 +148,10 @@ Layout layout(const MsmPlan& p) {
 
 // Scratch without the sort's temporary storage, for choosing a window
 // size that fits the device.
-std::size_t scratch_estimate(std::size_t n, unsigned c, unsigned slice) {
+std::size_t scratch_estimate(std::size_t n, unsigned c, unsigned slice, unsigned parts) {
   MsmPlan p;
   p.n = n;
+  p.parts = parts;
   p.window_bits = c;
   p.windows = detail::window_count(c);
   p.buckets = detail::buckets_per_window(c);
@@ -191,7 +193,7 @@ std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned wind
     if (entries > detail::kMaxEntries) continue;
     const unsigned slice = detail::entries_per_thread(entries, min_threads);
     // Leave half the device to the points, scalars and everyone else.
-    if (!window_bits && scratch_estimate(n, c, slice) > f.memory / 2) continue;
+    if (!window_bits && scratch_estimate(n, c, slice, parts) > f.memory / 2) continue;
     const double cost = detail::window_cost(n, c);
     if (!best || cost < best_cost) {
       best = c;
@@ -267,7 +269,7 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
           s.at<void>(l.sort_temp), temp_bytes, keys, values, static_cast<int>(p.entries), 0,
           static_cast<int>(detail::key_bits(p.window_bits, p.parts)), stream)))
     return ec;
-  const std::size_t total_buckets = std::size_t{p.windows} * p.buckets;
+  const std::size_t total_buckets = std::size_t{p.parts} * p.windows * p.buckets;
   if (auto ec =
           make_cuda_error(cudaMemsetAsync(s.at<std::uint8_t>(l.filled), 0, total_buckets, stream)))
     return ec;
@@ -346,6 +348,7 @@ std::error_code msm_finish(const MsmPlan& p, G1Xyzz* d_result, void* d_scratch,
     ra.in_per_window = in_per_window;
     ra.group = r.group[i];
     ra.scale_log = scale_log;
+    ra.parts = p.parts;
     ra.buckets = buckets;
     ra.filled = filled;
     ra.y_in = y_in;

@@ -10,7 +10,7 @@
 // that needs unknown logarithms.
 #include "devices/error.hpp"
 #include "kernels/detail/launch_geometry.cuh"
-#include "kernels/detail/msm_accumulate.cuh"
+#include "kernels/detail/msm_point_io.cuh"
 #include "kernels/msm.hpp"
 
 namespace stoker::kernels::gpu {

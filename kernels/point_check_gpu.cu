@@ -3,7 +3,7 @@
 // smallest failing index kept with an atomic minimum.
 #include "devices/error.hpp"
 #include "kernels/detail/launch_geometry.cuh"
-#include "kernels/detail/msm_accumulate.cuh"
+#include "kernels/detail/msm_point_io.cuh"
 #include "kernels/msm.hpp"
 
 namespace stoker::kernels::gpu {

@@ -22,39 +22,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/detail/msm_point_io.cuh"
 #include "kernels/g1.cuh"
 
 namespace stoker::kernels::gpu::detail {
-
-__device__ __forceinline__ G1Affine load_affine(const G1Affine* p) {
-  static_assert(sizeof(G1Affine) == 96, "G1Affine is loaded as six 16-byte words");
-  const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
-  ulonglong2 v[6];
-#pragma unroll
-  for (int i = 0; i < 6; ++i) v[i] = __ldg(q + i);
-  G1Affine out;
-  memcpy(&out, v, sizeof out);
-  return out;
-}
-
-__device__ __forceinline__ G1Xyzz load_xyzz(const G1Xyzz* p) {
-  static_assert(sizeof(G1Xyzz) == 192, "G1Xyzz is moved as twelve 16-byte words");
-  const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
-  ulonglong2 v[12];
-#pragma unroll
-  for (int i = 0; i < 12; ++i) v[i] = q[i];
-  G1Xyzz out;
-  memcpy(&out, v, sizeof out);
-  return out;
-}
-
-__device__ __forceinline__ void store_xyzz(G1Xyzz* p, const G1Xyzz& x) {
-  ulonglong2 v[12];
-  memcpy(v, &x, sizeof x);
-  ulonglong2* q = reinterpret_cast<ulonglong2*>(p);
-#pragma unroll
-  for (int i = 0; i < 12; ++i) q[i] = v[i];
-}
 
 // Where the sort left the entries (one of two buffers, known on the host
 // only once the sort is enqueued), kept in the scratch for the summing
@@ -88,6 +59,7 @@ struct EntrySource {
 // Head j of the previous level.
 struct HeadSource {
   const G1Xyzz* heads;
+  __device__ __forceinline__ const std::uint32_t* keys() const { return nullptr; }
   __device__ __forceinline__ void bind() {}
   __device__ __forceinline__ void add_to(G1Xyzz& acc, std::size_t j) const {
     const G1Xyzz h = load_xyzz(heads + j);
@@ -98,7 +70,7 @@ struct HeadSource {
 struct AccumulateArgs {
   const std::uint32_t* keys;  // sorted (first level: taken from the source)
   std::size_t count;
-  // This part's keys: [lo, hi). Others are skipped; bucket = key - lo.
+  // This part's keys: [lo, hi). Others are skipped.
   std::uint32_t lo, hi;
   std::uint32_t none;  // head key meaning "no head"; >= hi
   unsigned slice;      // L
@@ -108,57 +80,64 @@ struct AccumulateArgs {
   G1Xyzz* heads;
 };
 
+// A run's sum to its place: a head for the previous slice's owner, or the
+// run's bucket (buckets are indexed by the whole key, so each part has its
+// own). The first level stores (one owner per bucket, and the kernel then
+// needs no registers for an XYZZ addition: 182 instead of 239); the head
+// levels add to what the first level stored.
+template <bool kFirst>
+__device__ __forceinline__ void emit(const AccumulateArgs& a, std::size_t t, std::uint32_t key,
+                                     const G1Xyzz& sum, bool to_head) {
+  if (to_head) {
+    a.head_keys[t] = key;
+    store_xyzz(a.heads + t, sum);
+  } else if (kFirst) {
+    store_xyzz(a.buckets + key, sum);
+    a.filled[key] = 1;
+  } else {
+    G1Xyzz x = load_xyzz(a.buckets + key);
+    add(x, sum);
+    store_xyzz(a.buckets + key, x);
+  }
+}
+
 // kFirst: the entries are points and their keys sorted, zero digits and
 // later parts last; else the entries are heads of the previous level
-// (sorted but for `none` between runs). An owner stores its run's sum in
-// the bucket, or adds it where the bucket holds one already (an earlier
-// part's, or the first level's for a run that continues in heads).
+// (sorted but for `none` between runs).
 template <bool kFirst, typename Source>
-__global__ void accumulate_kernel(AccumulateArgs a, Source src) {
-  if constexpr (kFirst) {
-    a.keys = src.keys();
-    src.bind();
-  }
+__global__ void accumulate_kernel(AccumulateArgs a, Source source) {
+  Source src = source;
+  src.bind();
+  const std::uint32_t* keys = kFirst ? src.keys() : a.keys;
   const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::size_t s = t * a.slice;
   if (s >= a.count) return;
   const std::size_t e = s + a.slice < a.count ? s + a.slice : a.count;
-  const std::uint32_t first = a.keys[s];
-  const bool continues = first >= a.lo && first < a.hi && s > 0 && a.keys[s - 1] == first;
+  const std::uint32_t first = keys[s];
+  const bool continues = first >= a.lo && first < a.hi && s > 0 && keys[s - 1] == first;
   if (!continues) a.head_keys[t] = a.none;
   // Sorted keys: a slice wholly past or before this part has nothing for it.
-  if (kFirst && (first >= a.hi || a.keys[e - 1] < a.lo)) return;
+  if (kFirst && (first >= a.hi || keys[e - 1] < a.lo)) return;
 
-  auto emit = [&](std::uint32_t key, const G1Xyzz& sum, bool to_head) {
-    if (to_head) {
-      a.head_keys[t] = key;
-      store_xyzz(a.heads + t, sum);
-      return;
-    }
-    const std::uint32_t b = key - a.lo;
-    if (kFirst && !a.filled[b]) {
-      store_xyzz(a.buckets + b, sum);
-      a.filled[b] = 1;
-      return;
-    }
-    G1Xyzz x = load_xyzz(a.buckets + b);
-    add(x, sum);
-    store_xyzz(a.buckets + b, x);
-  };
-
+  // One pass over the slice and one position past it, so that a run's sum
+  // is handed on at a single place in the code: the compiler then keeps
+  // the accumulator in registers (an emit called from three places was a
+  // call with the accumulator in local memory, 288 bytes of stack).
   bool have = false, to_head = false;
   std::uint32_t cur = 0;
   G1Xyzz acc = G1Xyzz::infinity();
-  for (std::size_t j = s; j < e; ++j) {
-    const std::uint32_t k = a.keys[j];
-    if (kFirst && k >= a.hi) break;
-    if (k < a.lo || k >= a.hi) {
-      if (have) emit(cur, acc, to_head);
+  for (std::size_t j = s; j <= e; ++j) {
+    const std::uint32_t k = j < e ? keys[j] : a.none;
+    const bool in = k >= a.lo && k < a.hi;
+    if (have && (!in || k != cur)) {
+      emit<kFirst>(a, t, cur, acc, to_head);
       have = false;
+    }
+    if (!in) {
+      if (kFirst && k >= a.hi) break;
       continue;
     }
-    if (!have || k != cur) {
-      if (have) emit(cur, acc, to_head);
+    if (!have) {
       have = true;
       cur = k;
       to_head = j == s && continues;
@@ -166,7 +145,6 @@ __global__ void accumulate_kernel(AccumulateArgs a, Source src) {
     }
     src.add_to(acc, j);
   }
-  if (have) emit(cur, acc, to_head);
 }
 
 }  // namespace stoker::kernels::gpu::detail

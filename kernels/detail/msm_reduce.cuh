@@ -32,7 +32,9 @@ struct ReduceArgs {
   std::size_t in_per_window;  // items per window in
   unsigned group;             // g; out_per_window = in_per_window / g
   unsigned scale_log;         // log2 G
-  // First level: the buckets and their flags; later levels: Y and S.
+  // First level: the buckets and their flags (`parts` sets of
+  // windows * in_per_window, summed); later levels: Y and S.
+  unsigned parts;
   const G1Xyzz* buckets;
   const std::uint8_t* filled;
   const G1Xyzz* y_in;
@@ -48,19 +50,23 @@ __global__ void reduce_level_kernel(ReduceArgs a) {
   if (item >= out_per_window * a.windows) return;
   const std::size_t w = item / out_per_window, k = item % out_per_window;
   const std::size_t base = w * a.in_per_window + k * a.group;
-  G1Xyzz running = G1Xyzz::infinity(), weighted = G1Xyzz::infinity(), y = G1Xyzz::infinity();
+  G1Xyzz running = G1Xyzz::infinity(), weighted = G1Xyzz::infinity();
   for (unsigned t = a.group; t-- > 0;) {
     const std::size_t i = base + t;
     if (kFirst) {
-      if (a.filled[i]) add(running, load_xyzz(a.buckets + i));
+      const std::size_t per_part = a.windows * a.in_per_window;
+      for (unsigned part = 0; part < a.parts; ++part)
+        if (a.filled[part * per_part + i]) add(running, load_xyzz(a.buckets + part * per_part + i));
     } else {
       add(running, load_xyzz(a.s_in + i));
-      add(y, load_xyzz(a.y_in + i));
     }
     if (t > 0) add(weighted, running);
   }
   for (unsigned d = 0; d < a.scale_log; ++d) weighted = dbl(weighted);
-  add(y, weighted);
+  // Y in a loop of its own: three sums live at once spill registers.
+  G1Xyzz y = weighted;
+  if (!kFirst)
+    for (unsigned t = 0; t < a.group; ++t) add(y, load_xyzz(a.y_in + base + t));
   store_xyzz(a.y_out + item, y);
   store_xyzz(a.s_out + item, running);
 }

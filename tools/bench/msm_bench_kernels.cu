@@ -4,7 +4,7 @@
 
 #include "devices/error.hpp"
 #include "kernels/detail/launch_geometry.cuh"
-#include "kernels/detail/msm_accumulate.cuh"
+#include "kernels/detail/msm_point_io.cuh"
 #include "kernels/msm.hpp"
 #include "tools/bench/msm_bench_kernels.hpp"
 

@@ -1,0 +1,49 @@
+// Points between device memory and registers in 16-byte words: G1Affine
+// (96 bytes) and G1Xyzz (192 bytes) are arrays of 16-byte aligned Fq, and
+// the MSM's gathers are the bulk of its memory traffic, so each point is
+// six (twelve) 16-byte loads rather than the compiler's choice.
+#pragma once
+
+#include "kernels/g1.cuh"
+
+namespace stoker::kernels::gpu::detail {
+
+static_assert(sizeof(Fq) == 48 && alignof(Fq) == 16, "an Fq is three 16-byte words");
+static_assert(sizeof(G1Affine) == 96 && sizeof(G1Xyzz) == 192, "points are arrays of Fq");
+
+// Field by field, not through memcpy: a copy through a local array can stay
+// in local memory (a stack frame in ptxas's report).
+__device__ __forceinline__ Fq load_fq(const ulonglong2* q) {
+  const ulonglong2 a = __ldg(q), b = __ldg(q + 1), c = __ldg(q + 2);
+  return Fq{{a.x, a.y, b.x, b.y, c.x, c.y}};
+}
+// For memory the same kernel writes (bucket sums, heads): no read-only path.
+__device__ __forceinline__ Fq load_fq_rw(const ulonglong2* q) {
+  const ulonglong2 a = q[0], b = q[1], c = q[2];
+  return Fq{{a.x, a.y, b.x, b.y, c.x, c.y}};
+}
+__device__ __forceinline__ void store_fq(ulonglong2* q, const Fq& v) {
+  q[0] = make_ulonglong2(v.l[0], v.l[1]);
+  q[1] = make_ulonglong2(v.l[2], v.l[3]);
+  q[2] = make_ulonglong2(v.l[4], v.l[5]);
+}
+
+__device__ __forceinline__ G1Affine load_affine(const G1Affine* p) {
+  const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
+  return G1Affine{load_fq(q), load_fq(q + 3)};
+}
+
+__device__ __forceinline__ G1Xyzz load_xyzz(const G1Xyzz* p) {
+  const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
+  return G1Xyzz{load_fq_rw(q), load_fq_rw(q + 3), load_fq_rw(q + 6), load_fq_rw(q + 9)};
+}
+
+__device__ __forceinline__ void store_xyzz(G1Xyzz* p, const G1Xyzz& x) {
+  ulonglong2* q = reinterpret_cast<ulonglong2*>(p);
+  store_fq(q, x.x);
+  store_fq(q + 3, x.y);
+  store_fq(q + 6, x.zz);
+  store_fq(q + 9, x.zzz);
+}
+
+}  // namespace stoker::kernels::gpu::detail
