@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "devices/error.hpp"
-#include "kernels/detail/launch_geometry.cuh"
 #include "kernels/detail/msm_point_io.cuh"
 #include "kernels/msm.hpp"
 #include "tools/bench/msm_bench_kernels.hpp"
@@ -75,16 +74,14 @@ std::error_code enqueue_add_rate(bool xyzz, const void* d_table, void* d_sink, s
                                  unsigned iterations, cudaStream_t stream) {
   const auto* t = static_cast<const Table*>(d_table);
   auto* sink = static_cast<std::uint64_t*>(d_sink);
-  kernels::gpu::detail::ElementwiseGeometry g;
-  if (xyzz) {
-    if (auto ec = kernels::gpu::detail::elementwise_geometry(add_rate_kernel<true>, threads, g))
-      return ec;
-    add_rate_kernel<true><<<g.blocks, g.threads, 0, stream>>>(t, sink, iterations);
-  } else {
-    if (auto ec = kernels::gpu::detail::elementwise_geometry(add_rate_kernel<false>, threads, g))
-      return ec;
-    add_rate_kernel<false><<<g.blocks, g.threads, 0, stream>>>(t, sink, iterations);
-  }
+  // The occupancy calculator per instantiation: the two kernels share a
+  // type but not a register count.
+  auto kernel = xyzz ? add_rate_kernel<true> : add_rate_kernel<false>;
+  int min_grid = 0, block = 0;
+  if (auto e = cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, kernel))
+    return make_cuda_error(e);
+  const std::size_t blocks = (threads + block - 1) / block;
+  kernel<<<static_cast<unsigned>(blocks), block, 0, stream>>>(t, sink, iterations);
   return make_cuda_error(cudaGetLastError());
 }
 
