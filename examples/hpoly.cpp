@@ -2,7 +2,7 @@
 // into pinned memory, the device computes h = (AB - C) / (x^n - 1) with
 // NTTs over the BLS12-381 scalar field, and each partition's h is verified
 // on the CPU at a random point. Handlers can also be futures.
-#include "engine/workloads/hpoly.hpp"
+#include "engine/workloads/hpoly_workload.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>

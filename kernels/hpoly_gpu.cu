@@ -44,7 +44,7 @@ std::error_code hpoly(Fr* h, Fr* a, Fr* b, Fr* c, unsigned log_n, cudaStream_t s
       if (auto ec = coset_ntt(x, x, log_n, 1, stream)) return ec;
     }
     detail::ElementwiseGeometry g;
-    if (auto ec = detail::elementwise_geometry(pointwise_kernel, n, g)) return ec;
+    if (auto ec = detail::elementwise_geometry<pointwise_kernel>(n, g)) return ec;
     pointwise_kernel<<<g.blocks, g.threads, 0, stream>>>(h, a, b, c, n, z);
     if (auto ec = make_cuda_error(cudaGetLastError())) return ec;
     return coset_intt(h, h, log_n, 1, stream);

@@ -108,12 +108,11 @@ __global__ void scalars_kernel(Fr* out, std::size_t n, std::uint64_t seed, bool 
   out[i] = Fr::from_canonical(v);
 }
 
-template <typename Kernel>
-std::error_code launch_threads(Kernel kernel, std::size_t threads, cudaStream_t stream,
-                               auto... args) {
+template <auto Kernel>
+std::error_code launch_threads(std::size_t threads, cudaStream_t stream, auto... args) {
   detail::ElementwiseGeometry g;
-  if (auto ec = detail::elementwise_geometry(kernel, threads, g)) return ec;
-  kernel<<<g.blocks, g.threads, 0, stream>>>(args...);
+  if (auto ec = detail::elementwise_geometry<Kernel>(threads, g)) return ec;
+  Kernel<<<g.blocks, g.threads, 0, stream>>>(args...);
   return make_cuda_error(cudaGetLastError());
 }
 
@@ -134,9 +133,9 @@ std::error_code random_points(G1Affine* d_out, std::size_t n, std::uint64_t seed
   const std::size_t rows = std::size_t{1} << kRowLog;
   const std::size_t table = random_points_scratch_bytes(n) / sizeof(G1Affine);
   auto* t = static_cast<G1Affine*>(d_scratch);
-  if (auto ec = launch_threads(table_kernel, (table + kRun - 1) / kRun, stream, t, table, seed))
+  if (auto ec = launch_threads<table_kernel>((table + kRun - 1) / kRun, stream, t, table, seed))
     return ec;
-  return launch_threads(points_kernel, (n + kRun - 1) / kRun, stream, d_out, n,
+  return launch_threads<points_kernel>((n + kRun - 1) / kRun, stream, d_out, n,
                         static_cast<const G1Affine*>(t), static_cast<const G1Affine*>(t + rows));
 }
 
@@ -144,7 +143,7 @@ std::error_code random_scalars(Fr* d_out, std::size_t n, std::uint64_t seed, boo
                                cudaStream_t stream) {
   if (n == 0) return {};
   if (!d_out) return make_error_code(Errc::invalid_argument);
-  return launch_threads(scalars_kernel, n, stream, d_out, n, seed, sparse);
+  return launch_threads<scalars_kernel>(n, stream, d_out, n, seed, sparse);
 }
 
 }  // namespace stoker::kernels::gpu

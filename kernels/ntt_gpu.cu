@@ -520,7 +520,7 @@ std::error_code build_tables(unsigned log_n, const DeviceInfo& info, NttTables& 
     p += count;
     if (ec) return static_cast<const Fr*>(dst);
     detail::ElementwiseGeometry g;
-    if ((ec = detail::elementwise_geometry(geo_kernel, count, g)))
+    if ((ec = detail::elementwise_geometry<geo_kernel>(count, g)))
       return static_cast<const Fr*>(dst);
     geo_kernel<<<g.blocks, g.threads, 0, s>>>(dst, static_cast<std::uint32_t>(count), c0, base);
     ec = launch_error();

@@ -35,7 +35,7 @@ std::error_code check_points(std::uint64_t* d_first_bad, const G1Affine* d_point
   if (auto ec = make_cuda_error(cudaGetLastError())) return ec;
   if (n == 0) return {};
   detail::ElementwiseGeometry g;
-  if (auto ec = detail::elementwise_geometry(check_points_kernel, n, g)) return ec;
+  if (auto ec = detail::elementwise_geometry<check_points_kernel>(n, g)) return ec;
   check_points_kernel<<<g.blocks, g.threads, 0, stream>>>(first_bad, d_points, n);
   return make_cuda_error(cudaGetLastError());
 }

@@ -8,7 +8,7 @@
 #endif
 
 #include "engine/engine.hpp"
-#include "engine/workloads/synthetic_mix.hpp"
+#include "engine/workloads/mix_words.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define STOKER_SYNTHETIC_LANES 1

@@ -2,7 +2,7 @@
 
 #include "devices/error.hpp"
 #include "engine/workloads/synthetic.hpp"
-#include "engine/workloads/synthetic_mix.hpp"
+#include "engine/workloads/mix_words.hpp"
 
 namespace stoker::engine::workloads {
 namespace {

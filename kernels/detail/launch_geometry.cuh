@@ -20,17 +20,19 @@ struct ElementwiseGeometry {
 };
 
 // The occupancy query costs a few microseconds; it is made once per kernel
-// and per process (the engine's GPUs are all of one kind).
-template <typename Kernel>
-std::error_code elementwise_geometry(Kernel kernel, std::size_t count, ElementwiseGeometry& g) {
+// and per process (the engine's GPUs are all of one kind). The kernel is a
+// template argument so that the cache belongs to that kernel: kernels of one
+// signature share a type but not a register count.
+template <auto Kernel>
+std::error_code elementwise_geometry(std::size_t count, ElementwiseGeometry& g) {
   struct Cached {
     cudaError_t error = cudaSuccess;
     int threads = 0;
   };
-  static const Cached cached = [kernel] {
+  static const Cached cached = [] {
     Cached c;
     int min_grid = 0;
-    c.error = cudaOccupancyMaxPotentialBlockSize(&min_grid, &c.threads, kernel);
+    c.error = cudaOccupancyMaxPotentialBlockSize(&min_grid, &c.threads, Kernel);
     return c;
   }();
   if (cached.error != cudaSuccess) return make_cuda_error(cached.error);

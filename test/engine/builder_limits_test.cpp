@@ -9,7 +9,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/workloads/build_limits.hpp"
-#include "engine/workloads/hpoly.hpp"
+#include "engine/workloads/hpoly_workload.hpp"
 #include "engine/workloads/synthetic.hpp"
 
 namespace stoker::engine::workloads {

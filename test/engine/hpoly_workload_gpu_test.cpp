@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
-#include "engine/workloads/hpoly.hpp"
+#include "engine/workloads/hpoly_workload.hpp"
 #include "kernels/hpoly.hpp"
 #include "test/engine/engine_test_util.hpp"
 #include "test/gpu_guard.hpp"

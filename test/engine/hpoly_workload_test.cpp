@@ -9,7 +9,7 @@
 
 #include "alloc/pinned_pool.hpp"
 #include "engine/engine.hpp"
-#include "engine/workloads/hpoly.hpp"
+#include "engine/workloads/hpoly_workload.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
 #include "test/engine/engine_test_util.hpp"

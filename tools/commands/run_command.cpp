@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
-#include "engine/workloads/hpoly.hpp"
+#include "engine/workloads/hpoly_workload.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "tools/bench/bench_stats.hpp"
 #include "tools/cli/command_line.hpp"

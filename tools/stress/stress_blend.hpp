@@ -1,6 +1,6 @@
 // The stress tool's own workload, "blend": out[i] mixes input a[i], input
 // b[i] (or a constant when the partition has one input), i and a per-job
-// salt. The CPU and GPU versions share their arithmetic (synthetic_mix.hpp).
+// salt. The CPU and GPU versions share their arithmetic (mix_words.hpp).
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "engine/engine.hpp"
-#include "engine/workloads/synthetic_mix.hpp"
+#include "engine/workloads/mix_words.hpp"
 
 namespace stoker::tools::stress {
 

@@ -1,12 +1,12 @@
 // The GPU version of the stress tool's blend workload; it shares its
-// arithmetic with the CPU version (synthetic_mix.hpp), so outputs agree bit
+// arithmetic with the CPU version (mix_words.hpp), so outputs agree bit
 // for bit.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 
 #include "devices/error.hpp"
-#include "engine/workloads/synthetic_mix.hpp"
+#include "engine/workloads/mix_words.hpp"
 #include "tools/stress/stress_blend.hpp"
 
 namespace stoker::tools::stress {

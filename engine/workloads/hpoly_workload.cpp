@@ -1,4 +1,4 @@
-#include "engine/workloads/hpoly.hpp"
+#include "engine/workloads/hpoly_workload.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,5 @@
-// The synthetic workload's mixing function, compiled for host and device.
+// mix_words: the hash that the synthetic workload's kernel and the stress tool's blend jobs
+// run over their data, compiled for host and device.
 #pragma once
 
 #include <cstdint>
