@@ -48,6 +48,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/stokerConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/stokerConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/stokerConfig.cmake ${PROJECT_BINARY_DIR}/stokerConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/stokerNccl.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/stoker)
 if(TARGET stoker)
   install(TARGETS stoker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
