@@ -169,14 +169,5 @@ TEST(FormatBytes, UsesBinaryUnits) {
   EXPECT_EQ(format_bytes(12), "12 B");
 }
 
-TEST(ParseCpulist, ExpandsRangesAndRejectsGarbage) {
-  EXPECT_EQ(parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
-  EXPECT_EQ(parse_cpulist("5"), (std::vector<int>{5}));
-  EXPECT_TRUE(parse_cpulist("").empty());
-  EXPECT_TRUE(parse_cpulist("3-1").empty());
-  EXPECT_TRUE(parse_cpulist("a-b").empty());
-  EXPECT_TRUE(parse_cpulist("1,,2").empty());
-}
-
 }  // namespace
 }  // namespace stoker::tools

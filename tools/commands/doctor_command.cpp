@@ -1,8 +1,6 @@
 #include "tools/commands/doctor_command.hpp"
 
 #include <cuda_runtime.h>
-#include <pthread.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "devices/cpu_set.hpp"
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "tools/cli/command_line.hpp"
@@ -122,14 +121,10 @@ HostMemory touched_memory(std::size_t bytes) {
 // it first touches lands on the GPU's NUMA node; runs it here when the list
 // is unknown.
 void run_near(const std::string& cpulist, const std::function<void()>& f) {
-  const auto cpus = parse_cpulist(cpulist);
-  if (cpus.empty()) return f();
+  const auto cpus = devices::CpuSet::parse(cpulist);
+  if (!cpus) return f();
   std::thread t([&] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (const int c : cpus)
-      if (c < CPU_SETSIZE) CPU_SET(c, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // a hint: failure is harmless
+    (void)cpus->bind_this_thread();  // a hint: failure is harmless
     f();
   });
   t.join();

@@ -1,7 +1,6 @@
 #include "tools/commands/doctor_verdict.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -61,30 +60,6 @@ std::string format_bytes(std::uint64_t bytes) {
   }
   if (bytes >= 1024) return fixed(b / 1024.0, 1) + " KiB";
   return std::to_string(bytes) + " B";
-}
-
-std::vector<int> parse_cpulist(std::string_view list) {
-  std::vector<int> cpus;
-  while (!list.empty() && (list.back() == '\n' || list.back() == ' ')) list.remove_suffix(1);
-  if (list.empty()) return cpus;
-  while (true) {
-    const auto comma = list.find(',');
-    const auto item = list.substr(0, comma);
-    int lo = 0, hi = 0;
-    const auto* end = item.data() + item.size();
-    auto [p, ec] = std::from_chars(item.data(), end, lo);
-    if (ec != std::errc{} || lo < 0) return {};
-    hi = lo;
-    if (p != end) {
-      if (*p != '-') return {};
-      auto [q, ec2] = std::from_chars(p + 1, end, hi);
-      if (ec2 != std::errc{} || q != end || hi < lo) return {};
-    }
-    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return cpus;
 }
 
 TransferFigures summarize(const std::vector<TransferFigures>& gpus) {

@@ -1,13 +1,12 @@
 // The pure logic behind `stoker info` and `stoker doctor`: turning measured
-// figures into a plain verdict, the statistics and text helpers they share,
-// and parsing cpulists. Nothing here touches a device or the clock, so
-// every line of the verdict can be tested from given figures.
+// figures into a plain verdict, and the statistics and text helpers they
+// share. Nothing here touches a device or the clock, so every line of the
+// verdict can be tested from given figures.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace stoker::tools {
@@ -21,9 +20,6 @@ std::string format_ratio(double r);
 
 // A count of bytes for people: "256 MiB", "1.0 GiB", "60.0 MiB".
 std::string format_bytes(std::uint64_t bytes);
-
-// The CPUs of a Linux cpulist such as "0-15,32-47"; empty when malformed.
-std::vector<int> parse_cpulist(std::string_view list);
 
 // One GPU's transfer figures in GB/s (1e9 bytes per second), medians over the
 // repetitions; nullopt where the measurement failed or was skipped.
