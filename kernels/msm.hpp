@@ -97,6 +97,10 @@ std::error_code random_scalars(Fr* d_out, std::size_t n, std::uint64_t seed, boo
 namespace cpu {
 // threads == 0: std::thread::hardware_concurrency().
 G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned threads = 0);
+// The smallest i with points[i] off the curve or outside G1 (the point at
+// infinity passes), or n when every point is good; on `threads` threads
+// (0: hardware), each stopping at its first bad point.
+std::size_t check_points(const G1Affine* points, std::size_t n, unsigned threads = 0);
 }  // namespace cpu
 
 }  // namespace stoker::kernels

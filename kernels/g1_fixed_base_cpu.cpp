@@ -1,0 +1,94 @@
+// CPU fixed-base multiplication; see g1_fixed_base.hpp.
+//
+// The table is built once per process, window by window: B_w = [2^(8w)] G
+// by doubling, then d B_w = (d - 1) B_w + B_w for d = 2..255, each window's
+// 255 sums taken to affine with one shared inversion. Points are summed in
+// batches whose affine conversion also shares one inversion (Montgomery's
+// trick: three products per point instead of an inversion, ~570 products).
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "kernels/detail/fixed_base.cuh"
+#include "kernels/detail/parallel.hpp"
+#include "kernels/g1_fixed_base.hpp"
+
+namespace stoker::kernels::cpu {
+namespace {
+
+using kernels::detail::fixed_base_index;
+using kernels::detail::kFixedBaseDigits;
+using kernels::detail::kFixedBaseTableEntries;
+using kernels::detail::kFixedBaseWindowBits;
+using kernels::detail::kFixedBaseWindows;
+
+constexpr std::size_t kBatch = 256;
+
+// out[i] = to_affine(in[i]) for i < count, with one inversion for the batch
+// (`prefix` holds count elements of working space). The same values as
+// to_affine: 1 / ZZZ comes from the shared inversion instead of its own.
+void batch_to_affine(const G1Xyzz* in, G1Affine* out, std::size_t count, Fq* prefix) {
+  Fq acc = Fq::one();
+  for (std::size_t i = 0; i < count; ++i) {
+    prefix[i] = acc;
+    if (!in[i].is_infinity()) acc *= in[i].zzz;
+  }
+  Fq inv = acc.inverse();
+  for (std::size_t i = count; i-- > 0;) {
+    if (in[i].is_infinity()) {
+      out[i] = G1Affine::infinity();
+      continue;
+    }
+    const Fq zzz_inv = inv * prefix[i];
+    inv *= in[i].zzz;
+    const Fq z_inv = in[i].zz * zzz_inv;
+    out[i] = G1Affine{in[i].x * z_inv.sqr(), in[i].y * zzz_inv};
+  }
+}
+
+std::vector<G1Affine> build_table() {
+  std::vector<G1Affine> table(kFixedBaseTableEntries);
+  std::array<G1Xyzz, kFixedBaseDigits> sums;
+  std::array<Fq, kFixedBaseDigits> prefix;
+  G1Affine base = G1Affine::generator();
+  for (unsigned w = 0; w < kFixedBaseWindows; ++w) {
+    sums[0] = to_xyzz(base);
+    for (unsigned d = 2; d <= kFixedBaseDigits; ++d) {
+      sums[d - 1] = sums[d - 2];
+      add_mixed(sums[d - 1], base);
+    }
+    batch_to_affine(sums.data(), &table[fixed_base_index(w, 1)], kFixedBaseDigits, prefix.data());
+    // 256 B_w = 2 * (128 B_w): the next window's base.
+    G1Xyzz next = sums[(1u << (kFixedBaseWindowBits - 1)) - 1];
+    next = dbl(next);
+    base = to_affine(next);
+  }
+  return table;
+}
+
+const G1Affine* table() {
+  static const std::vector<G1Affine> t = build_table();
+  return t.data();
+}
+
+}  // namespace
+
+void fixed_base_mul(G1Affine* out, const Fr* scalars, std::size_t n, unsigned threads) {
+  if (n == 0) return;
+  const G1Affine* t = table();
+  kernels::detail::parallel_for(
+      n, threads,
+      [&](std::size_t begin, std::size_t end) {
+        std::array<G1Xyzz, kBatch> sums;
+        std::array<Fq, kBatch> prefix;
+        for (std::size_t b = begin; b < end; b += kBatch) {
+          const std::size_t count = std::min(kBatch, end - b);
+          for (std::size_t i = 0; i < count; ++i)
+            sums[i] = kernels::detail::fixed_base_sum(t, scalars[b + i]);
+          batch_to_affine(sums.data(), out + b, count, prefix.data());
+        }
+      },
+      /*grain=*/kBatch);
+}
+
+}  // namespace stoker::kernels::cpu
