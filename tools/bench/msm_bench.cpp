@@ -14,10 +14,11 @@
 
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
+#include "engine/strict_number.hpp"
 #include "kernels/msm.hpp"
 #include "tools/bench/bench_stats.hpp"
 #include "tools/bench/msm_bench_kernels.hpp"
-#include "tools/cli/cli_number.hpp"
+#include "tools/cli/command_line.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -59,61 +60,27 @@ std::optional<double> sppark_ms(unsigned log_n) {
   }
 }
 
-std::optional<Options> parse(int argc, char** argv, std::string& error) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (i + 1 >= argc) {
-      error = std::string(a) + (a.rfind("--", 0) == 0 ? " needs a value" : ": unknown argument");
-      return std::nullopt;
+// The options as CommandLine reads them (tools/cli/command_line.hpp).
+// nullopt to go on; otherwise the exit status (--help: 0, a usage error: 2).
+std::optional<int> parse(int argc, char** argv, Options& o) {
+  CommandLine cl("bench msm", kUsage);
+  cl.custom("--log-n", [&o](std::string_view text) -> std::string {
+    o.log_n.clear();
+    std::stringstream ss{std::string(text)};
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      const auto k = engine::parse_integer<unsigned>(item, 1, 27);
+      if (!k) return engine::integer_problem("--log-n", item, 1u, 27u);
+      o.log_n.push_back(*k);
     }
-    const std::string v = argv[++i];
-    if (a == "--log-n") {
-      o.log_n.clear();
-      std::stringstream ss(v);
-      std::string item;
-      while (std::getline(ss, item, ',')) {
-        const auto k = parse_integer<unsigned>(item, 1, 27);
-        if (!k) {
-          error = integer_problem("--log-n", item, 1, 27);
-          return std::nullopt;
-        }
-        o.log_n.push_back(*k);
-      }
-    } else if (a == "--reps") {
-      const auto r = parse_integer<int>(v, 1, 1000);
-      if (!r) {
-        error = integer_problem("--reps", v, 1, 1000);
-        return std::nullopt;
-      }
-      o.reps = *r;
-    } else if (a == "--window") {
-      const auto c = parse_integer<unsigned>(v, 2, 26);
-      if (!c) {
-        error = integer_problem("--window", v, 2, 26);
-        return std::nullopt;
-      }
-      o.window = *c;
-    } else if (a == "--parts") {
-      const auto c = parse_integer<unsigned>(v, 1, 4);
-      if (!c) {
-        error = integer_problem("--parts", v, 1, 4);
-        return std::nullopt;
-      }
-      o.parts = *c;
-    } else if (a == "--device") {
-      const auto d = parse_integer<int>(v, 0, 63);
-      if (!d) {
-        error = integer_problem("--device", v, 0, 63);
-        return std::nullopt;
-      }
-      o.device = *d;
-    } else {
-      error = "unknown argument '" + std::string(a) + "'";
-      return std::nullopt;
-    }
-  }
-  return o;
+    if (o.log_n.empty()) return "--log-n: no size in '" + std::string(text) + "'";
+    return {};
+  });
+  cl.number("--reps", o.reps, 1, 1000);
+  cl.number("--window", o.window, 2u, 26u);
+  cl.number("--parts", o.parts, 1u, 4u);
+  cl.number("--device", o.device, 0, 63);
+  return cl.parse(argc, argv);
 }
 
 // Fails the bench with a message naming what was being done.
@@ -304,17 +271,8 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
 }  // namespace
 
 int bench_msm_command(int argc, char** argv) {
-  std::string error;
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-  const auto o = parse(argc, argv, error);
-  if (!o) {
-    std::fprintf(stderr, "stoker bench msm: %s\n%s", error.c_str(), kUsage);
-    return 2;
-  }
+  Options o;
+  if (auto rc = parse(argc, argv, o)) return *rc;
   if (devices::cuda_device_count() == 0) {
     std::fprintf(stderr, "stoker bench msm: needs a CUDA device; this machine has none\n");
     return 1;
@@ -322,8 +280,8 @@ int bench_msm_command(int argc, char** argv) {
   try {
     devices::DiscoverOptions d;
     d.backend = devices::BackendChoice::cuda;
-    d.cuda_ordinals = {o->device};
-    auto set = take(devices::discover(d), "device " + std::to_string(o->device));
+    d.cuda_ordinals = {o.device};
+    auto set = take(devices::discover(d), "device " + std::to_string(o.device));
     devices::Device& dev = set[0];
     check(dev.make_current(), "device");
     auto main = take(dev.create_stream(), "stream");
@@ -331,16 +289,16 @@ int bench_msm_command(int argc, char** argv) {
     Timer t{take(dev.create_event(devices::EventKind::timing), "event"),
             take(dev.create_event(devices::EventKind::timing), "event")};
     std::vector<devices::Event> ready;
-    for (unsigned i = 0; i <= o->parts; ++i) ready.push_back(take(dev.create_event(), "event"));
+    for (unsigned i = 0; i <= o.parts; ++i) ready.push_back(take(dev.create_event(), "event"));
     const Rates rates = measure_add_rates(dev, main, t);
     std::printf("stoker bench msm: %s, CUDA events, median of %d after a warm-up\n",
-                dev.info().name.c_str(), o->reps);
+                dev.info().name.c_str(), o.reps);
     std::printf("measured: mixed addition (XYZZ + affine) %.3e/s, XYZZ addition %.3e/s\n",
                 rates.mixed_per_s, rates.xyzz_per_s);
     std::printf("%5s %3s %3s %9s %9s %9s %8s %9s %9s %9s %8s %7s %s\n", "log_n", "c", "W", "e2e ms",
                 "bound", "sppark", "x sppark", "resident", "bound", "sparse", "sort ms", "GiB", "");
-    for (unsigned k : o->log_n) {
-      const Row r = run_size(dev, main, copy, t, ready, rates, k, *o);
+    for (unsigned k : o.log_n) {
+      const Row r = run_size(dev, main, copy, t, ready, rates, k, o);
       const auto ref = sppark_ms(k);
       char ref_s[16] = "-", speedup[16] = "-";
       if (ref) {

@@ -21,11 +21,11 @@
 
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
+#include "engine/strict_number.hpp"
 #include "kernels/field.cuh"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
 #include "tools/bench/bench_stats.hpp"
-#include "tools/cli/cli_number.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
 #include "tools/cli/output_file.hpp"
@@ -33,6 +33,8 @@
 namespace stoker::tools {
 namespace {
 
+using engine::integer_problem;
+using engine::parse_integer;
 using kernels::Fr;
 using kernels::NttKind;
 
