@@ -87,6 +87,10 @@ std::string Config::variable_for(std::string_view name) {
   return variable_name(name);
 }
 
+bool Config::in_env(std::string_view name) {
+  return std::getenv(variable_name(name).c_str()) != nullptr;
+}
+
 Error Config::set(std::string_view name, std::string_view value, std::string_view source) {
   Config& c = *this;
   if (name == "backend") {

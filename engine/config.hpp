@@ -112,6 +112,10 @@ struct Config {
   static std::string_view setting_of(std::string_view arg);
   // The variable from_env() reads for a setting: STOKER_PIPELINE_DEPTH for "depth".
   static std::string variable_for(std::string_view name);
+  // Whether that variable is set: for a caller whose default differs from
+  // Config's where the user chose none (stoker stress's smaller chunk).
+  // from_env() reads and checks its value.
+  static bool in_env(std::string_view name);
   // Sets one setting from its text; an error starts with `source` (the
   // option or the variable it came from) and names the value. Does not
   // validate() the whole.

@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string>
@@ -77,8 +76,7 @@ int stress_command(int argc, char** argv) {
   cl.engine_options(config);
   if (auto rc = cl.parse(argc, argv)) return *rc;
   const auto set_by_user = [&](std::string_view name) {
-    return cl.given("--" + std::string(name)) ||
-           std::getenv(engine::Config::variable_for(name).c_str()) != nullptr;
+    return cl.given("--" + std::string(name)) || engine::Config::in_env(name);
   };
   const bool host_shape = set_by_user("host-devices");
   const bool slowdown = set_by_user("slowdown");
