@@ -3,6 +3,9 @@
 // claims to (each fault kind, cancellations, budget pressure, every token).
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+
 #include "tools/stress/stress_driver.hpp"
 #include "tools/stress/stress_jobs.hpp"
 
@@ -117,6 +120,40 @@ TEST(Stress, BadOptionsAreRefusedWithANamedError) {
   r = run(o);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().what().find("submitters"), std::string::npos) << r.error().what();
+}
+
+// What `stoker stress` refuses as a usage error, run() refuses with an
+// error naming the value, before any engine exists; a stall bound of 0
+// would otherwise abort the process as soon as a job is in flight.
+TEST(Stress, NonsenseBoundsAreRefusedInsteadOfAborting) {
+  const auto refused = [](StressOptions o, const char* what) {
+    auto r = run(o);
+    ASSERT_FALSE(r) << what;
+    EXPECT_EQ(r.error().code, make_error_code(Errc::invalid_argument)) << what;
+    EXPECT_NE(r.error().what().find(what), std::string::npos) << r.error().what();
+  };
+  const auto o = host_options(1, 10);
+  auto bad = o;
+  bad.stall_s = 0;
+  refused(bad, "stall bound must be 1 s to 30 days, not 0 s");
+  bad.stall_s = 0.5;
+  refused(bad, "not 0.5 s");
+  bad.stall_s = std::numeric_limits<double>::quiet_NaN();
+  refused(bad, "stall bound");
+  bad = o;
+  bad.duration_s = -1;
+  refused(bad, "duration must be 0 (none) or up to 30 days, not -1 s");
+  bad.duration_s = 1e300;
+  refused(bad, "duration");
+  bad = o;
+  bad.round_s = 0;
+  refused(bad, "round duration");
+  bad = o;
+  bad.max_in_flight = 0;
+  refused(bad, "max in flight must be 1..1048576, not 0");
+  bad = o;
+  bad.max_cancel_delay_ms = -2;
+  refused(bad, "max cancel delay");
 }
 
 }  // namespace

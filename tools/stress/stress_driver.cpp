@@ -590,8 +590,32 @@ void Round::sample_loop() {
 }
 
 Error check_options(const StressOptions& o) {
+  // The command line's bounds (tools/stress/stress_command.cpp), so that a
+  // caller of run() gets an error where `stoker stress` would give a usage
+  // error, never an aborted process or a run that cannot end.
+  constexpr double kDay = 86400;
+  const auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return std::string(text);
+  };
+  const auto seconds = [&](double s) { return number(s) + " s"; };
+  if (!(o.duration_s >= 0 && o.duration_s <= 30 * kDay))
+    return {Errc::invalid_argument,
+            "duration must be 0 (none) or up to 30 days, not " + seconds(o.duration_s)};
   if (o.jobs == 0 && o.duration_s <= 0)
     return {Errc::invalid_argument, "stress needs a bound: a job count or a duration"};
+  // A stall aborts the process: a bound under a second would abort a
+  // healthy run, and 0 one as soon as any job is in flight.
+  if (!(o.stall_s >= 1 && o.stall_s <= 30 * kDay))
+    return {Errc::invalid_argument,
+            "stall bound must be 1 s to 30 days, not " + seconds(o.stall_s)};
+  if (!(o.round_s > 0 && o.round_s <= 30 * kDay))
+    return {Errc::invalid_argument,
+            "round duration must be above 0 and up to 30 days, not " + seconds(o.round_s)};
+  if (!(o.max_cancel_delay_ms >= 0 && o.max_cancel_delay_ms <= 1e6))
+    return {Errc::invalid_argument,
+            "max cancel delay must be 0 to 1e6 ms, not " + number(o.max_cancel_delay_ms) + " ms"};
   if (o.submitters < 1 || o.submitters > 64)
     return {Errc::invalid_argument,
             "submitters must be 1..64, not " + std::to_string(o.submitters)};
@@ -605,7 +629,9 @@ Error check_options(const StressOptions& o) {
   for (double r : {o.fault_rate, o.cancel_rate})
     if (!(r >= 0 && r <= 1))
       return {Errc::invalid_argument, "rates must be within 0..1, not " + std::to_string(r)};
-  if (o.max_in_flight == 0) return {Errc::invalid_argument, "max in flight must be at least 1"};
+  if (o.max_in_flight == 0 || o.max_in_flight > (std::size_t{1} << 20))
+    return {Errc::invalid_argument,
+            "max in flight must be 1..1048576, not " + std::to_string(o.max_in_flight)};
   return {};
 }
 
