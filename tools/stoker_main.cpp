@@ -15,6 +15,7 @@
 #include "tools/commands/kernel_commands.hpp"
 #include "tools/commands/msm_command.hpp"
 #include "tools/commands/run_command.hpp"
+#include "tools/commands/srs_command.hpp"
 #include "tools/stress/stress_command.hpp"
 
 namespace {
@@ -38,6 +39,7 @@ const Entry kCommands[] = {
     {"hpoly", stoker::tools::hpoly_command, "Groth16 H polynomial from files a, b, c"},
     {"msm", stoker::tools::msm_command,
      "G1 multi-scalar multiplication of files of points and scalars"},
+    {"srs", stoker::tools::srs_command, "generate a toy SRS file (testing only)"},
     {"stress", stoker::tools::stress_command, "the engine under load, faults and bad input"},
 };
 

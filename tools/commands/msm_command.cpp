@@ -12,7 +12,7 @@
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "devices/stream.hpp"
-#include "kernels/detail/parallel.hpp"
+#include "engine/g1_file.hpp"
 #include "kernels/g1_encoding.hpp"
 #include "kernels/msm.hpp"
 #include "tools/cli/command_line.hpp"
@@ -41,7 +41,8 @@ constexpr const char* kHelp =
     "Every input is checked before the sum; an error names the file and the index\n"
     "of the first bad element, and leaves no output file.\n";
 
-// Bytes read and decoded at a time, so a file is never held twice.
+// Scalar bytes read and decoded at a time, so a file is never held twice
+// (engine/g1_file.hpp reads the points the same way).
 constexpr std::size_t kChunkBytes = std::size_t{96} << 20;
 
 struct Failure {
@@ -92,26 +93,6 @@ bool read_elements(const std::string& path, std::size_t n, std::size_t element, 
 
 std::string point_problem(const std::string& path, std::size_t index, std::error_code ec) {
   return path + ": point " + std::to_string(index) + ": " + ec.message();
-}
-
-// The first point off the curve or outside G1, checked on every thread
-// (each range stops at its first bad point; the smallest wins).
-std::optional<std::size_t> first_bad_point_cpu(const std::vector<G1Affine>& points) {
-  const unsigned threads = kernels::detail::resolve_threads(0);
-  std::vector<std::size_t> first(threads, points.size());
-  kernels::detail::parallel_for(
-      points.size(), threads,
-      [&](std::size_t t, std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i)
-          if (kernels::check_g1(points[i])) {
-            first[t] = i;
-            return;
-          }
-      },
-      256);
-  const std::size_t bad = *std::min_element(first.begin(), first.end());
-  if (bad == points.size()) return std::nullopt;
-  return bad;
 }
 
 // Copies between host memory the caller owns and the device, page-locking
@@ -213,9 +194,8 @@ int msm_command(int argc, char** argv) {
 
   // Sizes and counts first: nothing is read when they do not match.
   std::string error;
-  const auto n_points =
-      count_elements(points_path, kernels::kG1EncodedBytes, "96-byte G1 points", error);
-  if (!n_points) return cl.failure(error);
+  const auto n_points = engine::g1_file_points(points_path);
+  if (!n_points) return cl.failure(n_points.error().what());
   const auto n_scalars = count_elements(scalars_path, 32, "32-byte scalars", error);
   if (!n_scalars) return cl.failure(error);
   if (*n_points != *n_scalars)
@@ -240,17 +220,7 @@ int msm_command(int argc, char** argv) {
       },
       error);
   if (!scalars_ok) return cl.failure(error);
-  const bool points_ok = read_elements(
-      points_path, n, kernels::kG1EncodedBytes,
-      [&](std::size_t i, const unsigned char* b) {
-        if (auto ec = kernels::decode_g1(b, points[i])) {
-          error = point_problem(points_path, i, ec);
-          return false;
-        }
-        return true;
-      },
-      error);
-  if (!points_ok) return cl.failure(error);
+  if (Error e = engine::read_g1_file(points_path, points)) return cl.failure(e.what());
 
   G1Xyzz sum = G1Xyzz::infinity();
   if (use_gpu && n > 0) {
@@ -260,8 +230,8 @@ int msm_command(int argc, char** argv) {
     if (bad) return cl.failure(point_problem(points_path, *bad, kernels::check_g1(points[*bad])));
   } else {
     if (!trust_points)
-      if (const auto bad = first_bad_point_cpu(points))
-        return cl.failure(point_problem(points_path, *bad, kernels::check_g1(points[*bad])));
+      if (const std::size_t bad = kernels::cpu::check_points(points.data(), n); bad < n)
+        return cl.failure(point_problem(points_path, bad, kernels::check_g1(points[bad])));
     sum = kernels::cpu::msm(points.data(), scalars.data(), n);
   }
 
