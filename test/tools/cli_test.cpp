@@ -450,7 +450,8 @@ TEST(Cli, BadVariablesAreNamed) {
        {std::pair{"STOKER_DEVICES=,,,", "STOKER_DEVICES: ',,,' is not a list"},
         {"STOKER_STAGING_COPY=garbage", "STOKER_STAGING_COPY: 'garbage' is not auto or memcpy"},
         {"STOKER_PIPELINE_DEPTH=1", "STOKER_PIPELINE_DEPTH: '1' is not an integer in 2..16"},
-        {"STOKER_HOST_BUDGET_MIB=0", "STOKER_HOST_BUDGET_MIB: '0' is not an integer in 1.."}})
+        {"STOKER_HOST_BUDGET_MIB=0", "STOKER_HOST_BUDGET_MIB: '0' is not an integer in 1.."},
+        {"STOKER_CHUNK_MIB=8x", "STOKER_CHUNK_MIB: '8x' is not an integer in 1.."}})
     for (const char* cmd :
          {"run --backend host", "stress --backend host --jobs 1", "bench pipeline"}) {
       const auto r = run_command(std::string(env) + " " + STOKER_BINARY + " " + cmd);
