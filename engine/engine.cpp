@@ -4,6 +4,7 @@
 #include <boost/asio/error.hpp>
 
 #include "engine/detail/engine_core.hpp"
+#include "engine/g1_file.hpp"
 
 namespace asio = boost::asio;
 
@@ -61,6 +62,38 @@ void Engine::submit_erased(Job job, boost::asio::any_completion_handler<SubmitSi
 void Engine::shutdown_erased(boost::asio::any_completion_handler<ShutdownSignature> handler,
                              executor_type handler_executor) {
   core_->shutdown(std::move(handler), std::move(handler_executor));
+}
+
+void Engine::evict_erased(Srs srs,
+                          boost::asio::any_completion_handler<void(boost::system::error_code)> handler,
+                          executor_type handler_executor) {
+  core_->evict_srs(srs.residency(), std::move(handler), std::move(handler_executor));
+}
+
+Result<Srs> Engine::load_srs(const std::string& path, const SrsLoadOptions& options) {
+  auto points = g1_file_points(path);
+  if (!points) return std::move(points).error();
+  SrsLoadOptions named = options;
+  if (named.label == SrsLoadOptions{}.label) named.label = path;
+  devices::KeepCurrentDevice keep(core_->devices().backend() == devices::Backend::cuda);
+  return core_->load_srs(
+      *points,
+      [&path](std::size_t first, std::span<kernels::G1Affine> out) {
+        return read_g1_file(path, first, out);
+      },
+      named);
+}
+
+Result<Srs> Engine::load_srs(std::span<const kernels::G1Affine> points,
+                             const SrsLoadOptions& options) {
+  devices::KeepCurrentDevice keep(core_->devices().backend() == devices::Backend::cuda);
+  return core_->load_srs(
+      points.size(),
+      [points](std::size_t first, std::span<kernels::G1Affine> out) {
+        std::copy_n(points.begin() + static_cast<std::ptrdiff_t>(first), out.size(), out.begin());
+        return Error{};
+      },
+      options);
 }
 
 alloc::PinnedPool& Engine::pinned_pool() noexcept {

@@ -44,6 +44,7 @@
 #include "engine/job.hpp"
 #include "engine/job_error.hpp"
 #include "engine/job_report.hpp"
+#include "engine/srs.hpp"
 
 namespace stoker::engine {
 
@@ -67,6 +68,10 @@ struct EngineStats {
   // costs 0.05-0.5 s/GiB, so these should stop moving once warm.
   std::size_t pinned_slab_allocations = 0, pinned_slabs_trimmed = 0;
   std::vector<std::size_t> device_budget_in_use;
+  // Bytes of resident SRS points on each device (engine/srs.hpp), off its
+  // budget while they stay; not counted by idle().
+  std::vector<std::size_t> device_resident_bytes;
+  std::size_t srs_resident = 0;  // Srs loaded and not yet released
   std::vector<bool> device_healthy;
   // Pinned bytes of each device's staging buffers (Config::staging_ring_bytes),
   // outside the host budget and the pool.
@@ -229,6 +234,43 @@ class Engine {
         token, executor_);
   }
 
+  // Loads G1 points to stay on every device (engine/srs.hpp says how):
+  // from a file in the G1 encoding (96 bytes a point, docs/DESIGN.md), or
+  // from points in memory (affine, Montgomery form, as kernels/g1.cuh holds
+  // them). Blocks the caller until every device holds them: set-up, never
+  // the hot path. Errors, with nothing left reserved: a file that cannot be
+  // read or whose size is not a multiple of 96, a badly encoded point or
+  // one off the curve or outside G1 (naming its index), points that do not
+  // fit what a device budget has left (naming the size, the device and its
+  // budget), too little host budget for the pinned blocks they pass
+  // through.
+  Result<Srs> load_srs(const std::string& path, const SrsLoadOptions& options = {});
+  Result<Srs> load_srs(std::span<const kernels::G1Affine> points,
+                       const SrsLoadOptions& options = {});
+
+  // Frees an Srs's device copies and gives their device budget back.
+  //
+  // Completion Signature
+  //   void(boost::system::error_code): empty once the memory is free;
+  //   Errc::invalid_argument for an Srs of another engine (or none).
+  //
+  // Jobs submitted after the call that name the Srs are refused
+  // (invalid_argument, "... has been evicted"); jobs submitted before it run
+  // to their end, and the eviction completes after the last of them. Not
+  // cancellable. Evicting twice completes both.
+  template <typename CompletionToken>
+  auto async_evict_srs(Srs srs, CompletionToken&& token) {
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+        [this](auto handler, Srs s) {
+          executor_type ex = boost::asio::get_associated_executor(handler, executor_);
+          evict_erased(std::move(s),
+                       boost::asio::any_completion_handler<void(boost::system::error_code)>(
+                           std::move(handler)),
+                       std::move(ex));
+        },
+        token, std::move(srs));
+  }
+
   template <typename CompletionToken>
   auto async_submit(Job job, CompletionToken&& token) {
     if constexpr (token_throws_on_error<std::decay_t<CompletionToken>>::value) {
@@ -277,6 +319,8 @@ class Engine {
  private:
   void submit_erased(Job job, boost::asio::any_completion_handler<SubmitSignature> handler,
                      executor_type handler_executor);
+  void evict_erased(Srs srs, boost::asio::any_completion_handler<void(boost::system::error_code)> handler,
+                    executor_type handler_executor);
   void shutdown_erased(boost::asio::any_completion_handler<ShutdownSignature> handler,
                        executor_type handler_executor);
 

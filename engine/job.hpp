@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "devices/device.hpp"
+#include "engine/srs.hpp"
 
 namespace stoker::engine {
 
@@ -86,7 +87,14 @@ struct KernelContext {
   std::span<const std::size_t> output_bytes;
   std::byte* scratch = nullptr;
   std::size_t scratch_bytes = 0;
+  // Ends a step of the device work (Job::kernel_steps names them), so that
+  // the report splits the partition's kernel time at each mark: on a GPU it
+  // records a timing event on ctx.stream, on the host backend it reads the
+  // clock. At most kMaxKernelMarks per partition; empty where nothing is timed.
+  std::function<std::error_code()> mark;
 };
+
+inline constexpr int kMaxKernelMarks = 3;
 
 // GPU version: enqueues kernels on ctx.stream (cudaStream_t = ctx.stream.native()).
 // CPU version: runs synchronously on the host backend's stream worker.
@@ -155,6 +163,11 @@ struct Job {
   int priority = 0;  // higher runs first; ties by arrival
   std::vector<Partition> partitions;
   std::optional<std::vector<int>> devices;  // affinity: engine device indices allowed
+  // Resident points the partitions' device work reads (Srs::points_on). The
+  // job is refused once the Srs is being evicted, and holds its eviction
+  // back until the job completes; its partitions get the device budget the
+  // points leave.
+  Srs srs;
   // Workload-specific check run before any GPU work, e.g. a, b, c sizes that
   // must match; an Error names the problem. The engine puts "job '<name>'
   // partition <index>: " before its message, so the message need not (and
@@ -163,6 +176,10 @@ struct Job {
   // Runs on a worker after a partition's outputs landed (e.g. checksums);
   // an error fails the job.
   std::function<std::error_code(const Partition&, std::size_t index)> verify;
+  // Names of the steps the device work separates with KernelContext::mark
+  // (one more than the marks), e.g. {"hpoly", "msm"}: the report's
+  // kernel_steps_ms follow them.
+  std::vector<std::string> kernel_steps;
   // Called after each finished partition, on the handler's executor.
   std::function<void(std::size_t done, std::size_t total)> progress;
 };

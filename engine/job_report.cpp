@@ -144,6 +144,20 @@ std::string summarize(const JobReport& r) {
                   median([](const PartitionReport& p) { return p.d2h.ms; }));
     s += buf;
   }
+  if (!r.kernel_steps.empty() && !r.parts.empty()) {
+    s += "  kernel steps (median ms):";
+    for (std::size_t i = 0; i < r.kernel_steps.size(); ++i) {
+      std::vector<double> v;
+      for (const auto& p : r.parts)
+        if (i < p.kernel_steps_ms.size()) v.push_back(p.kernel_steps_ms[i]);
+      if (v.empty()) continue;
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      std::snprintf(buf, sizeof buf, "%s %s %.2f", i ? "," : "", r.kernel_steps[i].c_str(),
+                    v[v.size() / 2]);
+      s += buf;
+    }
+    s += "\n";
+  }
   if (const std::size_t registered = r.bytes_registered(); registered > 0) {
     std::snprintf(buf, sizeof buf,
                   "  pageable inputs: %.0f MiB of the %.0f MiB in registered in place, the rest "

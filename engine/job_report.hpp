@@ -23,6 +23,9 @@ struct PartitionReport {
   StageSpan producer;        // on a CPU worker
   StageSpan staging;         // pageable inputs: host copies into pinned staging, registrations
   StageSpan h2d, kernels, d2h;
+  // The kernels' span split at the device work's marks (KernelContext::mark),
+  // one duration per step of JobReport::kernel_steps; empty without marks.
+  std::vector<double> kernel_steps_ms;
   std::size_t bytes_in = 0, bytes_out = 0;
   std::size_t bytes_registered = 0;  // pageable input bytes DMA'd in place (registered, not staged)
   double h2d_gbps() const { return h2d.ms > 0 ? bytes_in / h2d.ms / 1e6 : 0; }
@@ -37,6 +40,7 @@ struct JobReport {
   double wall_ms = 0;
   std::vector<double> device_busy;  // compute-stream busy fraction per engine device
   std::vector<std::string> device_names;
+  std::vector<std::string> kernel_steps;  // Job::kernel_steps
   // DESIGN.md's model: sum over partitions of max(T_in, T_k, T_out) / GPUs,
   // and at least the largest such max (one partition runs on one GPU).
   double bound_ms = 0;

@@ -82,6 +82,8 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
       if (auto err = event(K::blocking_sync, *e)) return err;
     for (auto* e : {&s.h2d0, &s.h2d1, &s.k0, &s.k1, &s.d2h0, &s.d2h1})
       if (auto err = event(K::timing, *e)) return err;
+    for (auto& e : s.marks)
+      if (auto err = event(K::timing, e)) return err;
   }
   r->chunk_bytes_ = chunk_bytes;
   const auto staging_threads = static_cast<std::size_t>(std::max(1, config.staging_threads));
@@ -543,7 +545,14 @@ void DeviceRunner::complete(Launch& l) {
                       p.scratch_bytes};
     if (device_.backend() == devices::Backend::cuda) {
       std::string thrown;
-      if (auto ec = guarded_call(thrown, p.work.gpu, ctx))
+      int marks = 0;
+      ctx.mark = [&]() -> std::error_code {
+        if (marks >= kMaxKernelMarks) return make_error_code(Errc::invalid_argument);
+        return compute_.record(slot.marks[static_cast<std::size_t>(marks++)]);
+      };
+      const auto ec = guarded_call(thrown, p.work.gpu, ctx);
+      res.gpu_marks = marks;
+      if (ec)
         fail(ec,
              thrown.empty() ? "launching the kernels" : "launching the kernels threw " + thrown);
     } else {
@@ -552,11 +561,26 @@ void DeviceRunner::complete(Launch& l) {
       // A throw faults the emulated device, as an error returned does; the
       // job's message then carries the exception's text.
       res.cpu_kernels_threw = std::make_shared<std::string>();
+      res.host_marks = std::make_shared<std::vector<Clock::time_point>>();
       auto task = [&dev = device_, &st = compute_, ins, in_bytes, outs, out_bytes,
                    scratch = ctx.scratch, sb = ctx.scratch_bytes, fn = p.work.cpu,
-                   thrown = res.cpu_kernels_threw, index = r.index]() {
+                   thrown = res.cpu_kernels_threw, marks = res.host_marks, index = r.index]() {
         const nvtx::ScopedRange running(nvtx::Stage::kernels, index);
         KernelContext c{dev, st, ins, in_bytes, outs, out_bytes, scratch, sb};
+        // The task's own clock readings: its start, each mark, its end (the
+        // stream's events are read on another clock's footing).
+        marks->push_back(Clock::now());
+        c.mark = [marks]() -> std::error_code {
+          if (marks->size() > kMaxKernelMarks) return make_error_code(Errc::invalid_argument);
+          marks->push_back(Clock::now());
+          return {};
+        };
+        struct End {
+          std::vector<Clock::time_point>& m;
+          ~End() {
+            if (m.size() > 1) m.push_back(Clock::now());
+          }
+        } end{*marks};
         return guarded_call(*thrown, fn, c);
       };
       if (auto ec = compute_.enqueue_host(std::move(task))) fail(ec, "enqueueing the CPU kernels");
@@ -618,6 +642,18 @@ void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res,
                  d1 = device_time_ms(slot.d2h1, r.job_start);
     res.h2d = {h0, h1 - h0};
     res.kernels = {k0, k1 - k0};
+    if (res.host_marks && res.host_marks->size() > 2)
+      for (std::size_t i = 1; i < res.host_marks->size(); ++i)
+        res.kernel_steps_ms.push_back(ms_between((*res.host_marks)[i - 1], (*res.host_marks)[i]));
+    std::vector<double> at;
+    for (int i = 0; i < res.gpu_marks; ++i)
+      at.push_back(device_time_ms(slot.marks[static_cast<std::size_t>(i)], r.job_start));
+    double prev = k0;
+    for (const double t : at) {
+      res.kernel_steps_ms.push_back(t - prev);
+      prev = t;
+    }
+    if (!at.empty()) res.kernel_steps_ms.push_back(k1 - prev);
     res.d2h = {d0, d1 - d0};
   }
   // The copies from them are done (or the device is gone): unlock the pages

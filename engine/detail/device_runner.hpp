@@ -9,6 +9,7 @@
 // engine; the engine core owns the scheduling and talks to it by posting.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -66,6 +67,11 @@ struct LaunchResult {
   // Host backend: what the partition's CPU kernels threw, if they did
   // (written by the compute stream's worker before the fault it causes).
   std::shared_ptr<std::string> cpu_kernels_threw;
+  // The device work's marks: how many it recorded on a GPU, or the host
+  // backend's clock readings; then, from them, the steps' durations.
+  int gpu_marks = 0;
+  std::shared_ptr<std::vector<Clock::time_point>> host_marks;
+  std::vector<double> kernel_steps_ms;
 };
 
 class DeviceRunner {
@@ -105,6 +111,7 @@ class DeviceRunner {
     devices::Event in_ready, compute_done, out_done;
     devices::Event copied_in;  // in_ready for a host thread to block on
     devices::Event h2d0, h2d1, k0, k1, d2h0, d2h1;
+    std::array<devices::Event, kMaxKernelMarks> marks;  // KernelContext::mark on a GPU
   };
   struct Staging {
     devices::PinnedBuffer buffer;

@@ -106,6 +106,12 @@ EngineCore::~EngineCore() {
     }
   });
   drained.get_future().wait();
+  std::promise<void> freed;
+  asio::post(io_, [&] {
+    release_all_srs();
+    freed.set_value();
+  });
+  freed.get_future().wait();
   runners_.clear();
   workers_->join();
   io_work_.reset();
@@ -122,12 +128,14 @@ EngineStats EngineCore::stats() {
       s.busy_slots +=
           static_cast<std::size_t>(std::count(d.slot_busy.begin(), d.slot_busy.end(), true));
       s.device_budget_in_use.push_back(d.in_use);
+      s.device_resident_bytes.push_back(d.resident);
       s.device_healthy.push_back(d.healthy);
     }
     for (const auto& r : runners_) {
       s.staging_ring_bytes.push_back(r->staging_bytes());
       s.device_cpus.push_back(r->cpus().to_string());
     }
+    s.srs_resident = srs_.size();
     s.partitions_in_flight = s.busy_slots;
     s.host_budget_in_use = host_budget_->in_use();
     s.host_budget_limit = host_budget_->limit();

@@ -13,6 +13,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <set>
 #include <thread>
@@ -20,7 +21,9 @@
 
 #include "alloc/memory_budget.hpp"
 #include "alloc/pinned_pool.hpp"
+#include "devices/nccl_communicator.hpp"
 #include "engine/detail/device_runner.hpp"
+#include "engine/detail/srs_residency.hpp"
 #include "engine/engine.hpp"
 
 namespace stoker::engine::detail {
@@ -82,6 +85,13 @@ class EngineCore {
   void reserve_device(const Partition& like);
 
   void submit(Job job, SubmitHandler handler, boost::asio::any_io_executor handler_executor);
+
+  // Resident SRS points (engine/srs.hpp; srs_loading.cpp). `read` fills
+  // points [first, first + out.size()) of the source.
+  using SrsSource = std::function<Error(std::size_t first, std::span<kernels::G1Affine> out)>;
+  Result<Srs> load_srs(std::size_t points, const SrsSource& read, const SrsLoadOptions& options);
+  void evict_srs(std::shared_ptr<SrsResidency> srs, EvictHandler handler,
+                 boost::asio::any_io_executor handler_executor);
   void shutdown(ShutdownHandler handler, boost::asio::any_io_executor handler_executor);
 
  private:
@@ -134,6 +144,8 @@ class EngineCore {
     int free_slots = 0;
     bool healthy = true;
     std::size_t budget = 0, in_use = 0;
+    std::size_t resident = 0;  // resident SRS points, off the budget while they stay
+    std::size_t capacity() const { return budget - resident; }  // for partitions
     std::size_t pool_warmed = 0;  // bytes the device memory pool has grown to
   };
 
@@ -233,6 +245,15 @@ class EngineCore {
   bool allowed(const JobState& job, std::size_t device) const;
   JobState* find(std::uint64_t seq);
   void fail_unschedulable();
+  // Engine thread: a job that names an Srs may run only while it is
+  // resident and its partitions fit beside it; counts the job as its user.
+  Error admit_srs(const Job& job);
+  void srs_job_done(const std::shared_ptr<SrsResidency>& srs);
+  void release_srs(const std::shared_ptr<SrsResidency>& srs);
+  void release_all_srs();
+  // One communicator over every device, made at the first broadcast
+  // (ncclCommInitAll takes a while) and kept.
+  Result<devices::NcclCommunicator*> communicator();
 
   Config config_;
   devices::DeviceSet set_;
@@ -240,6 +261,10 @@ class EngineCore {
   std::unique_ptr<alloc::PinnedPool> pool_;
   std::vector<std::unique_ptr<DeviceRunner>> runners_;
   std::vector<DevState> dev_;
+  std::vector<std::shared_ptr<SrsResidency>> srs_;  // resident, engine thread
+  std::once_flag nccl_once_;
+  devices::NcclCommunicator nccl_;
+  Error nccl_error_;
 
   std::map<std::uint64_t, std::unique_ptr<JobState>> jobs_;
   // ready_: produced, waiting for a slot; early_uploads_: partitions whose shares upload as

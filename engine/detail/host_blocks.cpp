@@ -26,7 +26,7 @@ std::size_t EngineCore::pool_growth(std::size_t d, std::size_t largest) {
   auto& ds = dev_[d];
   if (!ds.healthy) return 0;
   const std::size_t want =
-      std::min(largest * static_cast<std::size_t>(runners_[d]->depth()), ds.budget);
+      std::min(largest * static_cast<std::size_t>(runners_[d]->depth()), ds.capacity());
   if (want <= ds.pool_warmed) return 0;
   ds.pool_warmed = want;
   return want;

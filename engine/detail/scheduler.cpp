@@ -58,6 +58,13 @@ void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex
       return complete(std::move(state->handler), state->handler_executor,
                       make_error_code(Errc::shutting_down), std::move(r));
     }
+    if (auto e = admit_srs(state->job)) {
+      JobReport r;
+      r.name = state->job.name;
+      r.partitions = state->job.partitions.size();
+      r.error = e.what();
+      return complete(std::move(state->handler), state->handler_executor, e.code, std::move(r));
+    }
     const auto seq = state->seq;
     jobs_.emplace(seq, std::move(state));
     start(seq);
@@ -98,7 +105,7 @@ void EngineCore::pump() {
     for (auto it = from.begin(); it != from.end(); ++it) {
       const auto& job = *jobs_.at(it->seq);
       if (job.cancelled || job.failure || !allowed(job, d)) continue;
-      if (job.parts[it->part].device_bytes > ds.budget - ds.in_use) continue;
+      if (job.parts[it->part].device_bytes > ds.capacity() - ds.in_use) continue;
       const Key k = *it;
       from.erase(it);
       dispatch(d, k);
@@ -223,6 +230,7 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
   ps.report.bytes_registered = r.bytes_registered;
   ps.report.h2d = r.h2d;
   ps.report.kernels = r.kernels;
+  ps.report.kernel_steps_ms = r.kernel_steps_ms;
   ps.report.d2h = r.d2h;
   if (r.producer_failed) {  // streamed: nothing ran on the device
     --job.active;           // the slot's count; drop() ends the partition's
@@ -330,7 +338,7 @@ void EngineCore::fail_unschedulable() {
     if (waiting == 0) continue;
     bool runnable = false;
     for (std::size_t d = 0; d < dev_.size(); ++d)
-      if (dev_[d].healthy && allowed(*job, d) && largest <= dev_[d].budget) runnable = true;
+      if (dev_[d].healthy && allowed(*job, d) && largest <= dev_[d].capacity()) runnable = true;
     if (!runnable && (job->remaining > 0)) doomed.push_back(seq);
   }
   for (auto seq : doomed) {
@@ -361,6 +369,7 @@ void EngineCore::maybe_complete(std::uint64_t seq) {
                              : 0;
   r.h2d_gbps_model = config_.h2d_gbps;
   r.d2h_gbps_model = config_.d2h_gbps;
+  r.kernel_steps = job.job.kernel_steps;
   r.device_busy.assign(set_.size(), 0.0);
   for (std::size_t d = 0; d < set_.size(); ++d) r.device_names.push_back(set_[d].info().name);
   std::vector<bool> ran(set_.size(), false);  // ran a partition of this job
@@ -393,8 +402,10 @@ void EngineCore::maybe_complete(std::uint64_t seq) {
   }
   auto handler = std::move(job.handler);
   auto ex = std::move(job.handler_executor);
+  const auto srs = job.job.srs.residency();
   jobs_.erase(it);
   complete(std::move(handler), ex, ec, std::move(r));
+  srs_job_done(srs);
 
   if (shutting_down_ && jobs_.empty()) {
     for (auto& [h, hex] : shutdown_waiters_)

@@ -1,0 +1,91 @@
+// Srs: G1 points resident on every device of an engine, loaded once and
+// used by every job that names it (the H-query points of a circuit's
+// structured reference string, which never change between proofs).
+//
+// Engine::load_srs reads the points (a file in the G1 encoding, or points in
+// memory) through pinned blocks of the engine's pool, charged to its host
+// budget while they are in flight, and uploads them to the first device; the
+// other devices receive them from it by an NCCL broadcast over NVLink where
+// the first device's peers can reach it (389 GB/s peer against 55 GB/s for
+// each device's own PCIe upload, docs/BENCHMARKS.md), or upload from the
+// same pinned blocks where they cannot. Each device's copy is charged to its
+// device budget for as long as it is resident: partitions then get what is
+// left.
+//
+// Lifetime: an Srs is a shared handle; copies refer to the same resident
+// points. Engine::async_evict_srs frees them: jobs submitted after the call
+// that name the Srs are refused; jobs already submitted run to their end and
+// the memory is freed when the last of them completes, then the eviction
+// completes. Destroying the engine frees every Srs it holds; handles left
+// over then refer to nothing (points_on gives null).
+//
+// Thread safety: every const member may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devices/device.hpp"
+#include "kernels/g1.cuh"
+
+namespace stoker::engine {
+
+namespace detail {
+struct SrsResidency;
+}
+
+struct SrsLoadOptions {
+  // Skip the check that every point is on the curve and in G1 (on the first
+  // device after its upload on a GPU, on the CPU on the host backend). The
+  // form of each point (flags, coordinates below q) is always checked.
+  bool trust_points = false;
+  // With more than one device: broadcast from the first device with NCCL
+  // (false: every device uploads from the pinned blocks, the slower path,
+  // kept for measuring the broadcast against it).
+  bool broadcast = true;
+  std::string label = "srs";  // for errors and reports
+};
+
+// Where a load's time went, in seconds (host clock around each phase).
+struct SrsLoadTimes {
+  double read_s = 0;       // file reads and decoding, summed over chunks
+  double upload_s = 0;     // from the first read to the last upload's end
+  double broadcast_s = 0;  // the NCCL broadcast to the other devices
+  double check_s = 0;      // curve and subgroup check
+  double total_s = 0;
+  bool broadcast_used = false;
+};
+
+class Srs {
+ public:
+  Srs() noexcept = default;
+
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+  std::size_t points() const noexcept;
+  std::size_t bytes() const noexcept { return points() * sizeof(kernels::G1Affine); }
+  const std::string& label() const noexcept;
+  const SrsLoadTimes& load_times() const noexcept;
+  // Eviction asked for (no new job may use it).
+  bool evicting() const noexcept;
+  // Freed: evicted and no job left using it, or its engine destroyed.
+  bool released() const noexcept;
+  // The points on `device` (a device of the engine that loaded it), null
+  // for any other device or once released. Device work reads them from its
+  // KernelContext's device.
+  const kernels::G1Affine* points_on(const devices::Device& device) const noexcept;
+
+  // The same resident points.
+  friend bool operator==(const Srs& a, const Srs& b) noexcept { return a.state_ == b.state_; }
+
+  // For the engine.
+  explicit Srs(std::shared_ptr<detail::SrsResidency> s) noexcept : state_(std::move(s)) {}
+  const std::shared_ptr<detail::SrsResidency>& residency() const noexcept { return state_; }
+
+ private:
+  std::shared_ptr<detail::SrsResidency> state_;
+};
+
+}  // namespace stoker::engine
