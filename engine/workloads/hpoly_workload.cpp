@@ -351,6 +351,8 @@ HpolySums sums_range(std::uint64_t seed, std::size_t partition, const Fr& w_inv,
     }
   }
   // h(x) restricted to [lo, hi): Horner, then shifted by x^lo.
+  s.hx = Fr::zero();
+  if (h == nullptr) return s;
   Fr acc = Fr::zero();
   for (std::size_t i = hi; i-- > lo;) acc = acc * x + h[i];
   s.hx = acc * x.pow(static_cast<std::uint64_t>(lo));
@@ -429,6 +431,24 @@ std::error_code hpoly_prepare(const devices::DeviceSet& set, unsigned log_n) {
   return {};
 }
 
+SplitProducer hpoly_producer(std::uint64_t seed, std::size_t partition, unsigned log_n) {
+  const std::size_t n = std::size_t{1} << log_n;
+  return [seed, partition, n](std::span<const std::span<std::byte>> produced, ProducerTask task) {
+    if (produced.size() != 3) return make_error_code(Errc::invalid_argument);
+    Fr* v[3];
+    for (int k = 0; k < 3; ++k) {
+      if (produced[k].size() != n * sizeof(Fr) ||
+          reinterpret_cast<std::uintptr_t>(produced[k].data()) % alignof(Fr) != 0)
+        return make_error_code(Errc::invalid_argument);
+      v[k] = reinterpret_cast<Fr*>(produced[k].data());
+    }
+    const auto [begin, end] = task.range(n, kHpolyShareAlign / sizeof(Fr));
+    hpoly_fill(seed, partition, begin, end - begin, v[0] + begin, v[1] + begin, v[2] + begin,
+               /*nontemporal=*/true);
+    return std::error_code{};
+  };
+}
+
 namespace {
 
 Result<Job> build_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& run) {
@@ -481,26 +501,8 @@ Result<Job> build_hpoly_job(const HpolyOptions& o, std::shared_ptr<HpolyRun>& ru
   for (std::size_t p = 0; p < o.partitions; ++p) {
     Partition part;
     for (int k = 0; k < 3; ++k) part.inputs.push_back(Input::produced(bytes));
-    // Split: shares fill disjoint element ranges on several workers at once
-    // (one 2^24 partition is about a second of one core's work).
-    part.split_producer = [seed = o.seed, p, n](std::span<const std::span<std::byte>> produced,
-                                                ProducerTask task) {
-      if (produced.size() != 3) return make_error_code(Errc::invalid_argument);
-      Fr* v[3];
-      for (int k = 0; k < 3; ++k) {
-        if (produced[k].size() != n * sizeof(Fr) ||
-            reinterpret_cast<std::uintptr_t>(produced[k].data()) % alignof(Fr) != 0)
-          return make_error_code(Errc::invalid_argument);
-        v[k] = reinterpret_cast<Fr*>(produced[k].data());
-      }
-      const auto [begin, end] = task.range(n, 8);
-      hpoly_fill(seed, p, begin, end - begin, v[0] + begin, v[1] + begin, v[2] + begin,
-                 /*nontemporal=*/true);
-      return std::error_code{};
-    };
-    // Share t writes elements task.range(n, 8), i.e. bytes range(bytes, 8 *
-    // sizeof(Fr)) of each vector: the engine may copy each share as it ends.
-    part.share_align = 8 * sizeof(Fr);
+    part.split_producer = hpoly_producer(o.seed, p, log_n);
+    part.share_align = kHpolyShareAlign;
     part.outputs.push_back(Output::to(
         std::span(reinterpret_cast<std::byte*>(run->h[p].get()), bytes), run->h_registered()));
     part.work.gpu = [log_n](const KernelContext& c) {

@@ -116,13 +116,22 @@ std::error_code hpoly_prepare(const devices::DeviceSet& set, unsigned log_n);
 void hpoly_fill(std::uint64_t seed, std::size_t partition, std::size_t first, std::size_t count,
                 kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool nontemporal = false);
 
+// The producer of partition `partition`'s a, b, c: split into shares that
+// fill disjoint element ranges on several workers at once (one 2^24
+// partition is about a second of one core's work). Share t writes elements
+// task.range(n, 8) of each vector, i.e. bytes range(bytes, kHpolyShareAlign),
+// so the engine may copy each share as it ends (Partition::share_align).
+inline constexpr std::size_t kHpolyShareAlign = 8 * sizeof(kernels::Fr);
+SplitProducer hpoly_producer(std::uint64_t seed, std::size_t partition, unsigned log_n);
+
 // The random point of partition `partition`; never on the domain of size 2^log_n.
 kernels::Fr hpoly_point(std::uint64_t seed, std::size_t partition, unsigned log_n);
 
 // Sum_i v_i w^i / (x - w^i) over the domain of size 2^log_n, for the
 // evaluations of partition `partition` (which: 0 = a, 1 = b, 2 = c), and
-// h(x); the building blocks of verification, exposed so tests can check them
-// against direct evaluation.
+// h(x) (zero when h is empty); the building blocks of verification, exposed
+// so tests can check them against direct evaluation, and used at the toy
+// SRS's secret point by the ntt_msm_h workload.
 struct HpolySums {
   kernels::Fr a, b, c;  // barycentric sums (without the (x^n - 1) / n factor)
   kernels::Fr hx;       // h(x), Horner over the coefficients

@@ -1,0 +1,236 @@
+#include "engine/workloads/ntt_msm_h_workload.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/engine.hpp"
+#include "engine/workloads/hpoly_workload.hpp"
+#include "kernels/g1_fixed_base.hpp"
+#include "kernels/hpoly.hpp"
+#include "kernels/msm.hpp"
+
+namespace stoker::engine::workloads {
+
+using kernels::Fr;
+using kernels::G1Affine;
+using kernels::G1Xyzz;
+
+G1Affine NttMsmHRun::point(std::size_t p) const {
+  return kernels::to_affine(sums[p]);
+}
+
+bool NttMsmHRun::all_verified() const {
+  return !checks.empty() && std::all_of(checks.begin(), checks.end(), [](const NttMsmHCheck& c) {
+           return c.checked && c.ok && (!c.h_checked || c.h_ok);
+         });
+}
+
+std::size_t ntt_msm_h_scratch_bytes(const devices::DeviceSet& set, unsigned log_n) {
+  const std::size_t n = std::size_t{1} << log_n;
+  if (set.backend() != devices::Backend::cuda) return n * sizeof(Fr);
+  std::size_t most = 0;
+  for (std::size_t d = 0; d < set.size(); ++d)
+    most = std::max(most, kernels::gpu::msm_scratch_bytes(n - 1, set[d].info().ordinal));
+  return most;
+}
+
+std::error_code ntt_msm_h_prepare(const devices::DeviceSet& set, unsigned log_n) {
+  if (auto ec = hpoly_prepare(set, log_n)) return ec;
+  if (set.backend() != devices::Backend::cuda) return {};
+  // One small MSM of zeros on each GPU loads its kernels, so that the first
+  // partition's launch does not wait for that behind the work queued ahead.
+  devices::KeepCurrentDevice keep(true);
+  constexpr std::size_t kPoints = 64;
+  for (std::size_t d = 0; d < set.size(); ++d) {
+    auto& dev = set[d];
+    if (auto ec = dev.make_current()) return ec;
+    kernels::gpu::MsmPlan plan;
+    if (auto ec = kernels::gpu::plan_msm(kPoints, dev.info().ordinal, plan)) return ec;
+    const std::size_t points_bytes = kPoints * sizeof(G1Affine), scalars_bytes = kPoints * sizeof(Fr);
+    auto mem = dev.allocate(points_bytes + scalars_bytes + sizeof(G1Xyzz) + plan.scratch_bytes + 1024);
+    if (!mem) return mem.error().code;
+    auto* base = mem->as<std::byte>();
+    auto stream = dev.create_stream();
+    if (!stream) return stream.error().code;
+    const auto s = static_cast<cudaStream_t>(stream->native());
+    if (cudaMemsetAsync(base, 0, points_bytes + scalars_bytes, s) != cudaSuccess)
+      return make_error_code(Errc::kernel_failed);
+    auto* result = reinterpret_cast<G1Xyzz*>(base + points_bytes + scalars_bytes);
+    auto* scratch = base + ((points_bytes + scalars_bytes + sizeof(G1Xyzz) + 255) / 256 * 256);
+    if (auto ec = kernels::gpu::msm(plan, result, reinterpret_cast<const G1Affine*>(base),
+                                    reinterpret_cast<const Fr*>(base + points_bytes), scratch,
+                                    plan.scratch_bytes, s))
+      return ec;
+    if (auto ec = stream->synchronize()) return ec;
+  }
+  return {};
+}
+
+std::error_code ntt_msm_h_verify(std::uint64_t seed, std::size_t partition, unsigned log_n,
+                                 const ToySrsSecret& secret, const G1Affine& point,
+                                 std::span<const Fr> h, unsigned threads, NttMsmHCheck* check) {
+  const std::uint64_t n = std::uint64_t{1} << log_n;
+  if (log_n < kNttMsmHMinLogN || log_n > kNttMsmHMaxLogN || (!h.empty() && h.size() != n))
+    return make_error_code(Errc::invalid_argument);
+  const Fr& tau = secret.tau;
+  const HpolySums s = hpoly_sums(seed, partition, log_n, h, tau, threads);
+  const Fr z = tau.pow(n) - Fr::one();
+  const Fr z_over_n = z * Fr::from_u64(n).inverse();
+  const Fr ab_c = (z_over_n * s.a) * (z_over_n * s.b) - z_over_n * s.c;  // h(tau) Z(tau)
+  const Fr scalar = ab_c * secret.delta.inverse();
+  NttMsmHCheck r;
+  r.checked = true;
+  kernels::cpu::fixed_base_mul(&r.expected, &scalar, 1, 1);
+  r.ok = r.expected.x == point.x && r.expected.y == point.y;
+  if (!h.empty()) {
+    r.h_checked = true;
+    r.h_ok = s.hx * z == ab_c && h[n - 1].is_zero();
+  }
+  if (check) *check = r;
+  return r.ok && (!r.h_checked || r.h_ok) ? std::error_code{}
+                                          : make_error_code(Errc::verification_failed);
+}
+
+namespace {
+
+Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmHRun>& run) {
+  const std::string who = o.name + ": ";
+  if (o.partitions == 0) return Error{Errc::invalid_argument, who + "needs at least one partition"};
+  if (o.log_n < kNttMsmHMinLogN || o.log_n > kNttMsmHMaxLogN)
+    return Error{Errc::invalid_argument, who + "log_n must be " + std::to_string(kNttMsmHMinLogN) +
+                                             ".." + std::to_string(kNttMsmHMaxLogN) + ", not " +
+                                             std::to_string(o.log_n)};
+  const unsigned log_n = o.log_n;
+  const std::size_t n = std::size_t{1} << log_n, bytes = n * sizeof(Fr);
+  if (!o.srs) return Error{Errc::invalid_argument, who + "needs an SRS (Engine::load_srs)"};
+  if (o.srs.points() < n - 1)
+    return Error{Errc::invalid_argument,
+                 who + "log_n " + std::to_string(log_n) + " needs " + std::to_string(n - 1) +
+                     " SRS points; SRS '" + o.srs.label() + "' has " +
+                     std::to_string(o.srs.points())};
+  if (o.devices == nullptr)
+    return Error{Errc::invalid_argument, who + "needs the engine's devices (options.devices)"};
+  if (o.verify && !o.secret)
+    return Error{Errc::invalid_argument,
+                 who + "verification needs the toy SRS's secret (a toy SRS and its seed)"};
+
+  Partition shape;
+  for (int k = 0; k < 3; ++k) shape.inputs.push_back(Input::produced(bytes));
+  shape.outputs.push_back(Output{nullptr, sizeof(G1Xyzz), false});
+  if (o.keep_h) shape.outputs.push_back(Output{nullptr, bytes, false});
+  BuildNeeds needs;
+  needs.workload = "ntt_msm_h";
+  needs.partitions = o.partitions;
+  needs.caller_bytes = sizeof(G1Xyzz) + sizeof(NttMsmHCheck) + kPartitionBookkeepingBytes +
+                       (o.keep_h ? bytes : 0);
+  needs.pinned_bytes = Engine::pinned_bytes(shape);
+  if (auto e = check_build(needs, o.limits)) return e;
+
+  run = std::make_shared<NttMsmHRun>();
+  run->options = o;
+  run->n = n;
+  run->sums.assign(o.partitions, G1Xyzz::infinity());
+  run->checks.assign(o.partitions, NttMsmHCheck{});
+  if (o.keep_h) {
+    run->h.reserve(o.partitions);
+    for (std::size_t p = 0; p < o.partitions; ++p) {
+      auto* mem = static_cast<Fr*>(allocate_pages(bytes));
+      if (mem == nullptr)
+        return Error{Errc::out_of_host_memory, who + "no memory for h of partition " +
+                                                   std::to_string(p) + " (" +
+                                                   std::to_string(bytes) + " bytes)"};
+      std::memset(mem, 0, bytes);  // first-touch faults here, not in the job
+      run->h.emplace_back(mem);
+    }
+  }
+  const std::size_t scratch = ntt_msm_h_scratch_bytes(*o.devices, log_n);
+
+  Job job;
+  job.name = o.name;
+  job.priority = o.priority;
+  job.srs = o.srs;
+  job.kernel_steps = {"hpoly", "msm"};
+  const bool keep_h = o.keep_h;
+  const unsigned cpu_threads = o.cpu_threads;
+  for (std::size_t p = 0; p < o.partitions; ++p) {
+    Partition part;
+    for (int k = 0; k < 3; ++k) part.inputs.push_back(Input::produced(bytes));
+    part.split_producer = hpoly_producer(o.seed, p, log_n);
+    part.share_align = kHpolyShareAlign;
+    part.outputs.push_back(
+        Output::to(std::span(reinterpret_cast<std::byte*>(&run->sums[p]), sizeof(G1Xyzz))));
+    if (keep_h)
+      part.outputs.push_back(
+          Output::to(std::span(reinterpret_cast<std::byte*>(run->h[p].get()), bytes)));
+    part.scratch_bytes = scratch;
+    part.work.gpu = [log_n, n, keep_h, srs = o.srs](const KernelContext& c) -> std::error_code {
+      const G1Affine* points = srs.points_on(c.device);
+      if (points == nullptr) return make_error_code(Errc::invalid_argument);
+      const auto stream = static_cast<cudaStream_t>(c.stream.native());
+      // h overwrites a unless it goes back to the caller.
+      Fr* h = reinterpret_cast<Fr*>(keep_h ? c.outputs[1] : c.inputs[0]);
+      if (auto ec = kernels::gpu::hpoly(h, reinterpret_cast<Fr*>(c.inputs[0]),
+                                        reinterpret_cast<Fr*>(c.inputs[1]),
+                                        reinterpret_cast<Fr*>(c.inputs[2]), log_n, stream))
+        return ec;
+      if (c.mark)
+        if (auto ec = c.mark()) return ec;
+      return kernels::gpu::msm(reinterpret_cast<G1Xyzz*>(c.outputs[0]), points, h, n - 1,
+                               c.scratch, c.scratch_bytes, stream);
+    };
+    part.work.cpu = [log_n, n, keep_h, cpu_threads,
+                     srs = o.srs](const KernelContext& c) -> std::error_code {
+      const G1Affine* points = srs.points_on(c.device);
+      if (points == nullptr) return make_error_code(Errc::invalid_argument);
+      Fr* h = reinterpret_cast<Fr*>(keep_h ? c.outputs[1] : c.scratch);
+      if (h == nullptr) return make_error_code(Errc::invalid_argument);
+      kernels::cpu::hpoly(h, reinterpret_cast<const Fr*>(c.inputs[0]),
+                          reinterpret_cast<const Fr*>(c.inputs[1]),
+                          reinterpret_cast<const Fr*>(c.inputs[2]), log_n, cpu_threads);
+      if (c.mark)
+        if (auto ec = c.mark()) return ec;
+      const G1Xyzz sum = kernels::cpu::msm(points, h, n - 1, cpu_threads);
+      std::memcpy(c.outputs[0], &sum, sizeof(sum));
+      return {};
+    };
+    part.label = o.name + "#" + std::to_string(p);
+    job.partitions.push_back(std::move(part));
+  }
+  const std::size_t outputs = keep_h ? 2 : 1;
+  job.validate = [bytes, log_n, outputs](const Partition& part, std::size_t) -> Error {
+    if (part.inputs.size() != 3 || part.outputs.size() != outputs)
+      return {Errc::invalid_argument,
+              "ntt_msm_h needs inputs a, b, c and " + std::to_string(outputs) + " outputs, not " +
+                  std::to_string(part.inputs.size()) + " inputs and " +
+                  std::to_string(part.outputs.size()) + " outputs"};
+    for (std::size_t k = 0; k < 3; ++k)
+      if (part.inputs[k].bytes != bytes)
+        return {Errc::invalid_argument, "ntt_msm_h input " + std::string(1, "abc"[k]) + " has " +
+                                            std::to_string(part.inputs[k].bytes) +
+                                            " bytes; log_n " + std::to_string(log_n) + " needs " +
+                                            std::to_string(bytes)};
+    if (part.outputs[0].bytes != sizeof(G1Xyzz) || (outputs == 2 && part.outputs[1].bytes != bytes))
+      return {Errc::invalid_argument, "ntt_msm_h outputs have the wrong sizes"};
+    return {};
+  };
+  if (o.verify)
+    job.verify = [run_ptr = run, seed = o.seed, log_n, secret = *o.secret,
+                  threads = o.verify_threads](const Partition&, std::size_t p) {
+      return ntt_msm_h_verify(seed, p, log_n, secret, run_ptr->point(p), run_ptr->h_of(p),
+                              threads, &run_ptr->checks[p]);
+    };
+  return job;
+}
+
+}  // namespace
+
+Result<Job> make_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmHRun>& run) {
+  run.reset();
+  auto job = guarded_build<Job>("ntt_msm_h", [&] { return build_ntt_msm_h_job(o, run); });
+  if (!job) run.reset();
+  return job;
+}
+
+}  // namespace stoker::engine::workloads

@@ -1,0 +1,112 @@
+// The ntt_msm_h workload: the GPU phase of a Groth16 prover, one partition
+// of a circuit at a time. Producers write a, b, c (n = 2^log_n evaluations
+// each, as the hpoly workload makes them) straight into pinned memory; on
+// the device hpoly turns them into h's coefficients in device memory and the
+// MSM of h's first n - 1 coefficients over the circuit's H-query points
+// follows on the same stream, reading h where hpoly left it and the points
+// where they stay resident (an Srs loaded once, engine/srs.hpp). The
+// partition's output is one G1 point: 192 bytes back over PCIe against
+// 3 * 32 * n in. h comes back too only with keep_h.
+//
+// Verification (options.verify) needs the toy SRS's secret (tau, delta)
+// (toy_srs.hpp): with the points [tau^i Z(tau) / delta] G, the MSM of h is
+// [h(tau) Z(tau) / delta] G, and h(tau) Z(tau) = A(tau) B(tau) - C(tau), so
+// on a worker after the point landed the check evaluates A, B and C at tau
+// from the regenerated evaluations (hpoly_sums: barycentric, no second NTT
+// and no second MSM), multiplies the generator by the scalar on the CPU and
+// compares. With keep_h it also checks the GPU's h itself: h(tau) by Horner
+// against the same product, and its top coefficient zero. It costs about
+// what hpoly's verification costs (seven times a producer's work).
+//
+// Device memory per partition: a, b, c (h overwrites a; a separate output
+// with keep_h), the point, and the MSM's scratch on a GPU (plan_msm of
+// n - 1 points on the engine's devices) or h on the host backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "devices/device_set.hpp"
+#include "engine/job.hpp"
+#include "engine/srs.hpp"
+#include "engine/workloads/build_limits.hpp"
+#include "engine/workloads/host_buffers.hpp"
+#include "engine/workloads/toy_srs.hpp"
+#include "kernels/field.cuh"
+#include "kernels/g1.cuh"
+
+namespace stoker::engine::workloads {
+
+inline constexpr unsigned kNttMsmHMinLogN = 2;
+inline constexpr unsigned kNttMsmHMaxLogN = 28;
+
+struct NttMsmHOptions {
+  std::size_t partitions = 4;
+  unsigned log_n = 12;
+  std::uint64_t seed = 1;  // of a, b, c
+  // The H-query points, resident on the engine's devices: at least
+  // toy_srs_points(log_n) of them (the first n - 1 are used).
+  Srs srs;
+  // The engine's devices, to size the MSM's scratch for them.
+  const devices::DeviceSet* devices = nullptr;
+  // Verification needs the toy SRS's secret (the SRS must be the toy one).
+  bool verify = false;
+  std::optional<ToySrsSecret> secret;
+  bool keep_h = false;        // h of every partition comes back (run->h)
+  unsigned verify_threads = 0;  // per partition being verified; 0: hardware threads
+  unsigned cpu_threads = 0;     // the CPU kernels' threads on the host backend; 0: hardware
+  int priority = 0;
+  std::string name = "ntt_msm_h";
+  BuildLimits limits;  // checked before anything is allocated
+};
+
+struct NttMsmHCheck {
+  bool checked = false;
+  bool ok = false;
+  kernels::G1Affine expected;  // [(A(tau) B(tau) - C(tau)) / delta] G
+  bool h_checked = false;      // keep_h: h(tau) Z(tau) == A B - C and h[n-1] == 0
+  bool h_ok = false;
+};
+
+// The job's outputs; keep it alive until the job's handler ran.
+struct NttMsmHRun {
+  NttMsmHOptions options;
+  std::size_t n = 0;
+  std::vector<kernels::G1Xyzz> sums;  // one per partition, as the MSM left it
+  std::vector<PageBuffer<kernels::Fr>> h;  // keep_h only
+  std::vector<NttMsmHCheck> checks;
+  // Partition p's point, affine (the form the files and checks use).
+  kernels::G1Affine point(std::size_t p) const;
+  std::span<const kernels::Fr> h_of(std::size_t p) const {
+    return h.empty() ? std::span<const kernels::Fr>{} : std::span<const kernels::Fr>(h[p].get(), n);
+  }
+  // Every partition checked and matched.
+  bool all_verified() const;
+};
+
+// Builds the job (Job::srs set, so the engine keeps the points resident
+// while it runs). Errors name a bad option, an Srs too small for log_n,
+// verify without a secret, or the size and the limit when the job would not
+// fit options.limits; no exception escapes (on an error `run` is empty).
+Result<Job> make_ntt_msm_h_job(const NttMsmHOptions& options, std::shared_ptr<NttMsmHRun>& run);
+
+// Device scratch one partition needs on `set`'s devices (the largest of
+// them): the MSM's on a GPU, h's on the host backend.
+std::size_t ntt_msm_h_scratch_bytes(const devices::DeviceSet& set, unsigned log_n);
+
+// hpoly_prepare plus the MSM's kernels, on every GPU of `set`.
+std::error_code ntt_msm_h_prepare(const devices::DeviceSet& set, unsigned log_n);
+
+// The check of partition `partition`'s point (and h when given) against the
+// toy secret; fills `check`. Errc::verification_failed when it does not hold.
+std::error_code ntt_msm_h_verify(std::uint64_t seed, std::size_t partition, unsigned log_n,
+                                 const ToySrsSecret& secret, const kernels::G1Affine& point,
+                                 std::span<const kernels::Fr> h, unsigned threads,
+                                 NttMsmHCheck* check = nullptr);
+
+}  // namespace stoker::engine::workloads

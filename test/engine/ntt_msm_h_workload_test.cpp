@@ -1,0 +1,217 @@
+// The ntt_msm_h workload on the host backend: whole jobs through the real
+// engine on several emulated devices with the toy SRS resident, each point
+// equal to the CPU reference (hpoly then MSM) and verified with the toy
+// secret; wrong results caught; cancellation gives everything back.
+#include <gtest/gtest.h>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+#include <cstring>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "engine/workloads/hpoly_workload.hpp"
+#include "engine/workloads/ntt_msm_h_workload.hpp"
+#include "engine/workloads/toy_srs.hpp"
+#include "kernels/hpoly.hpp"
+#include "kernels/msm.hpp"
+#include "test/engine/engine_test_util.hpp"
+
+namespace asio = boost::asio;
+
+namespace stoker::engine {
+namespace {
+
+using kernels::Fr;
+using kernels::G1Affine;
+using test::host_config;
+using test::run_job;
+
+constexpr std::uint64_t kSrsSeed = 5;
+
+struct Fixture {
+  asio::io_context io;
+  Engine engine;
+  std::vector<G1Affine> points;
+  Srs srs;
+  Fixture(int devices, unsigned log_n, std::vector<double> slowdown = {})
+      : engine(io.get_executor(), host_config(devices, std::move(slowdown))),
+        points(workloads::toy_srs_points(log_n)) {
+    const auto e = workloads::make_toy_srs(kSrsSeed, log_n, 0, points);
+    EXPECT_FALSE(e) << e.what();
+    auto s = engine.load_srs(points);
+    EXPECT_TRUE(s) << s.error().what();
+    if (s) srs = *s;
+  }
+  workloads::NttMsmHOptions options(unsigned log_n, std::size_t partitions) {
+    workloads::NttMsmHOptions o;
+    o.partitions = partitions;
+    o.log_n = log_n;
+    o.seed = 11;
+    o.srs = srs;
+    o.devices = &engine.devices();
+    o.verify = true;
+    o.secret = workloads::toy_srs_secret(kSrsSeed);
+    return o;
+  }
+};
+
+// hpoly then MSM on the CPU, from the same a, b, c.
+G1Affine reference_point(const std::vector<G1Affine>& points, std::uint64_t seed,
+                         std::size_t partition, unsigned log_n, std::vector<Fr>* h_out = nullptr) {
+  const std::size_t n = std::size_t{1} << log_n;
+  std::vector<Fr> a(n), b(n), c(n), h(n);
+  workloads::hpoly_fill(seed, partition, 0, n, a.data(), b.data(), c.data());
+  kernels::cpu::hpoly(h.data(), a.data(), b.data(), c.data(), log_n);
+  if (h_out) *h_out = h;
+  return kernels::to_affine(kernels::cpu::msm(points.data(), h.data(), n - 1));
+}
+
+bool same(const G1Affine& a, const G1Affine& b) {
+  return a.x == b.x && a.y == b.y;
+}
+
+TEST(NttMsmHWorkload, EveryPartitionEqualsTheCpuReferenceAndVerifiesFrom2To4To2To10) {
+  for (unsigned log_n : {4u, 7u, 10u}) {
+    Fixture f(3, log_n);
+    auto o = f.options(log_n, 5);
+    std::shared_ptr<workloads::NttMsmHRun> run;
+    auto job = workloads::make_ntt_msm_h_job(o, run);
+    ASSERT_TRUE(job) << job.error().what();
+    std::error_code ec;
+    const auto report = run_job(f.engine, f.io, std::move(*job), ec);
+    ASSERT_FALSE(ec) << report.error;
+    EXPECT_EQ(report.partitions_done, 5u);
+    EXPECT_TRUE(run->all_verified()) << "2^" << log_n;
+    for (std::size_t p = 0; p < o.partitions; ++p) {
+      EXPECT_TRUE(same(run->point(p), reference_point(f.points, o.seed, p, log_n)))
+          << "2^" << log_n << " partition " << p;
+      EXPECT_TRUE(same(run->point(p), run->checks[p].expected));
+    }
+    ASSERT_EQ(report.kernel_steps, (std::vector<std::string>{"hpoly", "msm"}));
+    for (const auto& p : report.parts) {
+      EXPECT_EQ(p.bytes_out, sizeof(kernels::G1Xyzz));
+      ASSERT_EQ(p.kernel_steps_ms.size(), 2u) << "hpoly and msm timed apart";
+      EXPECT_GE(p.kernel_steps_ms[0], 0.0);
+      EXPECT_GE(p.kernel_steps_ms[1], 0.0);
+      EXPECT_NEAR(p.kernel_steps_ms[0] + p.kernel_steps_ms[1], p.kernels.ms, 0.5);
+    }
+    test::expect_idle(f.engine);
+  }
+}
+
+TEST(NttMsmHWorkload, KeepHBringsBackTheCpuReferencesHAndChecksIt) {
+  const unsigned log_n = 8;
+  Fixture f(2, log_n);
+  auto o = f.options(log_n, 3);
+  o.keep_h = true;
+  std::shared_ptr<workloads::NttMsmHRun> run;
+  auto job = workloads::make_ntt_msm_h_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  std::error_code ec;
+  const auto report = run_job(f.engine, f.io, std::move(*job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  for (std::size_t p = 0; p < o.partitions; ++p) {
+    std::vector<Fr> h;
+    reference_point(f.points, o.seed, p, log_n, &h);
+    const auto got = run->h_of(p);
+    ASSERT_EQ(got.size(), h.size());
+    EXPECT_EQ(std::memcmp(got.data(), h.data(), h.size() * sizeof(Fr)), 0) << "partition " << p;
+    EXPECT_TRUE(run->checks[p].h_checked && run->checks[p].h_ok) << "partition " << p;
+  }
+}
+
+TEST(NttMsmHWorkload, VerificationRejectsAWrongPointAndAWrongH) {
+  const unsigned log_n = 6;
+  Fixture f(1, log_n);
+  const auto secret = workloads::toy_srs_secret(kSrsSeed);
+  std::vector<Fr> h;
+  const auto good = reference_point(f.points, 11, 0, log_n, &h);
+  workloads::NttMsmHCheck check;
+  EXPECT_FALSE(workloads::ntt_msm_h_verify(11, 0, log_n, secret, good, {}, 0, &check));
+  EXPECT_TRUE(check.ok);
+  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 1, log_n, secret, good, {}, 0),
+            make_error_code(Errc::verification_failed))
+      << "another partition's point";
+  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 0, log_n, workloads::toy_srs_secret(kSrsSeed + 1),
+                                        good, {}, 0),
+            make_error_code(Errc::verification_failed))
+      << "another SRS's secret";
+  h[3] += Fr::one();
+  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 0, log_n, secret, good, h, 0, &check),
+            make_error_code(Errc::verification_failed));
+  EXPECT_TRUE(check.ok) << "the point is right";
+  EXPECT_FALSE(check.h_ok) << "h is not";
+}
+
+TEST(NttMsmHWorkload, AJobVerifiedWithTheWrongSecretFails) {
+  const unsigned log_n = 5;
+  Fixture f(2, log_n);
+  auto o = f.options(log_n, 2);
+  o.secret = workloads::toy_srs_secret(kSrsSeed + 1);
+  std::shared_ptr<workloads::NttMsmHRun> run;
+  auto job = workloads::make_ntt_msm_h_job(o, run);
+  ASSERT_TRUE(job);
+  std::error_code ec;
+  const auto report = run_job(f.engine, f.io, std::move(*job), ec);
+  EXPECT_EQ(ec, make_error_code(Errc::verification_failed)) << report.error;
+  EXPECT_FALSE(run->all_verified());
+  test::expect_idle(f.engine);
+}
+
+TEST(NttMsmHWorkload, BuilderRefusesAnSrsTooSmallAndVerifyWithoutASecret) {
+  Fixture f(1, 5);
+  auto o = f.options(6, 1);  // 63 points needed, 31 resident
+  std::shared_ptr<workloads::NttMsmHRun> run;
+  auto job = workloads::make_ntt_msm_h_job(o, run);
+  ASSERT_FALSE(job);
+  EXPECT_NE(job.error().what().find("needs 63 SRS points"), std::string::npos)
+      << job.error().what();
+  EXPECT_NE(job.error().what().find("has 31"), std::string::npos) << job.error().what();
+  EXPECT_EQ(run, nullptr);
+  o = f.options(5, 1);
+  o.secret.reset();
+  job = workloads::make_ntt_msm_h_job(o, run);
+  ASSERT_FALSE(job);
+  EXPECT_NE(job.error().what().find("secret"), std::string::npos) << job.error().what();
+  o = f.options(5, 1);
+  o.srs = Srs{};
+  EXPECT_FALSE(workloads::make_ntt_msm_h_job(o, run));
+}
+
+TEST(NttMsmHWorkload, CancellingMidJobGivesBackEveryByteButTheResidentPoints) {
+  const unsigned log_n = 9;
+  Fixture f(2, log_n, {10.0, 10.0});
+  auto o = f.options(log_n, 24);
+  std::shared_ptr<workloads::NttMsmHRun> run;
+  auto job = workloads::make_ntt_msm_h_job(o, run);
+  ASSERT_TRUE(job);
+  asio::cancellation_signal cancel;
+  std::error_code ec;
+  JobReport report;
+  std::size_t seen = 0;
+  job->progress = [&](std::size_t done, std::size_t) {
+    if (done >= 2 && seen++ == 0) cancel.emit(asio::cancellation_type::terminal);
+  };
+  f.engine.async_submit(std::move(*job),
+                        asio::bind_cancellation_slot(cancel.slot(), [&](std::error_code e, JobReport r) {
+                          ec = e;
+                          report = std::move(r);
+                        }));
+  f.io.run();
+  f.io.restart();
+  EXPECT_EQ(ec, operation_aborted()) << report.error;
+  EXPECT_LT(report.partitions_done, 24u);
+  test::expect_idle(f.engine);
+  const auto s = f.engine.stats();
+  for (auto b : s.device_resident_bytes) EXPECT_EQ(b, f.points.size() * sizeof(G1Affine));
+  bool evicted = false;
+  f.engine.async_evict_srs(f.srs, [&](boost::system::error_code) { evicted = true; });
+  f.io.run();
+  EXPECT_TRUE(evicted);
+  for (auto b : f.engine.stats().device_resident_bytes) EXPECT_EQ(b, 0u);
+}
+
+}  // namespace
+}  // namespace stoker::engine
