@@ -1,8 +1,10 @@
-// stoker run: the engine's main job. By default the hpoly workload:
+// stoker run: the engine's main job. By default the ntt_msm_h workload:
 // producers write a, b and c = a * b straight into pinned memory, the GPUs
-// compute the Groth16 H polynomial of each partition, --verify checks every
-// h on the CPU at a random point. --workload synthetic keeps the integer
-// workload of the engine's own tests (copy-bound to compute-bound by --rounds).
+// compute the Groth16 H polynomial of each partition and its MSM over the
+// SRS's H-query points, resident on every GPU; --verify checks every point
+// on the CPU with the toy SRS's secret. --workload hpoly stops at h (and
+// brings it back); --workload synthetic keeps the integer workload of the
+// engine's own tests (copy-bound to compute-bound by --rounds).
 #include "tools/commands/run_command.hpp"
 
 #include <unistd.h>
@@ -19,20 +21,23 @@
 
 #include "engine/engine.hpp"
 #include "engine/workloads/hpoly_workload.hpp"
+#include "engine/workloads/ntt_msm_h_workload.hpp"
 #include "engine/workloads/synthetic.hpp"
+#include "kernels/g1_encoding.hpp"
 #include "tools/bench/bench_stats.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/progress_bar.hpp"
+#include "tools/commands/run_srs.hpp"
 
 namespace stoker::tools {
 namespace {
 
 const std::string kHelp = std::string(R"(usage: stoker run [options]
-  --workload W        hpoly (default) or synthetic
-  --partitions N      partitions in the job (default: hpoly 4 per GPU, 8 on the host backend;
-                      synthetic 16 per GPU, 8 on the host backend)
+  --workload W        ntt_msm_h (default), hpoly or synthetic
+  --partitions N      partitions in the job (default: ntt_msm_h and hpoly 4 per GPU, 8 on the
+                      host backend; synthetic 16 per GPU, 8 on the host backend)
   --seed S            data seed (default 1)
   --trace FILE        write the timeline as Chrome trace JSON (Perfetto, chrome://tracing)
   --json              machine-readable summary
@@ -40,11 +45,25 @@ const std::string kHelp = std::string(R"(usage: stoker run [options]
   --cold              skip pinning the host pool and growing the device pools ahead of the
                       job, so the job pays for them (the NTT tables and the engine's staging
                       buffers are still made before it)
-hpoly (Groth16 H polynomial over a, b, c of 2^K BLS12-381 scalars per partition):
-  --log-n K           partition size 2^K, 1..28 (default: 24 on GPUs, 14 on the host backend)
-  --verify            check every h on the CPU: h(x)(x^n - 1) == A(x)B(x) - C(x) at a random x
-                      (default on the host backend; on GPUs it costs CPU time beside the producers)
+ntt_msm_h (H polynomial of a, b, c, then its MSM over the SRS's H-query points, one G1
+point out per partition) and hpoly (the H polynomial alone, h out):
+  --log-n K           partition size 2^K (ntt_msm_h 2..28, hpoly 1..28; default: 24 on GPUs,
+                      ntt_msm_h 10 and hpoly 14 on the host backend)
+  --verify            check every partition on the CPU (default on the host backend; on GPUs
+                      it costs CPU time beside the producers). ntt_msm_h: the point equals
+                      [(A(t)B(t) - C(t)) / d] G for the toy SRS's secret (t, d); hpoly:
+                      h(x)(x^n - 1) == A(x)B(x) - C(x) at a random x
   --no-verify         do not check
+ntt_msm_h:
+  --srs FILE          the H-query points, 96 bytes each (the G1 encoding of `stoker msm`), at
+                      least 2^K - 1; loaded once onto every GPU. Default: the toy SRS for K,
+                      generated (on GPUs kept in a cache file, toy-srs-2^K-seed-S.g1 under
+                      $XDG_CACHE_HOME/stoker or ~/.cache/stoker). A toy SRS's secret derives
+                      from its seed: for testing only, never for proofs anyone relies on
+  --srs-seed S        the toy SRS's seed (default 1): to generate it, and for --verify with
+                      --srs FILE written by `stoker srs generate --seed S`
+  --keep-h            bring h back too (and --verify checks it)
+hpoly:
   --h-memory M        where h lands: registered (default; page-locked once before the job, so
                       the D2H writes it in place) or pageable (through a pinned bounce block
                       and a host copy per partition); --output-memory M says the same
@@ -99,6 +118,15 @@ Json json_report(const engine::JobReport& r, const engine::Engine& e, const Json
   j["h2d_ms_median"] = m.h2d;
   j["kernels_ms_median"] = m.kernels;
   j["d2h_ms_median"] = m.d2h;
+  // The kernels' steps (ntt_msm_h: hpoly, msm), each a median over partitions.
+  Json steps = Json::object();
+  for (std::size_t i = 0; i < r.kernel_steps.size(); ++i) {
+    std::vector<double> v;
+    for (const auto& p : r.parts)
+      if (i < p.kernel_steps_ms.size()) v.push_back(p.kernel_steps_ms[i]);
+    steps[r.kernel_steps[i]] = median(v);
+  }
+  j["kernel_steps_ms_median"] = steps;
   for (const auto& [key, value] : extra.items()) j[key] = value;
   std::vector<double> h2d_busy;
   for (std::size_t d = 0; d < r.device_busy.size(); ++d)
@@ -121,6 +149,9 @@ int run_command(int argc, char** argv) {
   engine::Config config;
   engine::workloads::SyntheticOptions so;
   engine::workloads::HpolyOptions ho;
+  engine::workloads::NttMsmHOptions mo;
+  std::string srs_path;
+  std::uint64_t srs_seed = 1;
   std::string workload;  // empty: chosen from the options given
   constexpr std::size_t kMaxSize = std::numeric_limits<std::size_t>::max();
   std::optional<std::size_t> partitions, size_mib;
@@ -130,12 +161,15 @@ int run_command(int argc, char** argv) {
   bool verify_on = false, verify_off = false;
   std::string output_memory, h_memory;
   std::string trace;
-  cl.choice("--workload", workload, {"hpoly", "synthetic"});
+  cl.choice("--workload", workload, {"ntt_msm_h", "hpoly", "synthetic"});
   cl.number("--partitions", partitions, std::size_t{1}, kMaxSize);
   cl.number("--log-n", log_n, engine::workloads::kHpolyMinLogN, engine::workloads::kHpolyMaxLogN);
   cl.choice("--output-memory", output_memory, {"registered", "pageable"});
   cl.choice("--h-memory", h_memory, {"registered", "pageable"});
   cl.exclusive({"--output-memory", "--h-memory"});
+  cl.value("--srs", srs_path);
+  cl.number("--srs-seed", srs_seed);
+  cl.flag("--keep-h", mo.keep_h);
   cl.flag("--verify", verify_on);
   cl.flag("--no-verify", verify_off);
   cl.exclusive({"--verify", "--no-verify"});
@@ -154,20 +188,35 @@ int run_command(int argc, char** argv) {
   const std::string synthetic_option =
       cl.first_given({"--size-mib", "--rounds", "--pageable", "--registered"});
   const std::string hpoly_option = cl.first_given({"--log-n", "--h-memory"});
+  const std::string h_memory_option = cl.first_given({"--h-memory"});
+  const std::string srs_option = cl.first_given({"--srs", "--srs-seed", "--keep-h"});
   const bool progress = !no_progress && isatty(STDOUT_FILENO);
   const int verify = verify_on ? 1 : verify_off ? 0 : -1;  // -1: the backend's default
   const std::string& memory = output_memory.empty() ? h_memory : output_memory;
   const int outputs_registered = memory.empty() ? -1 : memory == "registered";
-  if (workload.empty()) workload = synthetic_option.empty() ? "hpoly" : "synthetic";
+  if (workload.empty())
+    workload = !synthetic_option.empty() ? "synthetic"
+               : !h_memory_option.empty() && srs_option.empty() ? "hpoly"
+                                                                 : "ntt_msm_h";
   // hpoly's h registered by default (a prover reuses its h buffers);
   // synthetic outputs in ordinary memory unless asked.
   const bool h_registered = outputs_registered != 0;
   const bool synthetic_outputs_registered = outputs_registered == 1;
-  if (workload == "hpoly" && !synthetic_option.empty())
-    return cl.usage_error(synthetic_option + " applies to --workload synthetic, not hpoly");
+  if (workload != "synthetic" && !synthetic_option.empty())
+    return cl.usage_error(synthetic_option + " applies to --workload synthetic, not " + workload);
   if (workload == "synthetic" && !hpoly_option.empty())
-    return cl.usage_error(hpoly_option + " applies to --workload hpoly, not synthetic");
+    return cl.usage_error(hpoly_option + " applies to --workload " +
+                          (hpoly_option == "--log-n" ? "ntt_msm_h or hpoly" : "hpoly") +
+                          ", not synthetic");
+  if (workload != "ntt_msm_h" && !srs_option.empty())
+    return cl.usage_error(srs_option + " applies to --workload ntt_msm_h, not " + workload);
+  if (workload == "ntt_msm_h" && !h_memory_option.empty())
+    return cl.usage_error(h_memory_option + " applies to --workload hpoly, not ntt_msm_h");
+  if (workload == "ntt_msm_h" && log_n && *log_n < engine::workloads::kNttMsmHMinLogN)
+    return cl.usage_error("--log-n " + std::to_string(*log_n) + ": ntt_msm_h needs at least " +
+                          std::to_string(engine::workloads::kNttMsmHMinLogN));
   const bool hpoly = workload == "hpoly";
+  const bool msm_h = workload == "ntt_msm_h";
   // Checked now: a bad path fails before the job.
   std::optional<OutputFile> trace_file;
   if (!trace.empty()) {
@@ -189,9 +238,28 @@ int run_command(int argc, char** argv) {
 
   std::shared_ptr<engine::workloads::SyntheticRun> synthetic_run;
   std::shared_ptr<engine::workloads::HpolyRun> hpoly_run;
+  std::shared_ptr<engine::workloads::NttMsmHRun> msm_h_run;
+  RunSrs run_srs;
   double h_setup_s = 0;  // allocating, zeroing and page-locking every h
   Result<engine::Job> job = Error{Errc::invalid_argument, "no workload"};
-  if (hpoly) {
+  if (msm_h) {
+    mo.partitions = partitions.value_or(gpu ? 4 * devices : 8);
+    mo.log_n = log_n.value_or(gpu ? 24 : 10);
+    mo.seed = seed;
+    mo.verify = verifying;
+    mo.name = "ntt_msm_h-2^" + std::to_string(mo.log_n);
+    mo.devices = &e.devices();
+    mo.limits.pinned_budget_bytes = e.config().host_budget_bytes;
+    if (verifying) mo.secret = engine::workloads::toy_srs_secret(srs_seed);
+    auto loaded = load_run_srs(e, srs_path, mo.log_n, srs_seed);
+    if (!loaded) {
+      std::fprintf(stderr, "stoker run: %s\n", loaded.error().what().c_str());
+      return 1;
+    }
+    run_srs = std::move(*loaded);
+    mo.srs = run_srs.srs;
+    job = engine::workloads::make_ntt_msm_h_job(mo, msm_h_run);
+  } else if (hpoly) {
     ho.partitions = partitions.value_or(gpu ? 4 * devices : 8);
     ho.log_n = log_n.value_or(gpu ? 24 : 14);
     ho.seed = seed;
@@ -220,7 +288,27 @@ int run_command(int argc, char** argv) {
   }
   const std::size_t n_partitions = job->partitions.size();
   if (!json) {
-    if (hpoly) {
+    if (msm_h) {
+      const std::size_t vec_bytes = (std::size_t{1} << mo.log_n) * sizeof(kernels::Fr);
+      const auto& t = run_srs.srs.load_times();
+      std::printf(
+          "stoker run: ntt_msm_h, %zu partitions of 2^%u (a, b, c: %.1f MiB in, one G1 point%s "
+          "out each; %s) on %zu %s device(s), depth %d\n"
+          "  SRS: %zu points (%.1f MiB) %s%s; on every device in %.2f s (read %.2f s, upload "
+          "%.2f s%s, check %.2f s)\n",
+          mo.partitions, mo.log_n, 3.0 * vec_bytes / (1 << 20), mo.keep_h ? " and h" : "",
+          verifying ? "verified on the CPU" : "not verified", devices,
+          devices::to_string(e.devices().backend()), e.config().pipeline_depth,
+          run_srs.srs.points(), static_cast<double>(run_srs.srs.bytes()) / (1 << 20),
+          run_srs.source.c_str(),
+          run_srs.generate_s > 0
+              ? (" in " + std::to_string(run_srs.generate_s).substr(0, 5) + " s").c_str()
+              : "",
+          t.total_s, t.read_s, t.upload_s,
+          t.broadcast_used ? (", broadcast " + std::to_string(t.broadcast_s).substr(0, 5) + " s").c_str()
+                           : "",
+          t.check_s);
+    } else if (hpoly) {
       const std::size_t vec_bytes = (std::size_t{1} << ho.log_n) * sizeof(kernels::Fr);
       std::printf(
           "stoker run: hpoly, %zu partitions of 2^%u (a, b, c: %.1f MiB in, h: %.1f MiB out "
@@ -250,16 +338,19 @@ int run_command(int argc, char** argv) {
   // Twiddle tables on every GPU before timing: otherwise each GPU's first
   // partition builds them inside its launch.
   double prepare_s = 0;
-  if (hpoly && gpu) {
+  if ((hpoly || msm_h) && gpu) {
+    const unsigned k = msm_h ? mo.log_n : ho.log_n;
     const auto t0 = std::chrono::steady_clock::now();
-    if (auto ec = engine::workloads::hpoly_prepare(e.devices(), ho.log_n)) {
-      std::fprintf(stderr, "stoker run: building the NTT tables of 2^%u: %s\n", ho.log_n,
+    const auto ec = msm_h ? engine::workloads::ntt_msm_h_prepare(e.devices(), k)
+                          : engine::workloads::hpoly_prepare(e.devices(), k);
+    if (ec) {
+      std::fprintf(stderr, "stoker run: building the NTT tables of 2^%u: %s\n", k,
                    ec.message().c_str());
       return 1;
     }
     prepare_s = seconds_since(t0);
     if (!json)
-      std::printf("  NTT tables of 2^%u built on every GPU in %.2f s\n", ho.log_n, prepare_s);
+      std::printf("  NTT tables of 2^%u built on every GPU in %.2f s\n", k, prepare_s);
   }
   // Warm the pinned pool first so the timed job measures the steady state,
   // not cudaHostAlloc (which also blocks the process's other CUDA calls).
@@ -318,13 +409,34 @@ int run_command(int argc, char** argv) {
   }
   if (json) {
     Json extra;
-    extra["workload"] = hpoly ? "hpoly" : "synthetic";
-    extra["log_n"] = hpoly ? ho.log_n : 0u;
-    extra["verified"] = verifying && !result;
+    extra["workload"] = workload;
+    extra["log_n"] = msm_h ? mo.log_n : hpoly ? ho.log_n : 0u;
+    extra["verified"] = verifying && !result && (!msm_h || msm_h_run->all_verified());
     extra["prepare_ms"] = prepare_s * 1e3;
     extra["h_memory"] = !hpoly ? "" : h_registered ? "registered" : "pageable";
     extra["output_memory"] =
-        (hpoly ? h_registered : synthetic_outputs_registered) ? "registered" : "pageable";
+        (hpoly ? h_registered : !msm_h && synthetic_outputs_registered) ? "registered"
+                                                                         : "pageable";
+    if (msm_h) {
+      const auto& t = run_srs.srs.load_times();
+      extra["keep_h"] = mo.keep_h;
+      extra["srs"] = {{"points", run_srs.srs.points()},   {"bytes", run_srs.srs.bytes()},
+                      {"source", run_srs.source},         {"generate_s", run_srs.generate_s},
+                      {"load_s", t.total_s},              {"read_s", t.read_s},
+                      {"upload_s", t.upload_s},           {"broadcast_s", t.broadcast_s},
+                      {"broadcast", t.broadcast_used},    {"check_s", t.check_s}};
+      Json points = Json::array();
+      if (!result)
+        for (std::size_t p = 0; p < msm_h_run->sums.size(); ++p) {
+          unsigned char bytes[kernels::kG1EncodedBytes];
+          kernels::encode_g1(msm_h_run->point(p), bytes);
+          static const char* hex = "0123456789abcdef";
+          std::string text;
+          for (auto b : bytes) text += {hex[b >> 4], hex[b & 15]};
+          points.push_back(text);
+        }
+      extra["points"] = points;
+    }
     extra["cold"] = cold;
     std::printf("%s\n", json_text(json_report(report, e, extra)).c_str());
   } else {
@@ -346,6 +458,10 @@ int run_command(int argc, char** argv) {
     if (!result) {
       if (!verifying)
         std::printf("  not verified (--verify checks every partition on the CPU)\n");
+      else if (msm_h)
+        std::printf(
+            "  verified: every point equals [(A(t)B(t) - C(t)) / d] G for the toy SRS's secret%s\n",
+            mo.keep_h ? ", and every h satisfies h(t)(t^n - 1) == A(t)B(t) - C(t)" : "");
       else if (hpoly)
         std::printf(
             "  verified: every h satisfies h(x)(x^n - 1) == A(x)B(x) - C(x) at a random x\n");
