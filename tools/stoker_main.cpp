@@ -9,6 +9,7 @@
 #include "devices/device_set.hpp"
 #include "tools/bench/alloc_bench.hpp"
 #include "tools/bench/msm_bench.hpp"
+#include "tools/bench/ntt_msm_h_bench.hpp"
 #include "tools/bench/pipeline_bench.hpp"
 #include "tools/commands/doctor_command.hpp"
 #include "tools/commands/info_command.hpp"
@@ -49,6 +50,8 @@ const Entry kBenches[] = {
     {"hpoly", stoker::tools::bench_hpoly_command, "H polynomial kernels, device-resident"},
     {"msm", stoker::tools::bench_msm_command, "G1 MSM on the GPU, resident and from pinned memory"},
     {"pipeline", stoker::tools::bench_pipeline_command, "naive baseline vs the engine"},
+    {"ntt_msm_h", stoker::tools::bench_ntt_msm_h_command,
+     "hpoly then MSM, the SRS resident; naive baseline vs the engine"},
 };
 
 int usage(FILE* out) {
