@@ -109,7 +109,10 @@ bool out_of_memory(std::error_code ec) {
 
 std::string gib(std::size_t bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / double(1ull << 30));
+  if (bytes < (std::size_t{1} << 30))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / double(1ull << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / double(1ull << 30));
   return buf;
 }
 
@@ -749,6 +752,7 @@ int bench_ntt_msm_h_command(int argc, char** argv) {
       const Steady* largest = nullptr;
       for (const auto& s : steady)
         if (s.skipped.empty()) largest = &s;
+      if (!largest) return cl.failure("--trace: no size ran to the end");
       if (auto err = trace_file->write(
               [&](std::ostream& out) { engine::write_chrome_trace(out, {largest->last}); }))
         return cl.failure("the trace: " + err.what());
