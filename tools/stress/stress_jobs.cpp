@@ -83,6 +83,26 @@ const char* fault_name(Fault f) noexcept {
   return "?";
 }
 
+const char* workload_name(Workload w) noexcept {
+  switch (w) {
+    case Workload::synthetic:
+      return "synthetic";
+    case Workload::blend:
+      return "blend";
+    case Workload::ntt_msm_h:
+      return "ntt_msm_h";
+  }
+  return "?";
+}
+
+unsigned stress_ntt_max_log_n(devices::Backend backend, std::size_t max_partition_bytes) {
+  unsigned log_n = backend == devices::Backend::cuda ? kStressNttMaxLogNGpu : kStressNttMaxLogNHost;
+  while (log_n >= kStressNttMinLogN &&
+         (std::size_t{1} << log_n) * sizeof(kernels::Fr) > max_partition_bytes)
+    --log_n;
+  return log_n >= kStressNttMinLogN ? log_n : 0;
+}
+
 const char* token_name(Token t) noexcept {
   switch (t) {
     case Token::callback:
@@ -120,12 +140,21 @@ std::string JobSpec::name() const {
 
 std::string JobSpec::describe() const {
   std::string s = "job " + name() + " (id " + std::to_string(id) + "): ";
-  s += workload == Workload::synthetic ? "synthetic, " + std::to_string(partitions) + " x " +
-                                             std::to_string(synthetic_bytes) + " bytes " +
-                                             (synthetic_pageable   ? "pageable"
-                                              : synthetic_streamed ? "produced, streamed"
-                                                                   : "produced")
-                                       : "blend, " + std::to_string(partitions) + " partitions [";
+  switch (workload) {
+    case Workload::synthetic:
+      s += "synthetic, " + std::to_string(partitions) + " x " + std::to_string(synthetic_bytes) +
+           " bytes " +
+           (synthetic_pageable   ? "pageable"
+            : synthetic_streamed ? "produced, streamed"
+                                 : "produced");
+      break;
+    case Workload::blend:
+      s += "blend, " + std::to_string(partitions) + " partitions [";
+      break;
+    case Workload::ntt_msm_h:
+      s += "ntt_msm_h, " + std::to_string(partitions) + " x 2^" + std::to_string(ntt_log_n);
+      break;
+  }
   if (workload == Workload::blend) {
     for (std::size_t p = 0; p < parts.size(); ++p) {
       s += p ? "; " : "";
@@ -146,7 +175,9 @@ std::string JobSpec::describe() const {
     s += "}";
   }
   s += std::string(", token ") + token_name(token) + (tuple ? " (as_tuple)" : "");
-  if (fault != Fault::none)
+  if (fault == Fault::verify_error && workload == Workload::ntt_msm_h)
+    s += ", fault verify_error (checked with another toy SRS's secret)";
+  else if (fault != Fault::none)
     s += std::string(", fault ") + fault_name(fault) + " in partition " +
          std::to_string(fault_partition);
   if (cancel)
@@ -190,10 +221,18 @@ JobSpec make_spec(Rng& rng, const MixLimits& L, int round, int submitter, std::s
   }
   if (j.fault == Fault::bad_device) j.affinity = {0, static_cast<int>(L.devices + rng.below(3))};
 
-  // The synthetic workload cannot express mismatched inputs; blend can do all.
-  j.workload = j.fault != Fault::mismatched_sizes && rng.chance(0.35) ? Workload::synthetic
-                                                                      : Workload::blend;
-  if (j.workload == Workload::synthetic) {
+  // The synthetic workload cannot express mismatched inputs; blend can do
+  // all, ntt_msm_h too. Without ntt_msm_h in the mix no draw is spent on it.
+  if (L.ntt_max_log_n >= kStressNttMinLogN && rng.chance(L.ntt_share))
+    j.workload = Workload::ntt_msm_h;
+  else
+    j.workload = j.fault != Fault::mismatched_sizes && rng.chance(0.35) ? Workload::synthetic
+                                                                        : Workload::blend;
+  if (j.workload == Workload::ntt_msm_h) {
+    // Mostly small: on the host backend the CPU runs every MSM.
+    const unsigned top = rng.chance(0.5) ? std::min(L.ntt_max_log_n, 7u) : L.ntt_max_log_n;
+    j.ntt_log_n = kStressNttMinLogN + static_cast<unsigned>(rng.below(top - kStressNttMinLogN + 1));
+  } else if (j.workload == Workload::synthetic) {
     j.synthetic_pageable = !producer_fault(j.fault) && rng.chance(0.5);
     j.synthetic_bytes = round_up(draw_words(rng, L.max_partition_bytes) * 4, 16);
     j.synthetic_streamed = !j.synthetic_pageable && rng.chance(0.5);
@@ -250,10 +289,46 @@ void blend_cpu(const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* ou
         mix_words(a[i], b ? b[i] : kNoSecondInput, static_cast<std::uint32_t>(i), salt, rounds);
 }
 
+engine::workloads::ToySrsSecret ntt_secret(std::uint64_t seed, unsigned srs_log_n,
+                                           unsigned job_log_n) {
+  auto secret = engine::workloads::toy_srs_secret(seed);
+  if (srs_log_n == job_log_n) return secret;
+  // toy_srs_scalar(secret, k, 0) = Z_(2^k)(tau) / delta.
+  const auto job_z = engine::workloads::toy_srs_scalar(secret, job_log_n, 0);
+  const auto srs_z = engine::workloads::toy_srs_scalar(secret, srs_log_n, 0);
+  secret.delta = secret.delta * job_z * srs_z.inverse();
+  return secret;
+}
+
 Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc::PinnedPool& pool,
-                              JobBuffers& buf) {
+                              JobBuffers& buf, const NttSrs* ntt) {
   engine::Job job;
-  if (s.workload == Workload::synthetic) {
+  if (s.workload == Workload::ntt_msm_h) {
+    if (ntt == nullptr || !ntt->srs || ntt->devices == nullptr)
+      return Error{Errc::invalid_argument,
+                   "building " + s.name() + ": ntt_msm_h needs the resident toy SRS"};
+    if (s.ntt_log_n > ntt->log_n)
+      return Error{Errc::invalid_argument,
+                   "building " + s.name() + ": ntt_msm_h 2^" + std::to_string(s.ntt_log_n) +
+                       " is larger than the toy SRS's 2^" + std::to_string(ntt->log_n)};
+    engine::workloads::NttMsmHOptions o;
+    o.partitions = s.partitions;
+    o.log_n = s.ntt_log_n;
+    o.seed = s.id;
+    o.srs = ntt->srs;
+    o.devices = ntt->devices;
+    o.verify = true;
+    o.secret = ntt_secret(s.fault == Fault::verify_error ? kStressSrsSeed + 1 : kStressSrsSeed,
+                          ntt->log_n, s.ntt_log_n);
+    // One thread each: the emulated devices and the workers already run
+    // partitions side by side, and the CPU cost stays what the sizes say.
+    o.cpu_threads = 1;
+    o.verify_threads = 1;
+    o.name = s.name();
+    auto j = engine::workloads::make_ntt_msm_h_job(o, buf.ntt);
+    if (!j) return Error{j.error().code, "building " + s.name() + ": " + j.error().what()};
+    job = std::move(*j);
+  } else if (s.workload == Workload::synthetic) {
     engine::workloads::SyntheticOptions o;
     o.partitions = s.partitions;
     o.input_bytes = s.synthetic_bytes;
@@ -431,7 +506,8 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
         if (throws) throw std::runtime_error("stress: producer threw");
         return make_error_code(Errc::io_error);
       };
-      if (s.workload == Workload::synthetic && s.synthetic_streamed) {
+      if ((s.workload == Workload::synthetic && s.synthetic_streamed) ||
+          s.workload == Workload::ntt_msm_h) {
         // One share fails, maybe while the partition waits on a device for it.
         fp.split_producer = [inner = fp.split_producer, fail](
                                 std::span<const std::span<std::byte>> in, engine::ProducerTask t) {
@@ -446,6 +522,9 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
     }
     case Fault::verify_error:
     case Fault::verify_throws: {
+      // ntt_msm_h fails its own check: the job verifies with another
+      // SRS's secret (above).
+      if (s.fault == Fault::verify_error && s.workload == Workload::ntt_msm_h) break;
       auto inner = job.verify;
       job.verify = [inner, bad = s.fault_partition, throws = s.fault == Fault::verify_throws](
                        const engine::Partition& p, std::size_t i) -> std::error_code {
@@ -470,7 +549,8 @@ Expectation expected(const JobSpec& s) {
     case Fault::empty_input:
       return bad({part + ": input 0 is empty (0 bytes)"});
     case Fault::mismatched_sizes:
-      return bad({part + ": blend inputs differ in size"});
+      return bad({part + (s.workload == Workload::ntt_msm_h ? ": ntt_msm_h input b has"
+                                                            : ": blend inputs differ in size")});
     case Fault::bad_device:
       return bad({"device " + std::to_string(s.affinity[1]) + " does not exist"});
     case Fault::too_big_for_device:
@@ -482,6 +562,10 @@ Expectation expected(const JobSpec& s) {
     case Fault::producer_error:
       return {make_error_code(Errc::io_error), {part + ": producer failed"}};
     case Fault::verify_error:
+      // Another SRS's secret fails every partition; whichever is checked
+      // first is named.
+      if (s.workload == Workload::ntt_msm_h)
+        return {make_error_code(Errc::verification_failed), {" failed verification"}};
       return {make_error_code(Errc::verification_failed), {part + " failed verification"}};
     case Fault::producer_throws:
       return {make_error_code(Errc::callable_threw),
@@ -498,6 +582,20 @@ std::string verify_outputs(const JobSpec& s, const JobBuffers& buf) {
     return "partition " + std::to_string(p) + " word " + std::to_string(i) + " is " +
            std::to_string(got) + ", the CPU version gives " + std::to_string(want);
   };
+  if (s.workload == Workload::ntt_msm_h) {
+    const auto& run = *buf.ntt;
+    if (run.checks.size() != s.partitions) return "ntt_msm_h checks missing";
+    for (std::size_t p = 0; p < s.partitions; ++p) {
+      const auto& c = run.checks[p];
+      if (!c.checked)
+        return "partition " + std::to_string(p) + "'s point was not checked with the toy secret";
+      if (!c.ok)
+        return "partition " + std::to_string(p) +
+               "'s point is not [(A B - C)(tau) / delta] G of the toy secret";
+    }
+    if (!run.all_verified()) return "ntt_msm_h: not every partition verified";
+    return {};
+  }
   if (s.workload == Workload::synthetic) {
     const auto& run = *buf.synthetic;
     std::vector<std::uint32_t> in(s.synthetic_bytes / 4), want(s.synthetic_bytes / 16);

@@ -3,11 +3,14 @@
 // run), building a spec into an engine::Job with the memory it lives in, the
 // outcome each spec must have, and the check of a successful job's outputs.
 //
-// Two workloads: the engine's synthetic workload, and "blend", the stress
+// Three workloads: the engine's synthetic workload; "blend", the stress
 // tool's own: one or two inputs of any kind (produced, pageable, registered,
 // pinned PinnedVec), an output that lands in pageable or pinned memory, and
-// device scratch the kernel writes. Faults are injected by spoiling a spec
-// (bad input, a kernel or producer that reports an error, a failing check).
+// device scratch the kernel writes; and ntt_msm_h (hpoly then the MSM over a
+// toy SRS resident on every device, each partition's point verified with
+// the toy secret). Faults are injected by spoiling a spec (bad input, a
+// kernel or producer that reports an error, a failing check; for ntt_msm_h
+// the failing check is the secret of another toy SRS).
 #pragma once
 
 #include <boost/asio/cancellation_type.hpp>
@@ -21,8 +24,11 @@
 
 #include "alloc/pinned_pool.hpp"
 #include "alloc/pinned_vec.hpp"
+#include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/job.hpp"
+#include "engine/srs.hpp"
+#include "engine/workloads/ntt_msm_h_workload.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "tools/stress/stress_blend.hpp"
 
@@ -32,13 +38,13 @@ namespace stoker::tools::stress {
 enum class Fault : int {
   none,
   empty_input,         // a zero-size input buffer
-  mismatched_sizes,    // blend inputs of different sizes (the workload's validate)
+  mismatched_sizes,    // blend or ntt_msm_h inputs of different sizes (the workload's validate)
   bad_device,          // affinity names a device index that does not exist
   too_big_for_device,  // a partition larger than every device budget
   too_big_for_host,    // a partition larger than the host budget
   kernel_error,        // the kernel (GPU and CPU version) reports an error
   producer_error,      // the producer reports an error
-  verify_error,        // the workload's check of a partition fails
+  verify_error,        // the check of a partition fails (ntt_msm_h: another SRS's secret)
   producer_throws,     // the producer throws an exception
   verify_throws,       // the workload's check of a partition throws
 };
@@ -49,7 +55,22 @@ enum class Token : int { callback, future, awaitable, deferred };
 inline constexpr int kTokenKinds = 4;
 const char* token_name(Token t) noexcept;
 
-enum class Workload : int { synthetic, blend };
+enum class Workload : int { synthetic, blend, ntt_msm_h };
+const char* workload_name(Workload w) noexcept;
+
+// The toy SRS behind every ntt_msm_h job: its seed, and its secret verifies
+// them. A verify_error job checks with toy_srs_secret(kStressSrsSeed + 1).
+inline constexpr std::uint64_t kStressSrsSeed = 0x5eed5;
+// ntt_msm_h sizes the mix draws: 2^4 up to MixLimits::ntt_max_log_n.
+inline constexpr unsigned kStressNttMinLogN = 4;
+// The largest on each backend: the host backend runs hpoly and the MSM on
+// the CPU (tens of ms at 2^10), so its jobs stay small.
+inline constexpr unsigned kStressNttMaxLogNHost = 10;
+inline constexpr unsigned kStressNttMaxLogNGpu = 14;
+// The largest log_n the mix may use: the backend's cap, and a, b and c each
+// within `max_partition_bytes` (so a partition fits the host budget as the
+// other workloads' do). 0 when not even 2^kStressNttMinLogN fits.
+unsigned stress_ntt_max_log_n(devices::Backend backend, std::size_t max_partition_bytes);
 
 // splitmix64 steps: the same sequence on every platform and standard
 // library (std::uniform_int_distribution is not specified bit for bit).
@@ -82,6 +103,7 @@ struct JobSpec {
   bool synthetic_pageable = false;
   bool synthetic_streamed = false;  // produced inputs copied share by share (share_align)
   std::size_t synthetic_bytes = 0;  // synthetic: input bytes per partition
+  unsigned ntt_log_n = 0;           // ntt_msm_h: 2^ntt_log_n evaluations per partition
   std::size_t partitions = 1;
   std::vector<PartSpec> parts;  // blend
   int priority = 0;
@@ -111,6 +133,10 @@ struct MixLimits {
   double fault_rate = 0.2;
   double cancel_rate = 0.15;
   double max_cancel_delay_ms = 15;
+  // ntt_msm_h jobs: at most 2^ntt_max_log_n per partition (0: none in the
+  // mix), `ntt_share` of the jobs.
+  unsigned ntt_max_log_n = 0;
+  double ntt_share = 0.2;
 };
 
 // Draws one job. `kernel_fault` forces a kernel_error job (the driver places
@@ -132,13 +158,34 @@ struct JobBuffers {
   std::vector<std::vector<std::uint32_t>> outputs;
   std::vector<alloc::PinnedVec<std::uint32_t>> pinned_outputs;
   std::shared_ptr<engine::workloads::SyntheticRun> synthetic;
+  std::shared_ptr<engine::workloads::NttMsmHRun> ntt;
   std::vector<std::span<const std::uint32_t>> out_views;  // blend: per partition
 };
 
-// Builds the job; pinned inputs and outputs come from `pool`. Errors name
-// what could not be built (the stress tool's own resources, not the engine).
+// What ntt_msm_h jobs are built against: the toy SRS (kStressSrsSeed) made
+// for 2^log_n, resident on the engine, and the engine's devices. Jobs of
+// 2^log_n or less use its first points.
+struct NttSrs {
+  engine::Srs srs;
+  unsigned log_n = 0;
+  const devices::DeviceSet* devices = nullptr;
+};
+
+// The secret that verifies a job of 2^job_log_n over the first points of
+// the toy SRS of `seed` made for 2^srs_log_n. Its points are
+// [tau^i Z_N(tau) / delta] G (Z_N(x) = x^N - 1, N = 2^srs_log_n), so the
+// job's MSM is [h(tau) Z_N(tau) / delta] G: the job's own size's toy point
+// [h(tau) Z_n(tau) / delta'] G for delta' = delta Z_n(tau) / Z_N(tau), same
+// tau. The toy secret itself when the sizes are equal.
+engine::workloads::ToySrsSecret ntt_secret(std::uint64_t seed, unsigned srs_log_n,
+                                           unsigned job_log_n);
+
+// Builds the job; pinned inputs and outputs come from `pool`; an ntt_msm_h
+// spec needs `ntt`. Errors name what could not be built (the stress tool's
+// own resources or a missing SRS, not the engine).
 Result<engine::Job> build_job(const JobSpec& spec, devices::Backend backend,
-                              alloc::PinnedPool& pool, JobBuffers& buffers);
+                              alloc::PinnedPool& pool, JobBuffers& buffers,
+                              const NttSrs* ntt = nullptr);
 
 // The outcome a spec must have when nothing else interferes: success (no
 // code), or the error code and parts of the message that name it.
@@ -148,7 +195,8 @@ struct Expectation {
 };
 Expectation expected(const JobSpec& spec);
 
-// Checks every output word of a successful job against the CPU version;
+// Checks every output word of a successful job against the CPU version
+// (ntt_msm_h: every partition checked with the toy secret and matched);
 // empty when they all match, else the first mismatch.
 std::string verify_outputs(const JobSpec& spec, const JobBuffers& buffers);
 
