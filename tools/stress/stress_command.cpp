@@ -21,7 +21,9 @@ namespace {
 
 const std::string kHelp =
     std::string(R"(usage: stoker stress [options]
-Submits a random mix of jobs (random partitions and sizes; pinned, pageable,
+Submits a random mix of jobs (the synthetic, blend and ntt_msm_h workloads,
+the last over a toy SRS loaded into each engine and evicted at its end, every
+point verified with the toy secret; random partitions and sizes; pinned, pageable,
 registered and produced inputs; priorities and device affinities; every
 completion token from several threads; cancellations mid-job; jobs that must
 fail; a host budget smaller than the jobs in flight want) and checks the

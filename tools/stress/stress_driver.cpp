@@ -28,6 +28,7 @@
 
 #include "alloc/memory_budget.hpp"
 #include "engine/engine.hpp"
+#include "engine/workloads/toy_srs.hpp"
 
 namespace stoker::tools::stress {
 
@@ -56,6 +57,17 @@ std::size_t round_up(std::size_t n, std::size_t to) {
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
+}
+
+// Empty when every device holds `want` bytes of resident SRS points, else
+// the first device that does not.
+std::string resident_mismatch(const engine::EngineStats& s, std::size_t want) {
+  for (std::size_t d = 0; d < s.device_resident_bytes.size(); ++d)
+    if (s.device_resident_bytes[d] != want)
+      return "device " + std::to_string(d) + " holds " +
+             std::to_string(s.device_resident_bytes[d]) +
+             " bytes of resident SRS points, the toy SRS has " + std::to_string(want);
+  return {};
 }
 
 // Waits until the process has at most `limit` threads; a joined thread may
@@ -95,9 +107,10 @@ class Round {
  public:
   Round(const StressOptions& o, const MixLimits& limits, StressReport& report,
         std::mutex& report_mu, std::vector<double>& latencies, int index, std::size_t quota,
-        Clock::time_point deadline)
+        Clock::time_point deadline, std::span<const kernels::G1Affine> srs_points)
       : o_(o),
         limits_(limits),
+        srs_points_(srs_points),
         rep_(report),
         rep_mu_(report_mu),
         latencies_(latencies),
@@ -126,8 +139,15 @@ class Round {
   }
   [[noreturn]] void stalled(double seconds);
 
+  bool load_srs();
+  void evict_srs();
+
   const StressOptions& o_;
   const MixLimits& limits_;
+  const std::span<const kernels::G1Affine> srs_points_;  // empty: no ntt_msm_h jobs
+  // Set before the submitters and the sampler start, cleared after they end.
+  NttSrs ntt_;
+  bool srs_failed_ = false;
   StressReport& rep_;
   std::mutex& rep_mu_;
   std::vector<double>& latencies_;
@@ -232,6 +252,8 @@ void Round::run() {
     backend_ = engine->devices().backend();
     pool = std::make_unique<alloc::PinnedPool>(backend_, budget, pool_options);
     pool_ = pool.get();
+    // A round whose SRS cannot be loaded submits nothing (the run ends).
+    srs_failed_ = !srs_points_.empty() && !load_srs();
 
     std::thread sampler([this] { sample_loop(); });
     std::vector<std::thread> submitters;
@@ -262,7 +284,11 @@ void Round::run() {
     add("pinned bytes", s.pinned_bytes_in_use);
     for (std::size_t d = 0; d < s.device_budget_in_use.size(); ++d)
       add(("device " + std::to_string(d) + " budget bytes").c_str(), s.device_budget_in_use[d]);
-    if (!held.empty()) violation("engine not idle after every handler ran: " + held);
+    if (!held.empty())
+      violation("engine not idle after every handler ran: " + held);
+    else if (!s.idle())
+      violation("engine stats() not idle() after every handler ran");
+    if (ntt_.srs) evict_srs();
     std::size_t broken = 0;
     for (bool healthy : s.device_healthy) broken += !healthy;
 
@@ -293,7 +319,61 @@ void Round::run() {
               " now, " + std::to_string(baseline) + " before the round)");
 }
 
+// The toy SRS onto every device of this round's engine: resident from here
+// until evict_srs, each device's copy exactly its size.
+bool Round::load_srs() {
+  engine::SrsLoadOptions options;
+  options.label = "stress toy SRS 2^" + std::to_string(limits_.ntt_max_log_n);
+  auto loaded = engine_->load_srs(srs_points_, options);
+  if (!loaded) {
+    violation("the toy SRS (" + std::to_string(srs_points_.size()) +
+              " points) could not be loaded: " + loaded.error().what());
+    return false;
+  }
+  ntt_.srs = *loaded;
+  ntt_.log_n = limits_.ntt_max_log_n;
+  ntt_.devices = &engine_->devices();
+  const auto s = engine_->stats();
+  if (auto bad = resident_mismatch(s, ntt_.srs.bytes()); !bad.empty())
+    violation("after load_srs: " + bad);
+  if (s.srs_resident != 1)
+    violation("after load_srs the engine counts " + std::to_string(s.srs_resident) +
+              " resident SRS, not 1");
+  std::lock_guard lk(rep_mu_);
+  ++rep_.srs_loads;
+  return true;
+}
+
+// Every handler ran: the points are still resident, and once the eviction
+// completes none are.
+void Round::evict_srs() {
+  const auto before = engine_->stats();
+  if (auto bad = resident_mismatch(before, ntt_.srs.bytes()); !bad.empty())
+    violation("after every handler ran, before eviction: " + bad);
+  auto evicted = std::make_shared<std::promise<std::error_code>>();
+  auto done = evicted->get_future();
+  engine_->async_evict_srs(ntt_.srs,
+                           [evicted](boost::system::error_code ec) { evicted->set_value(ec); });
+  if (done.wait_for(std::chrono::duration<double>(o_.stall_s)) != std::future_status::ready) {
+    violation("async_evict_srs did not complete within " + std::to_string(o_.stall_s) +
+              " s with no job using the SRS");
+  } else if (const auto ec = done.get()) {
+    violation("async_evict_srs completed with " + ec.message());
+  } else {
+    const auto after = engine_->stats();
+    if (auto bad = resident_mismatch(after, 0); !bad.empty())
+      violation("after async_evict_srs completed: " + bad);
+    if (after.srs_resident != 0 || !ntt_.srs.released())
+      violation("after async_evict_srs completed the SRS is not released (" +
+                std::to_string(after.srs_resident) + " resident)");
+    std::lock_guard lk(rep_mu_);
+    ++rep_.srs_evictions;
+  }
+  ntt_ = {};
+}
+
 void Round::submitter(int s, std::size_t quota) {
+  if (srs_failed_) return;
   Rng rng(mix_seed(o_.seed, static_cast<std::uint64_t>(index_), static_cast<std::uint64_t>(s) + 1));
   // At most one kernel fault per engine lifetime, placed by submitter 0.
   const std::size_t kernel_fault_at =
@@ -311,7 +391,7 @@ void Round::submitter(int s, std::size_t quota) {
     auto rec = std::make_shared<JobRecord>();
     rec->spec = make_spec(rng, limits_, index_, s, i, i == kernel_fault_at);
     rec->expect = expected(rec->spec);
-    auto job = build_job(rec->spec, backend_, *pool_, rec->buffers);
+    auto job = build_job(rec->spec, backend_, *pool_, rec->buffers, &ntt_);
     if (!job) {
       job_violation(*rec, "the stress tool could not build it: " + job.error().what());
       continue;
@@ -330,7 +410,17 @@ void Round::submitter(int s, std::size_t quota) {
       const auto& sp = rec->spec;
       if (sp.fault != Fault::none) ++rep_.faults_injected[static_cast<std::size_t>(sp.fault)];
       ++rep_.by_token[static_cast<std::size_t>(sp.token)];
-      ++(sp.workload == Workload::synthetic ? rep_.synthetic_jobs : rep_.blend_jobs);
+      switch (sp.workload) {
+        case Workload::synthetic:
+          ++rep_.synthetic_jobs;
+          break;
+        case Workload::blend:
+          ++rep_.blend_jobs;
+          break;
+        case Workload::ntt_msm_h:
+          ++rep_.ntt_msm_h_jobs;
+          break;
+      }
       for (const auto& p : job->partitions)
         for (const auto& in : p.inputs) ++rep_.inputs_by_kind[static_cast<std::size_t>(in.kind)];
       ++rep_.jobs_submitted;
@@ -527,6 +617,7 @@ void Round::done(const RecordPtr& rec, std::error_code ec, const engine::JobRepo
       switch (outcome) {
         case 0:
           ++rep_.jobs_succeeded;
+          if (rec->spec.workload == Workload::ntt_msm_h) ++rep_.ntt_msm_h_verified;
           if (rec->spec.cancel) ++rep_.cancels_too_late;
           break;
         case 1:
@@ -573,6 +664,8 @@ void Round::sample_loop() {
     if (s.host_budget_in_use > s.host_budget_limit)
       bad = "host budget " + std::to_string(s.host_budget_in_use) + " in use over its limit " +
             std::to_string(s.host_budget_limit);
+    if (ntt_.srs)
+      if (auto r = resident_mismatch(s, ntt_.srs.bytes()); !r.empty()) bad = r;
     if (!bad.empty() && !stats_violation_) {
       stats_violation_ = true;
       violation("stats() while running: " + bad);
@@ -658,12 +751,14 @@ Result<StressReport> run(const StressOptions& options) {
     p.get_future().wait();
   }
   MixLimits limits;
+  devices::Backend backend = devices::Backend::host;
   {
     asio::io_context io;
     auto e = engine::Engine::create(io.get_executor(), o.config);
     if (!e) return e.error();
     const auto& set = (*e)->devices();
-    rep.backend = devices::to_string(set.backend());
+    backend = set.backend();
+    rep.backend = devices::to_string(backend);
     rep.devices = set.size();
     limits.devices = set.size();
     for (std::size_t d = 0; d < set.size(); ++d)
@@ -681,6 +776,18 @@ Result<StressReport> run(const StressOptions& options) {
   limits.fault_rate = o.fault_rate;
   limits.cancel_rate = o.cancel_rate;
   limits.max_cancel_delay_ms = o.max_cancel_delay_ms;
+  // The toy SRS for the largest ntt_msm_h size the mix draws, computed once
+  // on the CPU (before the thread baseline: it runs on threads of its own).
+  limits.ntt_max_log_n = stress_ntt_max_log_n(backend, limits.max_partition_bytes);
+  std::vector<kernels::G1Affine> srs_points;
+  if (limits.ntt_max_log_n != 0) {
+    srs_points.resize(engine::workloads::toy_srs_points(limits.ntt_max_log_n));
+    if (auto e =
+            engine::workloads::make_toy_srs(kStressSrsSeed, limits.ntt_max_log_n, 0, srs_points))
+      return Error{e.code, "the toy SRS for the ntt_msm_h jobs: " + e.what()};
+    rep.srs_log_n = limits.ntt_max_log_n;
+    rep.srs_bytes = srs_points.size() * sizeof(kernels::G1Affine);
+  }
   rep.threads_baseline = settle_threads(process_threads());
 
   std::mutex rep_mu;
@@ -696,7 +803,7 @@ Result<StressReport> run(const StressOptions& options) {
     const std::size_t quota = o.jobs ? std::min(o.round_jobs, o.jobs - submitted) : o.round_jobs;
     const auto round_end =
         std::min(end, now + std::chrono::microseconds(static_cast<long>(o.round_s * 1e6)));
-    Round round(o, limits, rep, rep_mu, latencies, r, quota, round_end);
+    Round round(o, limits, rep, rep_mu, latencies, r, quota, round_end, srs_points);
     round.run();
     submitted += round.submitted();
     if (o.log) {
@@ -766,6 +873,14 @@ std::string to_json(const StressReport& r) {
   for (int t = 0; t < kTokenKinds; ++t)
     tokens[token_name(static_cast<Token>(t))] = r.by_token[static_cast<std::size_t>(t)];
   j["tokens"] = std::move(tokens);
+  j["workloads"] = {{"synthetic", r.synthetic_jobs},
+                    {"blend", r.blend_jobs},
+                    {"ntt_msm_h", r.ntt_msm_h_jobs},
+                    {"ntt_msm_h_verified", r.ntt_msm_h_verified}};
+  j["srs"] = {{"log_n", r.srs_log_n},
+              {"bytes_per_device", r.srs_bytes},
+              {"loads", r.srs_loads},
+              {"evictions", r.srs_evictions}};
   j["inputs"] = {{"pinned", r.inputs_by_kind[0]},
                  {"registered", r.inputs_by_kind[1]},
                  {"pageable", r.inputs_by_kind[2]},
@@ -811,6 +926,18 @@ std::string summarize(const StressReport& r) {
                 r.collateral, r.devices_broken, r.cancels_requested, r.cancels_aborted,
                 r.cancels_too_late);
   s += buf;
+  std::snprintf(buf, sizeof buf,
+                "  workloads: synthetic %zu, blend %zu, ntt_msm_h %zu (%zu succeeded, verified "
+                "with the toy secret)\n",
+                r.synthetic_jobs, r.blend_jobs, r.ntt_msm_h_jobs, r.ntt_msm_h_verified);
+  s += buf;
+  if (r.srs_log_n != 0) {
+    std::snprintf(buf, sizeof buf,
+                  "  toy SRS: 2^%u, %zu bytes on each device, loaded in %zu round(s), evicted in "
+                  "%zu\n",
+                  r.srs_log_n, r.srs_bytes, r.srs_loads, r.srs_evictions);
+    s += buf;
+  }
   s += "  tokens:";
   for (int t = 0; t < kTokenKinds; ++t) {
     std::snprintf(buf, sizeof buf, " %s %zu", token_name(static_cast<Token>(t)),

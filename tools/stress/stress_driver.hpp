@@ -8,6 +8,11 @@
 // through every completion token, a sampler thread watches engine.stats(),
 // and at the end the engine must be idle (budgets, pinned bytes, device
 // memory, slots, jobs all zero) and, once destroyed, leave no thread behind.
+// When the mix holds ntt_msm_h jobs, the toy SRS for the largest size it
+// draws (kStressSrsSeed) is computed once per run and loaded into each
+// round's engine with Engine::load_srs before its first job; every
+// ntt_msm_h job of the round uses it, and the round evicts it
+// (async_evict_srs) once every handler ran.
 // A round holds at most one kernel_error job: on the host backend a kernel
 // error breaks its emulated device for good, as a faulting kernel does a GPU.
 //
@@ -21,6 +26,9 @@
 //   finished first;
 // - stats() never shows more budget or slots in use than exist;
 // - idle and thread-free at the end of every round;
+// - the SRS's points stay resident on every device (device_resident_bytes
+//   equal to its size, in every stats() sample) until the round evicts
+//   them, and none are left after the eviction completes;
 // - no job stalls: nothing completes for `stall_s` while jobs are in flight
 //   aborts the process with the jobs in flight listed (a hang cannot be
 //   returned from).
@@ -76,7 +84,11 @@ struct StressReport {
   std::size_t cancels_requested = 0, cancels_aborted = 0, cancels_too_late = 0;
   std::array<std::size_t, kTokenKinds> by_token{};
   std::array<std::size_t, 4> inputs_by_kind{};  // engine::InputKind order
-  std::size_t synthetic_jobs = 0, blend_jobs = 0;
+  std::size_t synthetic_jobs = 0, blend_jobs = 0, ntt_msm_h_jobs = 0;
+  std::size_t ntt_msm_h_verified = 0;  // succeeded, every partition checked with the toy secret
+  unsigned srs_log_n = 0;              // the toy SRS's size (0: no ntt_msm_h in the mix)
+  std::size_t srs_bytes = 0;           // resident on each device while loaded
+  std::size_t srs_loads = 0, srs_evictions = 0;  // rounds that loaded it, and evicted it
 
   std::size_t samples = 0, pressure_samples = 0;  // stats() samples; with demand > host budget
   std::size_t host_budget_limit = 0, peak_host_budget_in_use = 0, peak_demand = 0;
