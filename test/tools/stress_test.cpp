@@ -1,11 +1,16 @@
 // The stress driver (tools/stress/stress_driver.hpp) on the host backend: a short,
 // fixed-seed run must keep every invariant and actually inject what it
-// claims to (each fault kind, cancellations, budget pressure, every token).
+// claims to (each fault kind, cancellations, budget pressure, every token,
+// ntt_msm_h jobs over a resident toy SRS).
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "engine/engine.hpp"
+#include "engine/workloads/toy_srs.hpp"
 #include "tools/stress/stress_driver.hpp"
 #include "tools/stress/stress_jobs.hpp"
 
@@ -69,9 +74,25 @@ TEST(Stress, HostBackendMixKeepsEveryInvariant) {
   EXPECT_GT(r.latency_p99_ms, 0.0);
   EXPECT_GE(r.latency_p99_ms, r.latency_p50_ms);
   EXPECT_EQ(r.threads_after, r.threads_baseline) << "no thread left behind";
+  // ntt_msm_h over the toy SRS: 2^4..2^10 on the host backend, the SRS for
+  // 2^10 loaded into each round's engine and evicted at its end (the
+  // driver checks device_resident_bytes around both).
+  EXPECT_GE(r.ntt_msm_h_jobs, 20u) << summarize(r);
+  EXPECT_GE(r.ntt_msm_h_verified, 5u) << summarize(r);
+  EXPECT_LT(r.ntt_msm_h_verified, r.ntt_msm_h_jobs) << "some failed as their faults say";
+  EXPECT_EQ(r.synthetic_jobs + r.blend_jobs + r.ntt_msm_h_jobs, r.jobs_submitted);
+  EXPECT_EQ(r.srs_log_n, 10u);
+  EXPECT_EQ(r.srs_bytes, engine::workloads::toy_srs_points(10) * sizeof(kernels::G1Affine));
+  EXPECT_EQ(r.srs_loads, r.rounds);
+  EXPECT_EQ(r.srs_evictions, r.rounds);
   const auto json = to_json(r);
   EXPECT_NE(json.find("\"ok\":true"), std::string::npos) << json;
   EXPECT_NE(json.find("\"kernel_error\":{\"injected\":3"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"ntt_msm_h\":" + std::to_string(r.ntt_msm_h_jobs)), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"evictions\":3"), std::string::npos) << json;
+  EXPECT_NE(summarize(r).find("ntt_msm_h " + std::to_string(r.ntt_msm_h_jobs)), std::string::npos)
+      << summarize(r);
 }
 
 TEST(Stress, SeedNamesTheJobMix) {
@@ -108,6 +129,107 @@ TEST(Stress, VerificationCatchesAWrongOutput) {
     EXPECT_NE(verify_outputs(spec, buffers), "") << spec.describe();
     EXPECT_FALSE(expected(spec).code) << spec.describe();
   }
+}
+
+TEST(Stress, NttMsmHSizesFollowTheBackendAndThePartitionBound) {
+  EXPECT_EQ(stress_ntt_max_log_n(devices::Backend::host, 256 << 10), kStressNttMaxLogNHost);
+  EXPECT_EQ(stress_ntt_max_log_n(devices::Backend::cuda, 8 << 20), kStressNttMaxLogNGpu);
+  EXPECT_EQ(stress_ntt_max_log_n(devices::Backend::host, 4 << 10), 7u) << "2^7 x 32 B = 4 KiB";
+  EXPECT_EQ(stress_ntt_max_log_n(devices::Backend::host, 511), 0u) << "2^4 does not fit";
+
+  MixLimits limits;
+  limits.devices = 2;
+  limits.ntt_max_log_n = 9;
+  Rng rng(mix_seed(7, 0, 1));
+  std::size_t ntt = 0;
+  for (std::size_t i = 0; i < 200; ++i) {
+    const auto spec = make_spec(rng, limits, 0, 0, i, false);
+    if (spec.workload != Workload::ntt_msm_h) continue;
+    ++ntt;
+    EXPECT_GE(spec.ntt_log_n, kStressNttMinLogN) << spec.describe();
+    EXPECT_LE(spec.ntt_log_n, 9u) << spec.describe();
+    EXPECT_NE(spec.describe().find("ntt_msm_h"), std::string::npos) << spec.describe();
+  }
+  EXPECT_GT(ntt, 20u) << "about a fifth of the mix";
+  limits.ntt_max_log_n = 0;
+  for (std::size_t i = 0; i < 200; ++i)
+    EXPECT_NE(make_spec(rng, limits, 0, 0, i, false).workload, Workload::ntt_msm_h);
+}
+
+// ntt_msm_h specs through a host engine holding the stress run's toy SRS
+// (made for 2^7): without a fault they succeed, at the SRS's size and
+// below, every partition verified with the toy secret; with verify_error
+// the job is checked with another SRS's secret and fails with
+// verification_failed, as expected() says.
+TEST(Stress, NttMsmHWithTheWrongSecretFailsVerification) {
+  constexpr unsigned kSrsLogN = 7;
+  boost::asio::io_context io;
+  engine::Config config;
+  config.devices.backend = devices::BackendChoice::host;
+  config.devices.host.device_count = 2;
+  config.devices.host.memory_bytes = std::size_t{64} << 20;
+  config.host_budget_bytes = std::size_t{16} << 20;
+  config.worker_threads = 2;
+  engine::Engine engine(io.get_executor(), config);
+  std::vector<kernels::G1Affine> points(engine::workloads::toy_srs_points(kSrsLogN));
+  ASSERT_FALSE(engine::workloads::make_toy_srs(kStressSrsSeed, kSrsLogN, 0, points));
+  auto srs = engine.load_srs(points);
+  ASSERT_TRUE(srs) << srs.error().what();
+  const NttSrs ntt{*srs, kSrsLogN, &engine.devices()};
+  alloc::MemoryBudget budget(8 << 20, "test");
+  alloc::PinnedPool pool(devices::Backend::host, budget);
+
+  const auto submit = [&](const JobSpec& spec, JobBuffers& buffers, std::error_code& ec) {
+    auto job = build_job(spec, devices::Backend::host, pool, buffers, &ntt);
+    EXPECT_TRUE(job) << job.error().what();
+    engine::JobReport report;
+    if (!job) return report;
+    engine.async_submit(std::move(*job), [&](std::error_code e, engine::JobReport r) {
+      ec = e;
+      report = std::move(r);
+    });
+    io.run();
+    io.restart();
+    return report;
+  };
+
+  JobSpec spec;
+  spec.id = 1234;
+  spec.workload = Workload::ntt_msm_h;
+  spec.partitions = 3;
+  for (unsigned log_n : {kStressNttMinLogN, 5u, kSrsLogN}) {
+    spec.ntt_log_n = log_n;
+    JobBuffers buffers;
+    std::error_code ec;
+    const auto report = submit(spec, buffers, ec);
+    ASSERT_FALSE(ec) << "2^" << log_n << ": " << report.error;
+    ASSERT_TRUE(buffers.ntt);
+    EXPECT_TRUE(buffers.ntt->all_verified()) << "2^" << log_n;
+    EXPECT_EQ(verify_outputs(spec, buffers), "") << "2^" << log_n;
+  }
+  spec.ntt_log_n = 5;
+  spec.fault = Fault::verify_error;
+  const auto want = expected(spec);
+  EXPECT_EQ(want.code, make_error_code(Errc::verification_failed));
+  {
+    JobBuffers buffers;
+    std::error_code ec;
+    const auto report = submit(spec, buffers, ec);
+    EXPECT_EQ(ec, make_error_code(Errc::verification_failed)) << report.error;
+    for (const auto& m : want.message)
+      EXPECT_NE(report.error.find(m), std::string::npos) << report.error;
+    ASSERT_TRUE(buffers.ntt);
+    EXPECT_FALSE(buffers.ntt->all_verified());
+    EXPECT_NE(verify_outputs(spec, buffers), "");
+  }
+  EXPECT_TRUE(engine.stats().idle());
+  for (auto b : engine.stats().device_resident_bytes) EXPECT_EQ(b, srs->bytes());
+
+  // Without the resident SRS the stress tool cannot build the job.
+  JobBuffers buffers;
+  const auto refused = build_job(spec, devices::Backend::host, pool, buffers);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().what().find("toy SRS"), std::string::npos) << refused.error().what();
 }
 
 TEST(Stress, BadOptionsAreRefusedWithANamedError) {
