@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "engine/engine.hpp"
@@ -69,17 +70,20 @@ std::error_code ntt_msm_h_prepare(const devices::DeviceSet& set, unsigned log_n)
 }
 
 std::error_code ntt_msm_h_verify(std::uint64_t seed, std::size_t partition, unsigned log_n,
-                                 const ToySrsSecret& secret, const G1Affine& point,
-                                 std::span<const Fr> h, unsigned threads, NttMsmHCheck* check) {
+                                 unsigned srs_log_n, const ToySrsSecret& secret,
+                                 const G1Affine& point, std::span<const Fr> h, unsigned threads,
+                                 NttMsmHCheck* check) {
   const std::uint64_t n = std::uint64_t{1} << log_n;
-  if (log_n < kNttMsmHMinLogN || log_n > kNttMsmHMaxLogN || (!h.empty() && h.size() != n))
+  if (log_n < kNttMsmHMinLogN || log_n > kNttMsmHMaxLogN || srs_log_n < log_n ||
+      srs_log_n > 40 || (!h.empty() && h.size() != n))
     return make_error_code(Errc::invalid_argument);
   const Fr& tau = secret.tau;
   const HpolySums s = hpoly_sums(seed, partition, log_n, h, tau, threads);
   const Fr z = tau.pow(n) - Fr::one();
   const Fr z_over_n = z * Fr::from_u64(n).inverse();
   const Fr ab_c = (z_over_n * s.a) * (z_over_n * s.b) - z_over_n * s.c;  // h(tau) Z(tau)
-  const Fr scalar = ab_c * secret.delta.inverse();
+  const Fr z_srs = tau.pow(std::uint64_t{1} << srs_log_n) - Fr::one();
+  const Fr scalar = ab_c * z.inverse() * z_srs * secret.delta.inverse();
   NttMsmHCheck r;
   r.checked = true;
   kernels::cpu::fixed_base_mul(&r.expected, &scalar, 1, 1);
@@ -115,6 +119,13 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
   if (o.verify && !o.secret)
     return Error{Errc::invalid_argument,
                  who + "verification needs the toy SRS's secret (a toy SRS and its seed)"};
+  // A toy SRS holds 2^k - 1 points; its k goes into the expected point.
+  const std::size_t srs_n = o.srs.points() + 1;
+  if (o.verify && (srs_n & (srs_n - 1)) != 0)
+    return Error{Errc::invalid_argument,
+                 who + "verification needs a toy SRS (2^k - 1 points); SRS '" + o.srs.label() +
+                     "' has " + std::to_string(o.srs.points())};
+  const auto srs_log_n = static_cast<unsigned>(std::countr_zero(srs_n));
 
   Partition shape;
   for (int k = 0; k < 3; ++k) shape.inputs.push_back(Input::produced(bytes));
@@ -216,10 +227,10 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
     return {};
   };
   if (o.verify)
-    job.verify = [run_ptr = run, seed = o.seed, log_n, secret = *o.secret,
+    job.verify = [run_ptr = run, seed = o.seed, log_n, srs_log_n, secret = *o.secret,
                   threads = o.verify_threads](const Partition&, std::size_t p) {
-      return ntt_msm_h_verify(seed, p, log_n, secret, run_ptr->point(p), run_ptr->h_of(p),
-                              threads, &run_ptr->checks[p]);
+      return ntt_msm_h_verify(seed, p, log_n, srs_log_n, secret, run_ptr->point(p),
+                              run_ptr->h_of(p), threads, &run_ptr->checks[p]);
     };
   return job;
 }

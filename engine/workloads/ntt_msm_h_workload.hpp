@@ -10,7 +10,8 @@
 //
 // Verification (options.verify) needs the toy SRS's secret (tau, delta)
 // (toy_srs.hpp): with the points [tau^i Z(tau) / delta] G, the MSM of h is
-// [h(tau) Z(tau) / delta] G, and h(tau) Z(tau) = A(tau) B(tau) - C(tau), so
+// [h(tau) Z(tau) / delta] G, and h(tau) Z(tau) = A(tau) B(tau) - C(tau) (Z
+// of the job's size; a larger SRS's Z is put in for Z), so
 // on a worker after the point landed the check evaluates A, B and C at tau
 // from the regenerated evaluations (hpoly_sums: barycentric, no second NTT
 // and no second MSM), multiplies the generator by the scalar on the CPU and
@@ -103,9 +104,14 @@ std::size_t ntt_msm_h_scratch_bytes(const devices::DeviceSet& set, unsigned log_
 std::error_code ntt_msm_h_prepare(const devices::DeviceSet& set, unsigned log_n);
 
 // The check of partition `partition`'s point (and h when given) against the
-// toy secret; fills `check`. Errc::verification_failed when it does not hold.
+// secret of a toy SRS of 2^srs_log_n - 1 points (srs_log_n >= log_n: a job
+// uses the first 2^log_n - 1 points of a larger SRS, whose points carry
+// Z(tau) of the SRS's size, so the expected point is
+// [h(tau) Z_srs(tau) / delta] G); fills `check`. Errc::verification_failed
+// when it does not hold.
 std::error_code ntt_msm_h_verify(std::uint64_t seed, std::size_t partition, unsigned log_n,
-                                 const ToySrsSecret& secret, const kernels::G1Affine& point,
+                                 unsigned srs_log_n, const ToySrsSecret& secret,
+                                 const kernels::G1Affine& point,
                                  std::span<const kernels::Fr> h, unsigned threads,
                                  NttMsmHCheck* check = nullptr);
 

@@ -129,20 +129,36 @@ TEST(NttMsmHWorkload, VerificationRejectsAWrongPointAndAWrongH) {
   std::vector<Fr> h;
   const auto good = reference_point(f.points, 11, 0, log_n, &h);
   workloads::NttMsmHCheck check;
-  EXPECT_FALSE(workloads::ntt_msm_h_verify(11, 0, log_n, secret, good, {}, 0, &check));
+  EXPECT_FALSE(workloads::ntt_msm_h_verify(11, 0, log_n, log_n, secret, good, {}, 0, &check));
   EXPECT_TRUE(check.ok);
-  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 1, log_n, secret, good, {}, 0),
+  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 1, log_n, log_n, secret, good, {}, 0),
             make_error_code(Errc::verification_failed))
       << "another partition's point";
-  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 0, log_n, workloads::toy_srs_secret(kSrsSeed + 1),
-                                        good, {}, 0),
+  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 0, log_n, log_n,
+                                        workloads::toy_srs_secret(kSrsSeed + 1), good, {}, 0),
             make_error_code(Errc::verification_failed))
       << "another SRS's secret";
   h[3] += Fr::one();
-  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 0, log_n, secret, good, h, 0, &check),
+  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 0, log_n, log_n, secret, good, h, 0, &check),
             make_error_code(Errc::verification_failed));
   EXPECT_TRUE(check.ok) << "the point is right";
   EXPECT_FALSE(check.h_ok) << "h is not";
+}
+
+TEST(NttMsmHWorkload, SmallerJobsOverALargerToySrsVerify) {
+  Fixture f(2, 9);  // 511 points
+  for (unsigned log_n : {4u, 6u, 9u}) {
+    auto o = f.options(log_n, 2);
+    std::shared_ptr<workloads::NttMsmHRun> run;
+    auto job = workloads::make_ntt_msm_h_job(o, run);
+    ASSERT_TRUE(job) << job.error().what();
+    std::error_code ec;
+    const auto report = run_job(f.engine, f.io, std::move(*job), ec);
+    ASSERT_FALSE(ec) << "2^" << log_n << ": " << report.error;
+    EXPECT_TRUE(run->all_verified()) << "2^" << log_n;
+    for (std::size_t p = 0; p < o.partitions; ++p)
+      EXPECT_TRUE(same(run->point(p), reference_point(f.points, o.seed, p, log_n)));
+  }
 }
 
 TEST(NttMsmHWorkload, AJobVerifiedWithTheWrongSecretFails) {

@@ -289,17 +289,6 @@ void blend_cpu(const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* ou
         mix_words(a[i], b ? b[i] : kNoSecondInput, static_cast<std::uint32_t>(i), salt, rounds);
 }
 
-engine::workloads::ToySrsSecret ntt_secret(std::uint64_t seed, unsigned srs_log_n,
-                                           unsigned job_log_n) {
-  auto secret = engine::workloads::toy_srs_secret(seed);
-  if (srs_log_n == job_log_n) return secret;
-  // toy_srs_scalar(secret, k, 0) = Z_(2^k)(tau) / delta.
-  const auto job_z = engine::workloads::toy_srs_scalar(secret, job_log_n, 0);
-  const auto srs_z = engine::workloads::toy_srs_scalar(secret, srs_log_n, 0);
-  secret.delta = secret.delta * job_z * srs_z.inverse();
-  return secret;
-}
-
 Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc::PinnedPool& pool,
                               JobBuffers& buf, const NttSrs* ntt) {
   engine::Job job;
@@ -318,8 +307,8 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
     o.srs = ntt->srs;
     o.devices = ntt->devices;
     o.verify = true;
-    o.secret = ntt_secret(s.fault == Fault::verify_error ? kStressSrsSeed + 1 : kStressSrsSeed,
-                          ntt->log_n, s.ntt_log_n);
+    o.secret = engine::workloads::toy_srs_secret(s.fault == Fault::verify_error ? kStressSrsSeed + 1
+                                                                                 : kStressSrsSeed);
     // One thread each: the emulated devices and the workers already run
     // partitions side by side, and the CPU cost stays what the sizes say.
     o.cpu_threads = 1;

@@ -171,15 +171,6 @@ struct NttSrs {
   const devices::DeviceSet* devices = nullptr;
 };
 
-// The secret that verifies a job of 2^job_log_n over the first points of
-// the toy SRS of `seed` made for 2^srs_log_n. Its points are
-// [tau^i Z_N(tau) / delta] G (Z_N(x) = x^N - 1, N = 2^srs_log_n), so the
-// job's MSM is [h(tau) Z_N(tau) / delta] G: the job's own size's toy point
-// [h(tau) Z_n(tau) / delta'] G for delta' = delta Z_n(tau) / Z_N(tau), same
-// tau. The toy secret itself when the sizes are equal.
-engine::workloads::ToySrsSecret ntt_secret(std::uint64_t seed, unsigned srs_log_n,
-                                           unsigned job_log_n);
-
 // Builds the job; pinned inputs and outputs come from `pool`; an ntt_msm_h
 // spec needs `ntt`. Errors name what could not be built (the stress tool's
 // own resources or a missing SRS, not the engine).
