@@ -68,6 +68,7 @@ struct EngineStats {
   // costs 0.05-0.5 s/GiB, so these should stop moving once warm.
   std::size_t pinned_slab_allocations = 0, pinned_slabs_trimmed = 0;
   std::vector<std::size_t> device_budget_in_use;
+  std::vector<std::size_t> device_budget_limit;  // Config::device_budget_bytes or 85 % of memory
   // Bytes of resident SRS points on each device (engine/srs.hpp), off its
   // budget while they stay; not counted by idle().
   std::vector<std::size_t> device_resident_bytes;

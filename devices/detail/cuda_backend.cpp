@@ -339,12 +339,16 @@ std::error_code CudaDevice::free_async(void* ptr, Stream& stream) {
   return check(cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream.native())));
 }
 
-std::error_code CudaDevice::set_pool_release_threshold(std::size_t bytes) {
+std::error_code CudaDevice::configure_pool(std::size_t release_threshold) {
   if (auto ec = make_current()) return ec;
   cudaMemPool_t pool = nullptr;
   if (auto ec = check(cudaDeviceGetDefaultMemPool(&pool, info_.ordinal))) return ec;
-  auto threshold = static_cast<std::uint64_t>(bytes);
-  return check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  auto threshold = static_cast<std::uint64_t>(release_threshold);
+  if (auto ec = check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold)))
+    return ec;
+  int internal_dependencies = 0;
+  return check(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies,
+                                       &internal_dependencies));
 }
 
 Result<std::size_t> CudaDevice::pool_reserved_bytes() {

@@ -26,7 +26,7 @@ class CudaDevice final : public Device {
   Result<DeviceBuffer> allocate(std::size_t bytes) override;
   Result<void*> allocate_async(std::size_t bytes, Stream& stream) override;
   std::error_code free_async(void* ptr, Stream& stream) override;
-  std::error_code set_pool_release_threshold(std::size_t bytes) override;
+  std::error_code configure_pool(std::size_t bytes) override;
   Result<std::size_t> pool_reserved_bytes() override;
   Result<MemoryInfo> memory_info() override;
   std::error_code health() const override;

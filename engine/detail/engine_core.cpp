@@ -56,7 +56,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
         cfg.device_budget_bytes ? std::min(cfg.device_budget_bytes, total) : total / 100 * 85;
     // Stream-ordered allocations stay cached in the device pool between
     // partitions, so the hot path never reaches cudaMalloc.
-    dev.set_pool_release_threshold(s.budget);
+    dev.configure_pool(s.budget);
     core->dev_.push_back(s);
   }
   // Partitions between prepare and finished (each holding its pinned block):
@@ -128,6 +128,7 @@ EngineStats EngineCore::stats() {
       s.busy_slots +=
           static_cast<std::size_t>(std::count(d.slot_busy.begin(), d.slot_busy.end(), true));
       s.device_budget_in_use.push_back(d.in_use);
+      s.device_budget_limit.push_back(d.budget);
       s.device_resident_bytes.push_back(d.resident);
       s.device_healthy.push_back(d.healthy);
     }

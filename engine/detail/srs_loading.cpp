@@ -214,7 +214,7 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
   on_thread(io_, [&] {
     srs_.push_back(r);
     for (std::size_t d = 0; d < n_dev; ++d)
-      set_[d].set_pool_release_threshold(dev_[d].budget - dev_[d].resident);
+      set_[d].configure_pool(dev_[d].budget - dev_[d].resident);
     return 0;
   });
   return Srs(std::move(r));
@@ -287,7 +287,7 @@ void EngineCore::release_srs(const std::shared_ptr<SrsResidency>& r) {
       const std::size_t bytes = r->points * sizeof(kernels::G1Affine);
       for (std::size_t d = 0; d < dev_.size(); ++d) {
         dev_[d].resident -= bytes;
-        set_[d].set_pool_release_threshold(dev_[d].budget - dev_[d].resident);
+        set_[d].configure_pool(dev_[d].budget - dev_[d].resident);
       }
       srs_.erase(std::remove(srs_.begin(), srs_.end(), r), srs_.end());
       for (auto& [h, ex] : r->evict_waiters)

@@ -330,6 +330,15 @@ int run_command(int argc, char** argv) {
           synthetic_outputs_registered ? "registered" : "pageable", so.rounds, devices,
           devices::to_string(e.devices().backend()), e.config().pipeline_depth);
     }
+    const auto st = e.stats();
+    std::printf("  device memory per partition: %.1f MiB; device budget %.1f MiB",
+                static_cast<double>(job->partitions[0].device_bytes()) / (1 << 20),
+                static_cast<double>(st.device_budget_limit.empty() ? 0 : st.device_budget_limit[0]) /
+                    (1 << 20));
+    if (!st.device_resident_bytes.empty() && st.device_resident_bytes[0] != 0)
+      std::printf(", %.1f MiB of it resident SRS points",
+                  static_cast<double>(st.device_resident_bytes[0]) / (1 << 20));
+    std::printf("\n");
     const auto cpus = e.stats().device_cpus;
     for (std::size_t d = 0; d < devices; ++d)
       std::printf("  device %zu: %s%s%s\n", d, e.devices()[d].info().name.c_str(),
