@@ -28,12 +28,43 @@ bool NttMsmHRun::all_verified() const {
          });
 }
 
-std::size_t ntt_msm_h_scratch_bytes(const devices::DeviceSet& set, unsigned log_n) {
+std::error_code ntt_msm_h_plan(int ordinal, unsigned log_n, std::size_t srs_bytes,
+                               std::size_t device_budget_bytes, kernels::gpu::MsmPlan& plan) {
+  const std::size_t n = std::size_t{1} << log_n;
+  if (auto ec = kernels::gpu::plan_msm(n - 1, ordinal, plan)) return ec;
+  std::size_t budget = device_budget_bytes;
+  if (budget == 0) {
+    std::size_t free = 0, total = 0;
+    int previous = 0;
+    cudaGetDevice(&previous);
+    const bool ok = cudaSetDevice(ordinal) == cudaSuccess && cudaMemGetInfo(&free, &total) == cudaSuccess;
+    cudaSetDevice(previous);
+    if (!ok) return make_error_code(Errc::no_device);
+    budget = total / 100 * 85;
+  }
+  const std::size_t inputs = 3 * n * sizeof(Fr) + sizeof(G1Xyzz) + 1024;
+  const auto two_fit = [&](const kernels::gpu::MsmPlan& p) {
+    return srs_bytes + 2 * (inputs + p.scratch_bytes) <= budget;
+  };
+  for (unsigned c = plan.window_bits; c > 8 && !two_fit(plan); --c) {
+    kernels::gpu::MsmPlan smaller;
+    if (kernels::gpu::plan_msm(n - 1, ordinal, smaller, c - 1)) break;
+    plan = smaller;
+  }
+  return {};
+}
+
+std::size_t ntt_msm_h_scratch_bytes(const devices::DeviceSet& set, unsigned log_n,
+                                    std::size_t srs_bytes, std::size_t device_budget_bytes) {
   const std::size_t n = std::size_t{1} << log_n;
   if (set.backend() != devices::Backend::cuda) return n * sizeof(Fr);
   std::size_t most = 0;
-  for (std::size_t d = 0; d < set.size(); ++d)
-    most = std::max(most, kernels::gpu::msm_scratch_bytes(n - 1, set[d].info().ordinal));
+  for (std::size_t d = 0; d < set.size(); ++d) {
+    kernels::gpu::MsmPlan plan;
+    if (ntt_msm_h_plan(set[d].info().ordinal, log_n, srs_bytes, device_budget_bytes, plan))
+      return 0;
+    most = std::max(most, plan.scratch_bytes);
+  }
   return most;
 }
 
@@ -156,7 +187,21 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
       run->h.emplace_back(mem);
     }
   }
-  const std::size_t scratch = ntt_msm_h_scratch_bytes(*o.devices, log_n);
+  // One MSM plan per engine device (the window may differ where memory does).
+  auto plans = std::make_shared<std::vector<kernels::gpu::MsmPlan>>();
+  std::size_t scratch = n * sizeof(Fr);  // h, on the host backend
+  if (o.devices->backend() == devices::Backend::cuda) {
+    scratch = 0;
+    for (std::size_t d = 0; d < o.devices->size(); ++d) {
+      kernels::gpu::MsmPlan plan;
+      if (auto ec = ntt_msm_h_plan((*o.devices)[d].info().ordinal, log_n, o.srs.bytes(),
+                                   o.device_budget_bytes, plan))
+        return Error{ec, who + "planning the MSM of 2^" + std::to_string(log_n) + " on device " +
+                             std::to_string(d) + ": " + ec.message()};
+      scratch = std::max(scratch, plan.scratch_bytes);
+      plans->push_back(plan);
+    }
+  }
 
   Job job;
   job.name = o.name;
@@ -176,7 +221,7 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
       part.outputs.push_back(
           Output::to(std::span(reinterpret_cast<std::byte*>(run->h[p].get()), bytes)));
     part.scratch_bytes = scratch;
-    part.work.gpu = [log_n, n, keep_h, srs = o.srs](const KernelContext& c) -> std::error_code {
+    part.work.gpu = [log_n, keep_h, plans, srs = o.srs](const KernelContext& c) -> std::error_code {
       const G1Affine* points = srs.points_on(c.device);
       if (points == nullptr) return make_error_code(Errc::invalid_argument);
       const auto stream = static_cast<cudaStream_t>(c.stream.native());
@@ -188,7 +233,9 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      return kernels::gpu::msm(reinterpret_cast<G1Xyzz*>(c.outputs[0]), points, h, n - 1,
+      const auto d = static_cast<std::size_t>(c.device.index());
+      if (d >= plans->size()) return make_error_code(Errc::invalid_argument);
+      return kernels::gpu::msm((*plans)[d], reinterpret_cast<G1Xyzz*>(c.outputs[0]), points, h,
                                c.scratch, c.scratch_bytes, stream);
     };
     part.work.cpu = [log_n, n, keep_h, cpu_threads,

@@ -40,6 +40,7 @@
 #include "engine/workloads/toy_srs.hpp"
 #include "kernels/field.cuh"
 #include "kernels/g1.cuh"
+#include "kernels/msm.hpp"
 
 namespace stoker::engine::workloads {
 
@@ -53,8 +54,11 @@ struct NttMsmHOptions {
   // The H-query points, resident on the engine's devices: at least
   // toy_srs_points(log_n) of them (the first n - 1 are used).
   Srs srs;
-  // The engine's devices, to size the MSM's scratch for them.
+  // The engine's devices, to size the MSM's scratch for them, and their
+  // budget (EngineStats::device_budget_limit; 0: 85 % of each device's
+  // memory, the engine's default).
   const devices::DeviceSet* devices = nullptr;
+  std::size_t device_budget_bytes = 0;
   // Verification needs the toy SRS's secret (the SRS must be the toy one).
   bool verify = false;
   std::optional<ToySrsSecret> secret;
@@ -96,9 +100,22 @@ struct NttMsmHRun {
 // fit options.limits; no exception escapes (on an error `run` is empty).
 Result<Job> make_ntt_msm_h_job(const NttMsmHOptions& options, std::shared_ptr<NttMsmHRun>& run);
 
+// The MSM's plan for one partition on device `ordinal`: the cost model's
+// window, or the largest smaller one whose scratch lets two partitions sit
+// beside the resident points (srs_bytes) within the device budget, so that
+// one partition's copies run under the other's kernels (at 2^27 the cost
+// model's window takes 44 GiB of scratch and a partition 56 GiB: one at a
+// time in a 118 GiB budget beside a 12 GiB SRS, the 235 ms copy in never
+// hidden; a window one bit smaller costs a few % more additions).
+// device_budget_bytes 0: 85 % of the device's memory.
+std::error_code ntt_msm_h_plan(int ordinal, unsigned log_n, std::size_t srs_bytes,
+                               std::size_t device_budget_bytes, kernels::gpu::MsmPlan& plan);
+
 // Device scratch one partition needs on `set`'s devices (the largest of
-// them): the MSM's on a GPU, h's on the host backend.
-std::size_t ntt_msm_h_scratch_bytes(const devices::DeviceSet& set, unsigned log_n);
+// them): the MSM's (ntt_msm_h_plan) on a GPU, h's on the host backend.
+std::size_t ntt_msm_h_scratch_bytes(const devices::DeviceSet& set, unsigned log_n,
+                                    std::size_t srs_bytes = 0,
+                                    std::size_t device_budget_bytes = 0);
 
 // hpoly_prepare plus the MSM's kernels, on every GPU of `set`.
 std::error_code ntt_msm_h_prepare(const devices::DeviceSet& set, unsigned log_n);

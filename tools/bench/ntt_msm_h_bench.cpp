@@ -124,6 +124,13 @@ std::string size_name(unsigned log_n) {
   return "2^" + std::to_string(log_n);
 }
 
+// The smallest device budget of `e`: what an ntt_msm_h partition's MSM is
+// planned for.
+std::size_t min_device_budget(engine::Engine& e) {
+  const auto limits = e.stats().device_budget_limit;
+  return limits.empty() ? 0 : *std::min_element(limits.begin(), limits.end());
+}
+
 // Why the toy SRS of 2^log_n and one partition beside it cannot run on `e`,
 // or "" when they can: on every device the points, a, b, c, the point and
 // the MSM's scratch within what its budget leaves (the engine's rule: 85 %
@@ -134,7 +141,8 @@ std::string why_it_does_not_fit(engine::Engine& e, unsigned log_n, std::size_t e
   const std::size_t n = std::size_t{1} << log_n, bytes = n * sizeof(Fr);
   const std::size_t srs = wl::toy_srs_points(log_n) * sizeof(G1Affine);
   const std::size_t partition =
-      3 * bytes + sizeof(G1Xyzz) + wl::ntt_msm_h_scratch_bytes(e.devices(), log_n);
+      3 * bytes + sizeof(G1Xyzz) +
+      wl::ntt_msm_h_scratch_bytes(e.devices(), log_n, srs, min_device_budget(e));
   const engine::EngineStats stats = e.stats();
   for (std::size_t d = 0; d < e.devices().size(); ++d) {
     devices::Device& dev = e.devices()[d];
@@ -150,9 +158,13 @@ std::string why_it_does_not_fit(engine::Engine& e, unsigned log_n, std::size_t e
     if (srs + partition > left)
       return "the SRS and one partition need " + gib(srs + partition) + " of " + device +
              "'s budget, which has " + gib(left) + " left";
-    if (mem && srs + partition + extra_device > mem->free)
+    // The engine's memory pool keeps what earlier sizes used, free for its
+    // partitions: count it as free.
+    const auto pooled = dev.pool_reserved_bytes();
+    const std::size_t free = mem ? mem->free + (pooled ? *pooled : 0) : 0;
+    if (mem && srs + partition + extra_device > free)
       return "needs " + gib(srs + partition + extra_device) + " of " + device + "'s memory, " +
-             gib(mem->free) + " free";
+             gib(free) + " free or in the engine's pool";
   }
   engine::Partition shape;
   for (int k = 0; k < 3; ++k) shape.inputs.push_back(engine::Input::produced(bytes));
@@ -277,6 +289,7 @@ Steady run_steady(engine::Engine& e, const Options& o, unsigned log_n, std::size
   no.seed = o.seed;
   no.srs = srs;
   no.devices = &e.devices();
+  no.device_budget_bytes = min_device_budget(e);
   if (!verified) {
     no.partitions = kVerifiedPartitions;
     no.verify = true;
@@ -462,6 +475,7 @@ Baseline run_baseline(engine::Config config, const Options& o) {
   no.seed = o.seed;
   no.srs = srs;
   no.devices = &e->devices();
+  no.device_budget_bytes = min_device_budget(*e);
   no.name = "ntt_msm_h engine";
   std::shared_ptr<wl::NttMsmHRun> run;
   const engine::Job job = take(wl::make_ntt_msm_h_job(no, run), at + ": the job");

@@ -249,6 +249,8 @@ int run_command(int argc, char** argv) {
     mo.verify = verifying;
     mo.name = "ntt_msm_h-2^" + std::to_string(mo.log_n);
     mo.devices = &e.devices();
+    const auto limits = e.stats().device_budget_limit;
+    if (!limits.empty()) mo.device_budget_bytes = *std::min_element(limits.begin(), limits.end());
     mo.limits.pinned_budget_bytes = e.config().host_budget_bytes;
     if (verifying) mo.secret = engine::workloads::toy_srs_secret(srs_seed);
     auto loaded = load_run_srs(e, srs_path, mo.log_n, srs_seed);
