@@ -45,13 +45,7 @@ class Device {
   virtual std::error_code free_async(void* ptr, Stream& stream) = 0;
   // Sets how the stream-ordered pool behaves for the engine: it keeps
   // `release_threshold` bytes cached instead of returning them to the
-  // system at a synchronisation point, and it never hands out memory whose
-  // stream-ordered free has not run yet (cudaMemPoolReuseAllowInternalDependencies
-  // off). Such reuse makes the new allocation's stream wait for the freeing
-  // stream: a partition's copies in would wait for the previous partition's
-  // kernels and copy out, whose free is enqueued behind them (at 2^26 the
-  // ntt_msm_h pipeline lost one 117 ms copy in every three partitions).
-  // Memory whose free has run is still reused (opportunistic reuse).
+  // system at a synchronisation point.
   virtual std::error_code configure_pool(std::size_t release_threshold) = 0;
   // Bytes of device memory the stream-ordered pool holds mapped now, in use
   // or cached (0 on the host backend, which has no pool).

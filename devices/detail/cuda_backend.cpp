@@ -344,11 +344,7 @@ std::error_code CudaDevice::configure_pool(std::size_t release_threshold) {
   cudaMemPool_t pool = nullptr;
   if (auto ec = check(cudaDeviceGetDefaultMemPool(&pool, info_.ordinal))) return ec;
   auto threshold = static_cast<std::uint64_t>(release_threshold);
-  if (auto ec = check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold)))
-    return ec;
-  int internal_dependencies = 0;
-  return check(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies,
-                                       &internal_dependencies));
+  return check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
 }
 
 Result<std::size_t> CudaDevice::pool_reserved_bytes() {

@@ -72,6 +72,8 @@ struct LaunchResult {
   int gpu_marks = 0;
   std::shared_ptr<std::vector<Clock::time_point>> host_marks;
   std::vector<double> kernel_steps_ms;
+  // The partition's device memory, freed by finish() once it has ended.
+  std::byte* device_memory = nullptr;
 };
 
 class DeviceRunner {
