@@ -510,7 +510,13 @@ TEST(Cli, JsonOutputOfEveryCommandParses) {
       return nlohmann::json();
     }
   };
-  const auto hpoly = json_of("run --backend host --log-n 6 --partitions 2 --json");
+  const auto msm_h = json_of("run --backend host --log-n 6 --partitions 2 --json");
+  EXPECT_EQ(msm_h.value("workload", ""), "ntt_msm_h") << "the default workload";
+  EXPECT_EQ(msm_h.value("partitions_done", 0), 2);
+  EXPECT_EQ(msm_h.value("verified", false), true);
+  EXPECT_EQ(msm_h["points"].size(), 2u) << msm_h.dump();
+  EXPECT_TRUE(msm_h["kernel_steps_ms_median"].contains("msm")) << msm_h.dump();
+  const auto hpoly = json_of("run --backend host --workload hpoly --log-n 6 --partitions 2 --json");
   for (const char* key : {"job", "workload", "partitions", "partitions_done", "verified", "wall_ms",
                           "bound_ms", "h2d_busy", "device_busy", "error"})
     EXPECT_TRUE(hpoly.contains(key)) << key << " in " << hpoly.dump();
