@@ -92,8 +92,8 @@ ReduceLevels reduce_levels(std::uint32_t buckets) {
   ReduceLevels l;
   std::size_t m = buckets;
   while (m > 1) {
-    const unsigned g =
-        static_cast<unsigned>(std::min<std::size_t>(m, 1u << detail::kReduceGroupLog));
+    const unsigned log = l.count == 0 ? detail::kReduceFirstGroupLog : detail::kReduceGroupLog;
+    const unsigned g = static_cast<unsigned>(std::min<std::size_t>(m, std::size_t{1} << log));
     m /= g;
     l.group[l.count] = g;
     l.out_per_window[l.count] = m;
@@ -129,7 +129,7 @@ Layout layout(const MsmPlan& p) {
   l.buckets = take(buckets * sizeof(G1Xyzz));
   l.filled = take(buckets);
   const std::size_t t1 = (p.entries + p.slice - 1) / p.slice;
-  const std::size_t t2 = (t1 + p.slice - 1) / p.slice;
+  const std::size_t t2 = (t1 + detail::kHeadSlice - 1) / detail::kHeadSlice;
   const std::size_t heads[2] = {t1, t2};
   for (int i = 0; i < 2; ++i) {
     l.head_keys[i] = take(heads[i] * sizeof(std::uint32_t));
@@ -314,10 +314,11 @@ std::error_code msm_add_points(const MsmPlan& p, unsigned part, const G1Affine* 
     AccumulateArgs h = a;
     h.keys = reinterpret_cast<const std::uint32_t*>(at(l.head_keys[side]));
     h.count = slices;
+    h.slice = detail::kHeadSlice;
     h.head_keys = reinterpret_cast<std::uint32_t*>(at(l.head_keys[1 - side]));
     h.heads = reinterpret_cast<G1Xyzz*>(at(l.heads[1 - side]));
     const detail::HeadSource src{reinterpret_cast<const G1Xyzz*>(at(l.heads[side]))};
-    slices = (slices + p.slice - 1) / p.slice;
+    slices = (slices + detail::kHeadSlice - 1) / detail::kHeadSlice;
     if (auto ec =
             launch<detail::accumulate_kernel<false, detail::HeadSource>>(slices, stream, h, src))
       return ec;

@@ -11,11 +11,14 @@
 //   owner to add later.
 // Heads of one run are consecutive in heads[] (a slice inside a run has
 // that run's head), so joining them is the same problem on T = N / L items:
-// the same kernel over XYZZ heads (join level), whose owners add their sums
-// into the bucket, until one slice covers all heads. A bucket of n entries
-// thus costs n / L additions per thread on log_L(n) short levels instead of
-// n additions in one thread: the sparse scalars' bucket of all the 1s runs
-// as fast as random data.
+// the same kernel over XYZZ heads (join level, slices of kHeadSlice), whose
+// owners add their sums into the bucket, until one slice covers all heads.
+// A bucket of n entries thus costs n / L additions per thread on a few
+// short levels instead of n additions in one thread: the sparse scalars'
+// bucket of all the 1s runs as fast as random data. A join costs a bucket's
+// load, an XYZZ addition and a store, so L is long against the runs of
+// random scalars (about 32 entries per bucket): a slice boundary then
+// splits one run in L / 32 (msm_window.hpp).
 #pragma once
 
 #include <cstddef>
@@ -48,8 +51,10 @@ struct EntrySource {
   const std::uint32_t* values = nullptr;  // set by the kernel from `sorted`
   __device__ __forceinline__ const std::uint32_t* keys() const { return sorted->keys; }
   __device__ __forceinline__ void bind() { values = sorted->values; }
-  __device__ __forceinline__ void add_to(G1Xyzz& acc, std::size_t j) const {
-    const std::uint32_t v = values[j];
+  // What the loop reads one entry ahead: the value (point index and sign).
+  using Item = std::uint32_t;
+  __device__ __forceinline__ Item fetch(std::size_t j) const { return values[j]; }
+  __device__ __forceinline__ void add_to(G1Xyzz& acc, Item v) const {
     G1Affine p = load_affine(points + (v & 0x7fffffffu));
     if (v >> 31) p = neg(p);
     if (!p.is_infinity()) add_mixed(acc, p);
@@ -61,7 +66,9 @@ struct HeadSource {
   const G1Xyzz* heads;
   __device__ __forceinline__ const std::uint32_t* keys() const { return nullptr; }
   __device__ __forceinline__ void bind() {}
-  __device__ __forceinline__ void add_to(G1Xyzz& acc, std::size_t j) const {
+  using Item = std::size_t;
+  __device__ __forceinline__ Item fetch(std::size_t j) const { return j; }
+  __device__ __forceinline__ void add_to(G1Xyzz& acc, Item j) const {
     const G1Xyzz h = load_xyzz(heads + j);
     add(acc, h);
   }
@@ -122,12 +129,21 @@ __global__ void accumulate_kernel(AccumulateArgs a, Source source) {
   // One pass over the slice and one position past it, so that a run's sum
   // is handed on at a single place in the code: the compiler then keeps
   // the accumulator in registers (an emit called from three places was a
-  // call with the accumulator in local memory, 288 bytes of stack).
+  // call with the accumulator in local memory, 288 bytes of stack). The
+  // next entry's key and value are loaded before this entry's addition, so
+  // the point's gather does not wait behind them (2 % at 2^26).
   bool have = false, to_head = false;
   std::uint32_t cur = 0;
   G1Xyzz acc = G1Xyzz::infinity();
+  std::uint32_t k_next = first;
+  typename Source::Item item_next = src.fetch(s);
   for (std::size_t j = s; j <= e; ++j) {
-    const std::uint32_t k = j < e ? keys[j] : a.none;
+    const std::uint32_t k = j < e ? k_next : a.none;
+    const typename Source::Item item = item_next;
+    if (j + 1 < e) {
+      k_next = keys[j + 1];
+      item_next = src.fetch(j + 1);
+    }
     const bool in = k >= a.lo && k < a.hi;
     if (have && (!in || k != cur)) {
       emit<kFirst>(a, t, cur, acc, to_head);
@@ -143,7 +159,7 @@ __global__ void accumulate_kernel(AccumulateArgs a, Source source) {
       to_head = j == s && continues;
       acc = G1Xyzz::infinity();
     }
-    src.add_to(acc, j);
+    src.add_to(acc, item);
   }
 }
 

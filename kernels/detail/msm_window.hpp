@@ -28,8 +28,13 @@ inline constexpr unsigned kMinWindowBits = 2;  // one bucket per window below th
 inline constexpr unsigned kMaxWindowBits = 26;
 // An entry's value is a point index with the sign in bit 31.
 inline constexpr std::uint64_t kMaxEntries = (std::uint64_t{1} << 31) - 1;
-// Reduction levels fold this many items into one (a power of two).
-inline constexpr unsigned kReduceGroupLog = 6;
+// The reduction's first level folds this many buckets into one item, the
+// later levels this many items (powers of two). The later levels are small
+// (W 2^(c-1) / 64 items and less), so their time is one thread's chain of
+// additions: groups of 64 there took 7 ms of a 2^24 MSM, groups of 8 give
+// each level enough threads and a chain of 24 additions.
+inline constexpr unsigned kReduceFirstGroupLog = 6;
+inline constexpr unsigned kReduceGroupLog = 3;
 
 inline constexpr double kXyzzPerMixed = 2.67 / 1.86;
 inline constexpr double kSortPassPerEntry = 0.01;
@@ -48,6 +53,11 @@ constexpr std::uint32_t buckets_per_window(unsigned c) {
 // and parts * W * 2^(c-1) marks a zero digit (no bucket), so zero digits
 // sort to the end.
 inline constexpr unsigned kMaxParts = 4;
+
+// Heads joined by one thread of a join level (msm_accumulate.cuh): few of
+// them need an addition, and a long run's heads (the sparse case) should
+// not queue up in one thread.
+inline constexpr unsigned kHeadSlice = 32;
 
 constexpr std::uint64_t keys_per_part(unsigned c) {
   return std::uint64_t{window_count(c)} * buckets_per_window(c);
@@ -70,12 +80,14 @@ constexpr double window_cost(std::size_t n, unsigned c) {
 
 // Entries summed by one thread of the accumulation: enough threads for
 // about `min_threads` (the device's resident capacity times a few waves),
-// between 4 and 32 entries each. Longer runs than this are split across
-// threads and joined in a short tree (see msm_accumulate.cuh), so a bucket
-// that holds most of the entries (sparse scalars: mostly 1) costs no more
-// than any other.
+// between 4 and 256 entries each. Runs longer than a slice, and runs a
+// slice boundary cuts, are joined in a short tree (see msm_accumulate.cuh),
+// so a bucket that holds most of the entries (sparse scalars: mostly 1)
+// costs no more than any other. The window sizes the cost model picks give
+// about 32 entries per bucket; at 32 entries per thread nearly every run was
+// cut and the join level took 10 % of a 2^24 MSM (13.4 of 131 ms).
 constexpr unsigned entries_per_thread(std::uint64_t entries, std::uint64_t min_threads) {
-  unsigned l = 32;
+  unsigned l = 256;
   while (l > 4 && entries / l < min_threads) l /= 2;
   return l;
 }

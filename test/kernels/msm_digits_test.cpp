@@ -113,7 +113,7 @@ TEST(MsmWindow, CostModelPicksLargerWindowsForLargerInputs) {
 }
 
 TEST(MsmWindow, SlicesShrinkForSmallInputsOnly) {
-  EXPECT_EQ(entries_per_thread(std::uint64_t{1} << 30, 1u << 18), 32u);
+  EXPECT_EQ(entries_per_thread(std::uint64_t{1} << 30, 1u << 18), 256u);
   EXPECT_EQ(entries_per_thread(1000, 1u << 18), 4u);
 }
 
