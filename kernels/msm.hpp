@@ -37,17 +37,21 @@ struct MsmPlan {
   std::uint32_t buckets = 0;  // per window
   std::size_t entries = 0;    // n * W sort entries
   unsigned slice = 0;         // entries summed by one thread
-  unsigned parts = 1;         // ranges of points summed one after the other
-  std::size_t part_size = 0;  // points per part (the last may have fewer)
+  static constexpr unsigned kMaxParts = 4;
+  unsigned parts = 1;  // ranges of points summed one after the other
+  // Part k is points [part_begin[k], part_begin[k + 1]); part_begin[parts] = n.
+  std::size_t part_begin[kMaxParts + 1] = {};
   std::size_t sort_temp_bytes = 0;
   std::size_t scratch_bytes = 0;
 };
 
 // window_bits 0: chosen by the cost model among the sizes whose scratch
 // fits in half the device's memory. n must leave n * W below 2^31.
-// parts (1..4): the points' ranges msm_add_points takes one at a time; more
-// than one costs one more XYZZ addition per bucket and part, and lets a
-// part's additions run while the next part's points are being copied in.
+// parts (1..4): the points' ranges msm_add_points takes one at a time, so
+// that a part's additions run while the next part's points are being copied
+// in. The first part is half the size of the others: its copy runs under
+// the sort, which is shorter than a full share's copy. A later part costs
+// one more mixed addition per bucket (its runs start from the bucket).
 std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits = 0,
                          unsigned parts = 1);
 // plan_msm(n, device).scratch_bytes; 0 when n is too large or the device
@@ -67,7 +71,7 @@ std::error_code msm(const MsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_poi
 // scalars are turned into sorted bucket entries, and a part's additions may
 // run while the next part's points arrive. In this order, on one scratch:
 // msm_sort_scalars reads only the scalars; msm_add_points(part) for each
-// part reads only points [part * part_size, (part + 1) * part_size) (given
+// part reads only points [part_begin[part], part_begin[part + 1]) (given
 // the base of all points); msm_finish reduces the buckets to the result.
 // msm is these in a row.
 std::error_code msm_sort_scalars(const MsmPlan& plan, const Fr* d_scalars, void* d_scratch,

@@ -124,8 +124,7 @@ Layout layout(const MsmPlan& p) {
   for (int i = 0; i < 2; ++i) l.values[i] = take(words);
   l.sort_temp = take(p.sort_temp_bytes);
   l.sorted = take(sizeof(detail::SortedEntries));
-  // Each part has its own buckets, added in the reduction's first level.
-  const std::size_t buckets = std::size_t{p.parts} * p.windows * p.buckets;
+  const std::size_t buckets = std::size_t{p.windows} * p.buckets;
   l.buckets = take(buckets * sizeof(G1Xyzz));
   l.filled = take(buckets);
   const std::size_t t1 = (p.entries + p.slice - 1) / p.slice;
@@ -181,6 +180,7 @@ std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned wind
     plan.parts = parts;
     return {};
   }
+  static_assert(MsmPlan::kMaxParts == detail::kMaxParts);
   if (window_bits != 0 &&
       (window_bits < detail::kMinWindowBits || window_bits > detail::kMaxWindowBits))
     return make_error_code(Errc::invalid_argument);
@@ -209,7 +209,10 @@ std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned wind
   p.entries = n * p.windows;
   p.slice = detail::entries_per_thread(p.entries, min_threads);
   p.parts = parts;
-  p.part_size = (n + parts - 1) / parts;
+  // Shares of 1, 2, 2, ...: the first part's copy hides under the sort.
+  const std::size_t shares = 2 * std::size_t{parts} - 1;
+  for (unsigned k = 0; k <= parts; ++k)
+    p.part_begin[k] = k == 0 ? 0 : n * (2 * std::size_t{k} - 1) / shares;
   if (auto ec = sort_temp_bytes(p.entries, best, parts, p.sort_temp_bytes)) return ec;
   p.scratch_bytes = layout(p).total;
   plan = p;
@@ -239,8 +242,10 @@ std::error_code check_call(const MsmPlan& p, void* d_scratch, std::size_t scratc
   if (!d_scratch || reinterpret_cast<std::uintptr_t>(d_scratch) % kAlign ||
       p.n > detail::kMaxEntries || p.entries != p.n * std::size_t{p.windows} ||
       p.buckets != detail::buckets_per_window(p.window_bits) || p.slice == 0 || p.parts < 1 ||
-      p.parts > detail::kMaxParts || p.part_size * p.parts < p.n)
+      p.parts > detail::kMaxParts || p.part_begin[0] != 0 || p.part_begin[p.parts] != p.n)
     return make_error_code(Errc::invalid_argument);
+  for (unsigned k = 0; k < p.parts; ++k)
+    if (p.part_begin[k] > p.part_begin[k + 1]) return make_error_code(Errc::invalid_argument);
   s.base = static_cast<unsigned char*>(d_scratch);
   s.l = layout(p);
   if (scratch_bytes < s.l.total) return make_error_code(Errc::invalid_argument);
@@ -259,8 +264,10 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
   const Layout& l = s.l;
   auto* keys0 = s.at<std::uint32_t>(l.keys[0]);
   auto* vals0 = s.at<std::uint32_t>(l.values[0]);
+  detail::PartBounds bounds{p.parts, {}};
+  for (unsigned k = 0; k <= p.parts; ++k) bounds.begin[k] = p.part_begin[k];
   if (auto ec = launch<detail::scalar_digits_kernel>(p.n, stream, d_scalars, p.n, p.window_bits,
-                                                     p.windows, p.part_size, p.parts, keys0, vals0))
+                                                     p.windows, bounds, keys0, vals0))
     return ec;
   cub::DoubleBuffer<std::uint32_t> keys(keys0, s.at<std::uint32_t>(l.keys[1])),
       values(vals0, s.at<std::uint32_t>(l.values[1]));
@@ -269,7 +276,7 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
           s.at<void>(l.sort_temp), temp_bytes, keys, values, static_cast<int>(p.entries), 0,
           static_cast<int>(detail::key_bits(p.window_bits, p.parts)), stream)))
     return ec;
-  const std::size_t total_buckets = std::size_t{p.parts} * p.windows * p.buckets;
+  const std::size_t total_buckets = std::size_t{p.windows} * p.buckets;
   if (auto ec =
           make_cuda_error(cudaMemsetAsync(s.at<std::uint8_t>(l.filled), 0, total_buckets, stream)))
     return ec;
@@ -349,7 +356,6 @@ std::error_code msm_finish(const MsmPlan& p, G1Xyzz* d_result, void* d_scratch,
     ra.in_per_window = in_per_window;
     ra.group = r.group[i];
     ra.scale_log = scale_log;
-    ra.parts = p.parts;
     ra.buckets = buckets;
     ra.filled = filled;
     ra.y_in = y_in;

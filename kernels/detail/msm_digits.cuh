@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/detail/msm_window.hpp"
 #include "kernels/field.cuh"
 
 namespace stoker::kernels::gpu::detail {
@@ -71,10 +72,15 @@ STOKER_HD void signed_digits(std::uint64_t k[4], unsigned c, unsigned windows, D
 #if defined(__CUDACC__)
 // One thread per scalar; entries are window-major (entry w * n + i), so
 // each window's writes are coalesced, and the radix sort, being stable,
-// keeps each bucket's points in index order. Point i belongs to part
-// i / part_size (msm_window.hpp).
+// keeps each bucket's points in index order. Point i belongs to the part
+// whose range holds it (msm_window.hpp).
+struct PartBounds {
+  unsigned parts;
+  std::size_t begin[kMaxParts + 1];
+};
+
 __global__ void scalar_digits_kernel(const Fr* __restrict__ scalars, std::size_t n, unsigned c,
-                                     unsigned windows, std::size_t part_size, unsigned parts,
+                                     unsigned windows, PartBounds bounds,
                                      std::uint32_t* __restrict__ keys,
                                      std::uint32_t* __restrict__ values) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -86,8 +92,10 @@ __global__ void scalar_digits_kernel(const Fr* __restrict__ scalars, std::size_t
   const bool neg = fold_above_half(k);
   const std::uint32_t buckets = std::uint32_t{1} << (c - 1);
   const std::uint32_t per_part = windows * buckets;
-  const std::uint32_t none = parts * per_part;
-  const std::uint32_t base = static_cast<std::uint32_t>(i / part_size) * per_part;
+  const std::uint32_t none = bounds.parts * per_part;
+  std::uint32_t part = 0;
+  for (unsigned k = 1; k < bounds.parts; ++k) part += i >= bounds.begin[k];
+  const std::uint32_t base = part * per_part;
   const std::uint32_t index = static_cast<std::uint32_t>(i);
   signed_digits(k, c, windows, [&](unsigned w, std::uint32_t mag, bool negative) {
     const std::size_t e = std::size_t{w} * n + i;

@@ -32,9 +32,7 @@ struct ReduceArgs {
   std::size_t in_per_window;  // items per window in
   unsigned group;             // g; out_per_window = in_per_window / g
   unsigned scale_log;         // log2 G
-  // First level: the buckets and their flags (`parts` sets of
-  // windows * in_per_window, summed); later levels: Y and S.
-  unsigned parts;
+  // First level: the buckets and their flags; later levels: Y and S.
   const G1Xyzz* buckets;
   const std::uint8_t* filled;
   const G1Xyzz* y_in;
@@ -54,9 +52,7 @@ __global__ void reduce_level_kernel(ReduceArgs a) {
   for (unsigned t = a.group; t-- > 0;) {
     const std::size_t i = base + t;
     if (kFirst) {
-      const std::size_t per_part = a.windows * a.in_per_window;
-      for (unsigned part = 0; part < a.parts; ++part)
-        if (a.filled[part * per_part + i]) add(running, load_xyzz(a.buckets + part * per_part + i));
+      if (a.filled[i]) add(running, load_xyzz(a.buckets + i));
     } else {
       add(running, load_xyzz(a.s_in + i));
     }

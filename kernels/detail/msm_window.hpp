@@ -53,6 +53,8 @@ constexpr std::uint32_t buckets_per_window(unsigned c) {
 // and parts * W * 2^(c-1) marks a zero digit (no bucket), so zero digits
 // sort to the end.
 inline constexpr unsigned kMaxParts = 4;
+// The parts share one set of buckets: a part's keys select its entries, the
+// bucket is the key less the part's offset.
 
 // Heads joined by one thread of a join level (msm_accumulate.cuh): few of
 // them need an addition, and a long run's heads (the sparse case) should

@@ -223,8 +223,8 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
         check(copy.copy(scalars.data(), h_scalars.data(), scalar_bytes), at + ": e2e scalars");
         check(copy.record(ready[0]), at + ": e2e");
         for (unsigned part = 0; part < split.parts; ++part) {
-          const std::size_t begin = std::min(n, part * split.part_size);
-          const std::size_t end = std::min(n, begin + split.part_size);
+          const std::size_t begin = split.part_begin[part];
+          const std::size_t end = split.part_begin[part + 1];
           check(copy.copy(points.as<G1Affine>() + begin,
                           static_cast<const G1Affine*>(h_points.data()) + begin,
                           (end - begin) * sizeof(G1Affine)),
