@@ -36,6 +36,7 @@ struct MsmPlan {
   unsigned windows = 0;       // W
   std::uint32_t buckets = 0;  // per window
   std::size_t entries = 0;    // n * W sort entries
+  bool window_sorts = false;  // each window's entries sorted on their own (one part)
   unsigned slice = 0;         // entries summed by one thread
   static constexpr unsigned kMaxParts = 4;
   unsigned parts = 1;  // ranges of points summed one after the other

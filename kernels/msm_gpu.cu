@@ -159,13 +159,27 @@ std::size_t scratch_estimate(std::size_t n, unsigned c, unsigned slice, unsigned
   return layout(p).total;
 }
 
-std::error_code sort_temp_bytes(std::size_t entries, unsigned c, unsigned parts,
-                                std::size_t& bytes) {
+// One sort's keys: the whole array, or one window's.
+struct SortShape {
+  std::size_t items;
+  unsigned bits;
+};
+SortShape sort_shape(const MsmPlan& p) {
+  if (p.window_sorts) return {p.n, p.window_bits};
+  return {p.entries, detail::key_bits(p.window_bits, p.parts)};
+}
+
+std::error_code sort_temp_bytes(const MsmPlan& p, std::size_t& bytes) {
   cub::DoubleBuffer<std::uint32_t> keys(nullptr, nullptr), values(nullptr, nullptr);
+  const SortShape shape = sort_shape(p);
   bytes = 0;
-  return make_cuda_error(
-      cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, static_cast<int>(entries), 0,
-                                      static_cast<int>(detail::key_bits(c, parts))));
+  return make_cuda_error(cub::DeviceRadixSort::SortPairs(
+      nullptr, bytes, keys, values, static_cast<int>(shape.items), 0, static_cast<int>(shape.bits)));
+}
+
+// The keys' step from one window to the next, log2 (msm_window.hpp).
+unsigned key_shift(const MsmPlan& p) {
+  return p.window_sorts ? p.window_bits : p.window_bits - 1;
 }
 
 }  // namespace
@@ -209,11 +223,12 @@ std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned wind
   p.entries = n * p.windows;
   p.slice = detail::entries_per_thread(p.entries, min_threads);
   p.parts = parts;
+  p.window_sorts = detail::sort_by_window(best, parts);
   // Shares of 1, 2, 2, ...: the first part's copy hides under the sort.
   const std::size_t shares = 2 * std::size_t{parts} - 1;
   for (unsigned k = 0; k <= parts; ++k)
     p.part_begin[k] = k == 0 ? 0 : n * (2 * std::size_t{k} - 1) / shares;
-  if (auto ec = sort_temp_bytes(p.entries, best, parts, p.sort_temp_bytes)) return ec;
+  if (auto ec = sort_temp_bytes(p, p.sort_temp_bytes)) return ec;
   p.scratch_bytes = layout(p).total;
   plan = p;
   return {};
@@ -242,7 +257,8 @@ std::error_code check_call(const MsmPlan& p, void* d_scratch, std::size_t scratc
   if (!d_scratch || reinterpret_cast<std::uintptr_t>(d_scratch) % kAlign ||
       p.n > detail::kMaxEntries || p.entries != p.n * std::size_t{p.windows} ||
       p.buckets != detail::buckets_per_window(p.window_bits) || p.slice == 0 || p.parts < 1 ||
-      p.parts > detail::kMaxParts || p.part_begin[0] != 0 || p.part_begin[p.parts] != p.n)
+      p.parts > detail::kMaxParts || p.part_begin[0] != 0 || p.part_begin[p.parts] != p.n ||
+      (p.window_sorts && p.parts != 1))
     return make_error_code(Errc::invalid_argument);
   for (unsigned k = 0; k < p.parts; ++k)
     if (p.part_begin[k] > p.part_begin[k + 1]) return make_error_code(Errc::invalid_argument);
@@ -264,18 +280,32 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
   const Layout& l = s.l;
   auto* keys0 = s.at<std::uint32_t>(l.keys[0]);
   auto* vals0 = s.at<std::uint32_t>(l.values[0]);
-  detail::PartBounds bounds{p.parts, {}};
+  detail::PartBounds bounds{p.parts, {}, key_shift(p)};
   for (unsigned k = 0; k <= p.parts; ++k) bounds.begin[k] = p.part_begin[k];
   if (auto ec = launch<detail::scalar_digits_kernel>(p.n, stream, d_scalars, p.n, p.window_bits,
                                                      p.windows, bounds, keys0, vals0))
     return ec;
-  cub::DoubleBuffer<std::uint32_t> keys(keys0, s.at<std::uint32_t>(l.keys[1])),
-      values(vals0, s.at<std::uint32_t>(l.values[1]));
-  std::size_t temp_bytes = p.sort_temp_bytes;
-  if (auto ec = make_cuda_error(cub::DeviceRadixSort::SortPairs(
-          s.at<void>(l.sort_temp), temp_bytes, keys, values, static_cast<int>(p.entries), 0,
-          static_cast<int>(detail::key_bits(p.window_bits, p.parts)), stream)))
-    return ec;
+  auto* keys1 = s.at<std::uint32_t>(l.keys[1]);
+  auto* vals1 = s.at<std::uint32_t>(l.values[1]);
+  // The whole array at once, or window by window (the same number of
+  // passes for each, so every window ends in the same buffer).
+  const SortShape shape = sort_shape(p);
+  const std::size_t sorts = p.entries / shape.items;
+  int selector = -1;
+  for (std::size_t w = 0; w < sorts; ++w) {
+    const std::size_t at = w * shape.items;
+    cub::DoubleBuffer<std::uint32_t> keys(keys0 + at, keys1 + at), values(vals0 + at, vals1 + at);
+    std::size_t temp_bytes = p.sort_temp_bytes;
+    if (auto ec = make_cuda_error(cub::DeviceRadixSort::SortPairs(
+            s.at<void>(l.sort_temp), temp_bytes, keys, values, static_cast<int>(shape.items), 0,
+            static_cast<int>(shape.bits), stream)))
+      return ec;
+    if (keys.selector != values.selector || (selector >= 0 && keys.selector != selector))
+      return make_error_code(Errc::invalid_argument);
+    selector = keys.selector;
+  }
+  const std::uint32_t* sorted_keys = selector ? keys1 : keys0;
+  const std::uint32_t* sorted_values = selector ? vals1 : vals0;
   const std::size_t total_buckets = std::size_t{p.windows} * p.buckets;
   if (auto ec =
           make_cuda_error(cudaMemsetAsync(s.at<std::uint8_t>(l.filled), 0, total_buckets, stream)))
@@ -284,8 +314,7 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
   // the host, once the sort is enqueued; the summing kernels read it from
   // the scratch, so msm_add_points needs no state from this call.
   return launch<detail::publish_sorted_kernel>(1, stream, s.at<detail::SortedEntries>(l.sorted),
-                                               static_cast<const std::uint32_t*>(keys.Current()),
-                                               static_cast<const std::uint32_t*>(values.Current()));
+                                               sorted_keys, sorted_values);
 }
 
 std::error_code msm_add_points(const MsmPlan& p, unsigned part, const G1Affine* d_points,
@@ -297,7 +326,7 @@ std::error_code msm_add_points(const MsmPlan& p, unsigned part, const G1Affine* 
     return make_error_code(Errc::invalid_argument);
   const Layout& l = s.l;
   auto at = [&s](std::size_t off) { return s.base + off; };
-  const std::uint32_t per_part = p.windows * p.buckets;
+  const std::uint32_t per_part = p.windows << key_shift(p);
 
   // The entries, then the heads level by level.
   AccumulateArgs a{};
@@ -305,7 +334,10 @@ std::error_code msm_add_points(const MsmPlan& p, unsigned part, const G1Affine* 
   a.count = p.entries;
   a.lo = part * per_part;
   a.hi = a.lo + per_part;
-  a.none = p.parts * per_part;
+  a.none = detail::kNoKey;
+  a.key_shift = key_shift(p);
+  a.bucket_shift = p.window_bits - 1;
+  a.past_hi_ends = !p.window_sorts;
   a.slice = p.slice;
   a.buckets = s.at<G1Xyzz>(l.buckets);
   a.filled = s.at<std::uint8_t>(l.filled);

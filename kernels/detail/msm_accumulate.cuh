@@ -80,12 +80,24 @@ struct AccumulateArgs {
   // This part's keys: [lo, hi). Others are skipped. Key k is bucket k - lo.
   std::uint32_t lo, hi;
   std::uint32_t none;  // head key meaning "no head"; >= hi
+  // Key to bucket (msm_window.hpp): the keys' step between windows and the
+  // buckets' (log2 of each).
+  unsigned key_shift, bucket_shift;
+  // Keys past hi end this part's entries (the whole-array sort: parts in
+  // order, zero digits last); false where each window was sorted on its
+  // own and zero digits close every window.
+  bool past_hi_ends;
   unsigned slice;      // L
   G1Xyzz* buckets;
   std::uint8_t* filled;      // buckets[b] holds a sum (from this or an earlier part)
   std::uint32_t* head_keys;  // out: one per slice, `none` where no head
   G1Xyzz* heads;
 };
+
+__device__ __forceinline__ std::uint32_t bucket_of(const AccumulateArgs& a, std::uint32_t key) {
+  const std::uint32_t rel = key - a.lo;
+  return ((rel >> a.key_shift) << a.bucket_shift) | (rel & ((1u << a.key_shift) - 1));
+}
 
 // A run's sum to its place: a head for the previous slice's owner, or the
 // run's bucket. The first level stores (one owner per bucket, whose run
@@ -99,12 +111,14 @@ __device__ __forceinline__ void emit(const AccumulateArgs& a, std::size_t t, std
     a.head_keys[t] = key;
     store_xyzz(a.heads + t, sum);
   } else if (kFirst) {
-    store_xyzz(a.buckets + (key - a.lo), sum);
-    a.filled[key - a.lo] = 1;
+    const std::uint32_t b = bucket_of(a, key);
+    store_xyzz(a.buckets + b, sum);
+    a.filled[b] = 1;
   } else {
-    G1Xyzz x = load_xyzz(a.buckets + (key - a.lo));
+    const std::uint32_t b = bucket_of(a, key);
+    G1Xyzz x = load_xyzz(a.buckets + b);
     add(x, sum);
-    store_xyzz(a.buckets + (key - a.lo), x);
+    store_xyzz(a.buckets + b, x);
   }
 }
 
@@ -124,7 +138,7 @@ __global__ void accumulate_kernel(AccumulateArgs a, Source source) {
   const bool continues = first >= a.lo && first < a.hi && s > 0 && keys[s - 1] == first;
   if (!continues) a.head_keys[t] = a.none;
   // Sorted keys: a slice wholly past or before this part has nothing for it.
-  if (kFirst && (first >= a.hi || keys[e - 1] < a.lo)) return;
+  if (kFirst && a.past_hi_ends && (first >= a.hi || keys[e - 1] < a.lo)) return;
 
   // One pass over the slice and one position past it, so that a run's sum
   // is handed on at a single place in the code: the compiler then keeps
@@ -150,7 +164,7 @@ __global__ void accumulate_kernel(AccumulateArgs a, Source source) {
       have = false;
     }
     if (!in) {
-      if (kFirst && k >= a.hi) break;
+      if (kFirst && a.past_hi_ends && k >= a.hi) break;
       continue;
     }
     if (!have) {
@@ -161,8 +175,8 @@ __global__ void accumulate_kernel(AccumulateArgs a, Source source) {
       // than starting empty, against an XYZZ addition per bucket and part
       // in the reduction (and a set of buckets per part). The first part
       // (lo 0) skips the flag's load: 2 % of a resident 2^26 MSM.
-      acc = kFirst && !to_head && a.lo != 0 && a.filled[k - a.lo]
-                ? load_xyzz(a.buckets + (k - a.lo))
+      acc = kFirst && !to_head && a.lo != 0 && a.filled[bucket_of(a, k)]
+                ? load_xyzz(a.buckets + bucket_of(a, k))
                 : G1Xyzz::infinity();
     }
     src.add_to(acc, item);

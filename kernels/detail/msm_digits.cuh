@@ -1,8 +1,9 @@
 // Scalars to sort entries: each scalar (Fr, Montgomery form, as the NTT and
 // hpoly leave it) becomes W signed digits of c bits, and each non-zero digit
-// an entry (key = part * W * 2^(c-1) + window * 2^(c-1) + |digit| - 1,
+// an entry (key = part * W * 2^(c-1) + window * 2^(c-1) + |digit| - 1, or
+// window * 2^c + |digit| - 1 where each window is sorted on its own;
 // value = point index with the sign in bit 31) for the bucket sort. Zero
-// digits get the key above every bucket, so they sort to the end.
+// digits get kNoKey, which sorts after every bucket (msm_window.hpp).
 //
 // The arithmetic is __host__ __device__: the host tests check that the
 // digits put back together give the scalar.
@@ -77,6 +78,7 @@ STOKER_HD void signed_digits(std::uint64_t k[4], unsigned c, unsigned windows, D
 struct PartBounds {
   unsigned parts;
   std::size_t begin[kMaxParts + 1];
+  unsigned key_shift;  // log2 of the keys' step from one window to the next
 };
 
 __global__ void scalar_digits_kernel(const Fr* __restrict__ scalars, std::size_t n, unsigned c,
@@ -90,16 +92,14 @@ __global__ void scalar_digits_kernel(const Fr* __restrict__ scalars, std::size_t
   std::uint64_t k[4];
   Fr{{a.x, a.y, b.x, b.y}}.to_canonical(k);
   const bool neg = fold_above_half(k);
-  const std::uint32_t buckets = std::uint32_t{1} << (c - 1);
-  const std::uint32_t per_part = windows * buckets;
-  const std::uint32_t none = bounds.parts * per_part;
+  const std::uint32_t per_part = windows << bounds.key_shift;
   std::uint32_t part = 0;
   for (unsigned k = 1; k < bounds.parts; ++k) part += i >= bounds.begin[k];
   const std::uint32_t base = part * per_part;
   const std::uint32_t index = static_cast<std::uint32_t>(i);
   signed_digits(k, c, windows, [&](unsigned w, std::uint32_t mag, bool negative) {
     const std::size_t e = std::size_t{w} * n + i;
-    keys[e] = mag ? base + w * buckets + (mag - 1) : none;
+    keys[e] = mag ? base + (w << bounds.key_shift) + (mag - 1) : kNoKey;
     values[e] = index | (static_cast<std::uint32_t>(negative != neg) << 31);
   });
 }

@@ -87,11 +87,27 @@ TEST(MsmDigits, OneAndMinusOneAreOneDigit) {
 TEST(MsmWindow, KeysFitTheirBitsAndTheSentinelSortsLast) {
   for (unsigned c = kMinWindowBits; c <= kMaxWindowBits; ++c) {
     for (unsigned parts = 1; parts <= kMaxParts; ++parts) {
-      const std::uint64_t none = keys_per_part(c) * parts;
-      EXPECT_LT(none, std::uint64_t{1} << key_bits(c, parts)) << "c " << c;
+      // The whole-array sort sees key_bits bits: the last key of the last
+      // part must stay below the zero digits' key there.
+      const std::uint64_t last = keys_per_part(c) * parts - 1;
+      const std::uint64_t mask = (std::uint64_t{1} << key_bits(c, parts)) - 1;
+      EXPECT_LT(last, kNoKey & mask) << "c " << c << " parts " << parts;
+      EXPECT_LE(last, std::uint64_t{kNoKey}) << "c " << c;
+      if (sort_by_window(c, parts)) {
+        EXPECT_EQ(parts, 1u);
+        // One window's sort sees c bits: a bucket's key below the zero
+        // digits', and every key of the last window below kNoKey.
+        const std::uint64_t low = (std::uint64_t{1} << (c - 1)) - 1;
+        EXPECT_LT(low, kNoKey & ((std::uint64_t{1} << c) - 1)) << "c " << c;
+        EXPECT_LT((std::uint64_t{window_count(c)} - 1) << c | low, std::uint64_t{kNoKey});
+        EXPECT_LT(radix_passes(c), sort_passes(c)) << "c " << c;
+      }
     }
     EXPECT_GE(window_count(c) * c, kScalarBits) << "c " << c;
   }
+  // At 2^26 (c = 22) the windows sort in 3 passes instead of 4.
+  EXPECT_TRUE(sort_by_window(22, 1));
+  EXPECT_FALSE(sort_by_window(22, 2));
 }
 
 TEST(MsmWindow, CostModelPicksLargerWindowsForLargerInputs) {
