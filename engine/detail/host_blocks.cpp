@@ -94,7 +94,10 @@ std::error_code EngineCore::reserve_pinned(const Partition& like, std::size_t co
   // Whole partitions first; what the budget has left goes to the blocks held
   // longest (output landing areas, kept after the inputs went back), so
   // that partitions past the first few, which hold only those, find them.
-  const std::size_t limit = host_budget_->limit();
+  // What the budget has free, not its limit: a resident SRS holds part of
+  // it (12.9 GB at 2^27), and asking for more than fits left the pool
+  // short of whole partitions and growing during the job.
+  const std::size_t limit = host_budget_->available();
   const std::size_t whole = std::min(count, limit / per_partition);
   const std::size_t extra =
       std::min(count * classes[last_cap].second - whole * classes[last_cap].second,
