@@ -349,11 +349,12 @@ Result<detail::FreeEntry> PinnedPool::grow(unsigned cls, bool for_reserve) {
   return detail::FreeEntry{base, s};
 }
 
-std::size_t PinnedPool::trim_idle(std::size_t target, TrimKind kind) {
+std::size_t PinnedPool::trim_idle(std::size_t target, TrimKind kind, unsigned keep) {
   auto& st = *state_;
   std::size_t freed = 0;
   for (auto& c : st.classes) {
     if (freed >= target) break;
+    if (static_cast<std::size_t>(&c - &st.classes[0]) == keep) continue;
     std::vector<std::unique_ptr<detail::Slab>> idle;
     {
       std::lock_guard lock(c.m);
@@ -407,7 +408,13 @@ std::error_code PinnedPool::reserve(std::size_t block_bytes, std::size_t count) 
       if (c.free.size() >= count) return {};
     }
     auto grown = grow(cls, /*for_reserve=*/true);
-    if (!grown) return grown.error().code;
+    if (grown) continue;
+    // Idle slabs of other sizes (an earlier job's shape) make room: the
+    // caller reserves for what it runs next. Its own class's are kept.
+    if (grown.error().code == make_error_code(Errc::out_of_host_memory) &&
+        trim_idle(detail::class_bytes(cls), TrimKind::all, cls) > 0)
+      continue;
+    return grown.error().code;
   }
 }
 

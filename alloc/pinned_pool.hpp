@@ -274,13 +274,17 @@ class PinnedPool {
   // Pins a new slab of class `cls`: a shared one while the shared bytes
   // allow, else one of one block. For take() (`for_reserve` false) one block
   // of it is about to be handed out, and idle slabs are trimmed to make room;
-  // reserve() trims nothing (it would give back the very blocks it is
-  // reserving, and loop forever) and counts the whole slab as idle.
+  // reserve() trims only other classes (its own would give back the very
+  // blocks it is reserving, and loop forever) and counts the whole slab as
+  // idle.
   // The slab goes into its class, its blocks onto the free list; for take()
   // the first block is left out and returned.
   Result<detail::FreeEntry> grow(unsigned cls, bool for_reserve);
   enum class TrimKind { all, shared };
-  std::size_t trim_idle(std::size_t target, TrimKind kind);
+  // Idle slabs given back until `target` bytes are; `keep` (a class index,
+  // or none) keeps its own.
+  static constexpr unsigned kNoClass = ~0u;
+  std::size_t trim_idle(std::size_t target, TrimKind kind, unsigned keep = kNoClass);
   std::size_t blocks_per_slab(std::size_t capacity) const noexcept;
   // Adds `bytes` to what counts against max_pinned_bytes if they fit.
   bool admit_counted(std::size_t bytes) noexcept;

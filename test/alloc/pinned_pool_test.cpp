@@ -335,6 +335,29 @@ TEST(PinnedPool, ReserveBeyondTheLimitStopsAtTheLimit) {
   EXPECT_FALSE(pool.reserve(10 * MiB, 60 * MiB / cap)) << "a reserve that fits succeeds";
 }
 
+// A reserve for a new shape of job gives back the idle slabs an earlier
+// shape left, rather than stopping at the limit with them still pinned.
+TEST(PinnedPool, ReserveGivesBackIdleSlabsOfOtherSizes) {
+  STOKER_ALLOC_REQUIRE_BACKEND();
+  MemoryBudget budget(60 * MiB, "host");
+  PinnedPool pool(kBackend, budget, PinnedPoolOptions{.max_blocks_per_slab = 1});
+  const auto small = PinnedPool::block_capacity(5 * MiB);
+  const auto large = PinnedPool::block_capacity(20 * MiB);
+  ASSERT_NE(small, large);
+  ASSERT_FALSE(pool.reserve(5 * MiB, 60 * MiB / small)) << "the old shape fills the limit";
+  ASSERT_FALSE(pool.reserve(20 * MiB, 60 * MiB / large)) << "the new shape takes its place";
+  const auto s = pool.stats();
+  EXPECT_LE(s.bytes_pinned, 60 * MiB);
+  EXPECT_GT(s.trimmed_slabs, 0u);
+  std::vector<PinnedBlock> blocks;
+  for (std::size_t i = 0; i < 60 * MiB / large; ++i) {
+    auto b = pool.try_allocate(20 * MiB);
+    ASSERT_TRUE(b) << i;
+    blocks.push_back(std::move(*b));
+  }
+  EXPECT_EQ(pool.stats().pinned_allocations, s.pinned_allocations) << "reserved, not pinned now";
+}
+
 TEST(PinnedPool, TrimGivesIdleSlabsBack) {
   STOKER_ALLOC_REQUIRE_BACKEND();
   MemoryBudget budget(256 * MiB, "host");
