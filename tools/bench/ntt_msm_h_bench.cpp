@@ -1,38 +1,29 @@
 // See ntt_msm_h_bench.hpp. The method is bench pipeline's: jobs built once
 // and submitted as copies (bench_job.hpp), pools reserved before anything
 // is timed, a warm-up then --reps timed runs, medians beside the model's
-// bound, and the baseline and the engine taking turns.
+// bound, and the baseline and the engine taking turns. The steady state and
+// the command are here; the shared steps in ntt_msm_h_bench_steps.*, the
+// naive baseline in ntt_msm_h_baseline.*.
 #include "tools/bench/ntt_msm_h_bench.hpp"
 
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
-#include <atomic>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/io_context.hpp>
-#include <chrono>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "devices/device_set.hpp"
-#include "devices/meminfo.hpp"
-#include "devices/pinned_buffer.hpp"
 #include "engine/engine.hpp"
-#include "engine/workloads/hpoly_workload.hpp"
 #include "engine/workloads/ntt_msm_h_workload.hpp"
 #include "engine/workloads/toy_srs.hpp"
-#include "kernels/hpoly.hpp"
 #include "kernels/msm.hpp"
 #include "tools/bench/bench_job.hpp"
 #include "tools/bench/bench_stats.hpp"
+#include "tools/bench/ntt_msm_h_baseline.hpp"
+#include "tools/bench/ntt_msm_h_bench_steps.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
 #include "tools/cli/output_file.hpp"
@@ -40,8 +31,7 @@
 namespace stoker::tools {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using kernels::Fr;
+using namespace ntt_msm_h_bench;
 using kernels::G1Affine;
 using kernels::G1Xyzz;
 namespace wl = engine::workloads;
@@ -53,23 +43,9 @@ constexpr std::size_t kVerifiedPartitions = 2;
 // What the engine is meant to reach: a full pipeline within 5 % of its
 // bound plus fill and drain; a partition's kernels 1.5x faster than
 // sppark's NTTs and MSM from pinned memory (801 ms at 2^26: 534 ms); the
-// engine 2.5x the naive baseline's rate.
+// engine 2.5x the naive baseline's rate (kBaselineTarget).
 constexpr double kPipelineTarget = 1.05;
 constexpr double kSpparkSpeedupTarget = 1.5;
-constexpr double kBaselineTarget = 2.5;
-
-struct Options {
-  std::vector<unsigned> log_n;            // empty: 24,26,27 on GPUs, 8 on the host backend
-  std::optional<std::size_t> partitions;  // default: 8 per device
-  int reps = 3;
-  int writers = 20;  // as many producers as a prover's synthesis threads in the field
-  unsigned baseline_log_n = 24;
-  std::size_t baseline_partitions = 16;
-  std::uint64_t seed = 1;  // of a, b, c and of the toy SRS
-  bool json = false;
-  bool no_baseline = false;
-  std::string trace;
-};
 
 // sppark on one H200 (DESIGN.md): hpoly's seven NTTs and the MSM from
 // pinned host memory, at the sizes where both were measured.
@@ -88,145 +64,6 @@ std::optional<Sppark> sppark(unsigned log_n) {
     default:
       return std::nullopt;
   }
-}
-
-// Fails the bench (exit 1) with a message naming what was being done.
-struct Failure {
-  std::string what;
-};
-void check(std::error_code ec, const std::string& what) {
-  if (ec) throw Failure{what + ": " + ec.message()};
-}
-template <typename T>
-T take(Result<T> r, const std::string& what) {
-  if (!r) throw Failure{what + ": " + r.error().what()};
-  return std::move(*r);
-}
-
-bool out_of_memory(std::error_code ec) {
-  return ec == Errc::out_of_device_memory || ec == Errc::out_of_host_memory;
-}
-
-std::string gib(std::size_t bytes) {
-  char buf[32];
-  if (bytes < (std::size_t{1} << 30))
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / double(1ull << 20));
-  else
-    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / double(1ull << 30));
-  return buf;
-}
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::string size_name(unsigned log_n) {
-  return "2^" + std::to_string(log_n);
-}
-
-// The smallest device budget of `e`: what an ntt_msm_h partition's MSM is
-// planned for.
-std::size_t min_device_budget(engine::Engine& e) {
-  const auto limits = e.stats().device_budget_limit;
-  return limits.empty() ? 0 : *std::min_element(limits.begin(), limits.end());
-}
-
-// Why the toy SRS of 2^log_n and one partition beside it cannot run on `e`,
-// or "" when they can: on every device the points, a, b, c, the point and
-// the MSM's scratch within what its budget leaves (the engine's rule: 85 %
-// of the device unless --device-budget-mib says otherwise) and within its
-// free memory with `extra_device` more; one partition's pinned blocks
-// within the host budget; the points' host copy within available memory.
-std::string why_it_does_not_fit(engine::Engine& e, unsigned log_n, std::size_t extra_device = 0) {
-  const std::size_t n = std::size_t{1} << log_n, bytes = n * sizeof(Fr);
-  const std::size_t srs = wl::toy_srs_points(log_n) * sizeof(G1Affine);
-  const std::size_t partition =
-      3 * bytes + sizeof(G1Xyzz) +
-      wl::ntt_msm_h_scratch_bytes(e.devices(), log_n, srs, min_device_budget(e));
-  const engine::EngineStats stats = e.stats();
-  for (std::size_t d = 0; d < e.devices().size(); ++d) {
-    devices::Device& dev = e.devices()[d];
-    const auto mem = dev.memory_info();
-    const std::size_t total = mem ? mem->total : dev.info().total_memory;
-    const std::size_t set = e.config().device_budget_bytes;
-    const std::size_t budget = set ? std::min(set, total) : total / 100 * 85;
-    std::size_t held = 0;
-    if (d < stats.device_resident_bytes.size()) held += stats.device_resident_bytes[d];
-    if (d < stats.device_budget_in_use.size()) held += stats.device_budget_in_use[d];
-    const std::size_t left = budget > held ? budget - held : 0;
-    const std::string device = "device " + std::to_string(d);
-    if (srs + partition > left)
-      return "the SRS and one partition need " + gib(srs + partition) + " of " + device +
-             "'s budget, which has " + gib(left) + " left";
-    // The engine's memory pool keeps what earlier sizes used, free for its
-    // partitions: count it as free.
-    const auto pooled = dev.pool_reserved_bytes();
-    const std::size_t free = mem ? mem->free + (pooled ? *pooled : 0) : 0;
-    if (mem && srs + partition + extra_device > free)
-      return "needs " + gib(srs + partition + extra_device) + " of " + device + "'s memory, " +
-             gib(free) + " free or in the engine's pool";
-  }
-  engine::Partition shape;
-  for (int k = 0; k < 3; ++k) shape.inputs.push_back(engine::Input::produced(bytes));
-  shape.outputs.push_back(engine::Output{nullptr, sizeof(G1Xyzz), false});
-  const std::size_t pinned = engine::Engine::pinned_bytes(shape);
-  if (pinned > stats.host_budget_limit)
-    return "a partition's pinned inputs take " + gib(pinned) + ", more than the host budget of " +
-           gib(stats.host_budget_limit);
-  const auto host = devices::read_meminfo();
-  if (host.available_bytes && srs > *host.available_bytes)
-    return "the SRS's host copy takes " + gib(srs) + ", " + gib(*host.available_bytes) +
-           " of host memory available";
-  return {};
-}
-
-// The toy SRS of 2^log_n made into `points` (on the engine's first GPU where
-// it has one, else on the CPU) and loaded onto every engine device. An
-// error is the load's: out_of_*_memory when the points do not fit.
-Result<engine::Srs> load_toy_srs(engine::Engine& e, std::uint64_t seed, unsigned log_n,
-                                 std::span<G1Affine> points, double& generate_s) {
-  const bool gpu = e.devices().backend() == devices::Backend::cuda;
-  const auto t0 = Clock::now();
-  if (auto err = wl::make_toy_srs(seed, log_n, 0, points, gpu ? e.devices()[0].info().ordinal : -1))
-    throw Failure{size_name(log_n) + ": making the toy SRS: " + err.what()};
-  generate_s = seconds_since(t0);
-  engine::SrsLoadOptions lo;
-  lo.label = "toy SRS " + size_name(log_n);
-  return e.load_srs(std::span<const G1Affine>(points), lo);
-}
-
-void evict(engine::Engine& e, engine::Srs srs) {
-  boost::asio::io_context io;
-  std::error_code ec;
-  e.async_evict_srs(std::move(srs),
-                    boost::asio::bind_executor(io, [&](std::error_code c) { ec = c; }));
-  io.run();
-  check(ec, "evicting the SRS");
-}
-
-// Pins the host blocks and maps the device pools of a full lookahead of
-// partitions like the job's before anything is timed, as a prover does at
-// start-up (bench pipeline says why a warm-up alone is not enough).
-void reserve(engine::Engine& e, const engine::Job& job, bool json) {
-  const engine::Partition& like = job.partitions[0];
-  if (auto ec = e.reserve_pinned(like, std::min(job.partitions.size(), e.lookahead())))
-    if (!json)
-      std::printf("  note: could not pin the pool ahead (%s); it grows in the first runs\n",
-                  ec.message().c_str());
-  e.reserve_device(like);
-}
-
-// Runs a copy of `job` with its points poisoned first and checked written
-// after.
-Result<engine::JobReport> run_job(engine::Engine& e, const engine::Job& job, wl::NttMsmHRun& run) {
-  auto report = run_prepared(
-      e, job, [&run] { std::fill(run.sums.begin(), run.sums.end(), G1Xyzz::infinity()); });
-  if (!report) return report;
-  for (std::size_t p = 0; p < run.sums.size(); ++p)
-    if (run.sums[p].is_infinity())
-      return Error{Errc::verification_failed,
-                   job.name + ": partition " + std::to_string(p) + "'s point was not written"};
-  return report;
 }
 
 struct Verified {
@@ -342,165 +179,6 @@ Steady run_steady(engine::Engine& e, const Options& o, unsigned log_n, std::size
   return s;
 }
 
-// The naive baseline's device buffers on one GPU, allocated once.
-struct NaiveDevice {
-  devices::DeviceBuffer a, b, c, points, scratch, result;
-};
-
-// One run of the baseline: `writers` threads take partitions in turn; each
-// fills its partition's a, b, c into fresh pageable vectors, then does all
-// of that partition's GPU work under one process-wide mutex with
-// synchronous copies, the SRS points copied in from pinned memory for every
-// partition, as the field's provers do (partition p on GPU p mod G). The
-// points land in `out`; returns the wall ms.
-double run_naive(engine::Engine& e, std::vector<NaiveDevice>& gpus, const G1Affine* host_points,
-                 unsigned log_n, std::uint64_t seed, int writers, std::vector<G1Xyzz>& out) {
-  const std::size_t n = std::size_t{1} << log_n, bytes = n * sizeof(Fr);
-  const std::size_t point_bytes = (n - 1) * sizeof(G1Affine);
-  const cudaStream_t stream = cudaStreamLegacy;  // the default stream, which cudaMemcpy waits on
-  std::fill(out.begin(), out.end(), G1Xyzz::infinity());
-  std::mutex gpu_mutex, error_mutex;
-  std::string error;
-  std::atomic<std::size_t> next{0};
-  auto fail = [&](const std::string& what) {
-    std::lock_guard lock(error_mutex);
-    if (error.empty()) error = what;
-  };
-  const auto t0 = Clock::now();
-  std::vector<std::thread> threads;
-  for (int w = 0; w < writers; ++w)
-    threads.emplace_back([&] {
-      for (std::size_t p; (p = next++) < out.size();) {
-        std::vector<Fr> a(n), b(n), c(n);
-        wl::hpoly_fill(seed, p, 0, n, a.data(), b.data(), c.data());
-        const std::size_t g = p % gpus.size();
-        NaiveDevice& d = gpus[g];
-        const std::string at = "naive baseline, partition " + std::to_string(p);
-        std::lock_guard lock(gpu_mutex);  // the field's global GPU mutex, deliberately
-        if (auto ec = e.devices()[g].make_current()) return fail(at + ": " + ec.message());
-        cudaError_t rc = cudaMemcpy(d.a.data(), a.data(), bytes, cudaMemcpyHostToDevice);
-        if (rc == cudaSuccess) rc = cudaMemcpy(d.b.data(), b.data(), bytes, cudaMemcpyHostToDevice);
-        if (rc == cudaSuccess) rc = cudaMemcpy(d.c.data(), c.data(), bytes, cudaMemcpyHostToDevice);
-        if (rc != cudaSuccess) return fail(cuda_message(at + ": copying a, b, c in", rc));
-        // h overwrites a, as in the engine's partitions.
-        if (auto ec = kernels::gpu::hpoly(d.a.as<Fr>(), d.a.as<Fr>(), d.b.as<Fr>(), d.c.as<Fr>(),
-                                          log_n, stream))
-          return fail(at + ": hpoly: " + ec.message());
-        rc = cudaMemcpy(d.points.data(), host_points, point_bytes, cudaMemcpyHostToDevice);
-        if (rc != cudaSuccess) return fail(cuda_message(at + ": copying the SRS in", rc));
-        if (auto ec =
-                kernels::gpu::msm(d.result.as<G1Xyzz>(), d.points.as<G1Affine>(), d.a.as<Fr>(),
-                                  n - 1, d.scratch.data(), d.scratch.size(), stream))
-          return fail(at + ": msm: " + ec.message());
-        rc = cudaMemcpy(&out[p], d.result.data(), sizeof(G1Xyzz), cudaMemcpyDeviceToHost);
-        if (rc != cudaSuccess) return fail(cuda_message(at + ": copying the point out", rc));
-      }
-    });
-  for (auto& t : threads) t.join();
-  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  if (!error.empty()) throw Failure{error};
-  for (std::size_t p = 0; p < out.size(); ++p)
-    if (out[p].is_infinity())
-      throw Failure{"naive baseline: partition " + std::to_string(p) + "'s point was not written"};
-  return ms;
-}
-
-struct Baseline {
-  std::string skipped;
-  unsigned log_n = 0;
-  std::size_t partitions = 0;
-  int writers = 0;
-  std::vector<double> naive_ms, engine_ms, engine_bound_ms;
-  std::size_t slabs_grown = 0;
-  double rate(double ms) const { return ms > 0 ? partitions / (ms / 1e3) : 0; }
-};
-
-// The baseline and the engine (its own, with `writers` producer threads)
-// on the same partitions, taking turns; each engine point must equal the
-// baseline's.
-Baseline run_baseline(engine::Config config, const Options& o) {
-  Baseline b;
-  b.log_n = o.baseline_log_n;
-  b.partitions = o.baseline_partitions;
-  b.writers = o.writers;
-  const unsigned log_n = b.log_n;
-  const std::string at = "baseline at " + size_name(log_n);
-  boost::asio::io_context io;
-  config.worker_threads = o.writers;
-  auto e = take(engine::Engine::create(io.get_executor(), config), at + ": the engine");
-
-  const std::size_t n = std::size_t{1} << log_n, bytes = n * sizeof(Fr);
-  const std::size_t count = wl::toy_srs_points(log_n), point_bytes = count * sizeof(G1Affine);
-  std::size_t naive_bytes = 0;
-  for (std::size_t d = 0; d < e->devices().size(); ++d)
-    naive_bytes = std::max(
-        naive_bytes, 3 * bytes + point_bytes + sizeof(G1Xyzz) +
-                         kernels::gpu::msm_scratch_bytes(n - 1, e->devices()[d].info().ordinal));
-  if (b.skipped = why_it_does_not_fit(*e, log_n, naive_bytes); !b.skipped.empty()) return b;
-
-  // The points in pinned host memory, where the baseline copies them from
-  // (allocated and filled outside its time), and resident in the engine.
-  auto host_points = devices::allocate_pinned(devices::Backend::cuda, point_bytes);
-  if (!host_points) {
-    b.skipped = "pinning the SRS's " + gib(point_bytes) + ": " + host_points.error().what();
-    return b;
-  }
-  const std::span<G1Affine> points(static_cast<G1Affine*>(host_points->data()), count);
-  double generate_s = 0;
-  auto loaded = load_toy_srs(*e, o.seed, log_n, points, generate_s);
-  if (!loaded && out_of_memory(loaded.error().code)) {
-    b.skipped = loaded.error().what();
-    return b;
-  }
-  const engine::Srs srs = take(std::move(loaded), at + ": loading the SRS");
-  check(wl::ntt_msm_h_prepare(e->devices(), log_n), at + ": preparing the kernels");
-
-  std::vector<NaiveDevice> gpus(e->devices().size());
-  for (std::size_t d = 0; d < gpus.size(); ++d) {
-    devices::Device& dev = e->devices()[d];
-    const std::string where = at + ": device " + std::to_string(d) + ": ";
-    auto& g = gpus[d];
-    g.a = take(dev.allocate(bytes), where + "a");
-    g.b = take(dev.allocate(bytes), where + "b");
-    g.c = take(dev.allocate(bytes), where + "c");
-    g.points = take(dev.allocate(point_bytes), where + "the SRS points");
-    g.scratch = take(dev.allocate(kernels::gpu::msm_scratch_bytes(n - 1, dev.info().ordinal)),
-                     where + "scratch");
-    g.result = take(dev.allocate(sizeof(G1Xyzz)), where + "the point");
-  }
-
-  wl::NttMsmHOptions no;
-  no.partitions = b.partitions;
-  no.log_n = log_n;
-  no.seed = o.seed;
-  no.srs = srs;
-  no.devices = &e->devices();
-  no.device_budget_bytes = min_device_budget(*e);
-  no.name = "ntt_msm_h engine";
-  std::shared_ptr<wl::NttMsmHRun> run;
-  const engine::Job job = take(wl::make_ntt_msm_h_job(no, run), at + ": the job");
-  reserve(*e, job, o.json);
-  std::vector<G1Xyzz> naive_points(b.partitions);
-  for (int r = 0; r <= o.reps; ++r) {
-    const double naive_ms =
-        run_naive(*e, gpus, points.data(), log_n, o.seed, o.writers, naive_points);
-    auto report = run_job(*e, job, *run);
-    if (!report) throw Failure{at + ": the engine: " + report.error().what()};
-    if (r == 0) continue;
-    b.naive_ms.push_back(naive_ms);
-    b.engine_ms.push_back(report->wall_ms);
-    b.engine_bound_ms.push_back(report->bound_ms);
-    b.slabs_grown += report->pinned_slabs_grown;
-  }
-  for (std::size_t p = 0; p < b.partitions; ++p) {
-    const G1Affine naive = kernels::to_affine(naive_points[p]), ours = run->point(p);
-    if (!(naive.x == ours.x && naive.y == ours.y))
-      throw Failure{at + ": partition " + std::to_string(p) +
-                    ": the engine's point differs from the naive baseline's"};
-  }
-  return b;
-}
-
 Json steady_json(const Steady& s, std::size_t devices) {
   const auto num = number_or_null;
   Json j;
@@ -550,40 +228,6 @@ Json steady_json(const Steady& s, std::size_t devices) {
   return j;
 }
 
-Json baseline_json(const Baseline& b) {
-  const auto num = number_or_null;
-  Json j;
-  if (!b.skipped.empty()) {
-    j["skipped"] = b.skipped;
-    return j;
-  }
-  j["skipped"] = nullptr;
-  j["log_n"] = b.log_n;
-  j["partitions"] = b.partitions;
-  j["writers"] = b.writers;
-  const double naive = median(b.naive_ms), ours = median(b.engine_ms);
-  j["naive_ms"] = num(naive);
-  j["engine_ms"] = num(ours);
-  j["engine_bound_ms"] = num(median(b.engine_bound_ms));
-  j["naive_partitions_per_s"] = num(b.rate(naive));
-  j["engine_partitions_per_s"] = num(b.rate(ours));
-  const Spread speedup = ratios_per_rep(b.naive_ms, b.engine_ms);
-  j["engine_over_naive"] = num(speedup.median);
-  j["engine_over_naive_range"] = {num(speedup.min), num(speedup.max)};
-  j["engine_over_naive_target"] = kBaselineTarget;
-  j["naive_each_ms"] = b.naive_ms;
-  j["engine_each_ms"] = b.engine_ms;
-  j["pinned_slabs_grown"] = b.slabs_grown;
-  return j;
-}
-
-std::string cell(double v, const char* format = "%.2f") {
-  if (!(v > 0)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 void print_steady(const std::vector<Steady>& rows, std::size_t devices) {
   std::printf("\nsteady state, the SRS resident (ms; bound: the engine's model):\n");
   std::printf("  %5s %5s %7s %7s %7s %9s %9s %9s %11s %9s\n", "log_n", "parts", "SRS GB", "load s",
@@ -622,25 +266,6 @@ void print_steady(const std::vector<Steady>& rows, std::size_t devices) {
       "  the MSM from pinned memory, one H200); wall/part: the wall time times the devices over\n"
       "  the partitions, a partition's cost in the pipeline\n",
       kPipelineTarget, kSpparkSpeedupTarget);
-}
-
-void print_baseline(const Baseline& b) {
-  std::printf("\nnaive baseline against the engine");
-  if (!b.skipped.empty()) {
-    std::printf(": skipped: %s\n", b.skipped.c_str());
-    return;
-  }
-  std::printf(" at 2^%u, %zu partitions, %d writer threads:\n", b.log_n, b.partitions, b.writers);
-  const double naive = median(b.naive_ms), ours = median(b.engine_ms);
-  std::printf("  %-58s %9s %9s %9s\n", "", "ms", "parts/s", "bound ms");
-  std::printf("  %-58s %9.1f %9s %9s\n",
-              "naive: pageable, sync copies, global mutex, SRS copied in", naive,
-              cell(b.rate(naive)).c_str(), "-");
-  std::printf("  %-58s %9.1f %9s %9.1f\n", "engine: SRS resident, writers as its producers", ours,
-              cell(b.rate(ours)).c_str(), median(b.engine_bound_ms));
-  const Spread x = ratios_per_rep(b.naive_ms, b.engine_ms);
-  std::printf("  engine against naive: %.2fx (%.2f-%.2fx over %zu reps; target >= %.1fx)\n",
-              x.median, x.min, x.max, b.naive_ms.size(), kBaselineTarget);
 }
 
 const std::string kHelp =
