@@ -95,7 +95,12 @@ TEST(NttMsmHWorkload, EveryPartitionEqualsTheCpuReferenceAndVerifiesFrom2To4To2T
       ASSERT_EQ(p.kernel_steps_ms.size(), 2u) << "hpoly and msm timed apart";
       EXPECT_GE(p.kernel_steps_ms[0], 0.0);
       EXPECT_GE(p.kernel_steps_ms[1], 0.0);
-      EXPECT_NEAR(p.kernel_steps_ms[0] + p.kernel_steps_ms[1], p.kernels.ms, 0.5);
+      // The steps lie inside the kernel span; what is left of it is the
+      // worker's start and end around them (more on a loaded machine, so
+      // the lower bound is loose).
+      const double steps = p.kernel_steps_ms[0] + p.kernel_steps_ms[1];
+      EXPECT_LE(steps, p.kernels.ms + 0.01);
+      EXPECT_GE(steps, 0.5 * p.kernels.ms);
     }
     test::expect_idle(f.engine);
   }
