@@ -1,0 +1,59 @@
+// The kernels' subcommands' command line; see kernel_args.hpp.
+#include "tools/commands/kernel_args.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <iostream>
+
+#include "devices/device_set.hpp"
+#include "devices/error.hpp"
+#include "engine/strict_number.hpp"
+#include "kernels/ntt.hpp"
+#include "tools/cli/command_line.hpp"
+
+namespace stoker::tools::kernel_cli {
+
+using engine::integer_problem;
+using engine::parse_integer;
+
+std::optional<int> parse(const std::string& name, const std::string& help, int argc, char** argv,
+                         Args& a, std::vector<std::string> value_names,
+                         const std::vector<std::string>& flag_names) {
+  CommandLine cl(name, help);
+  value_names.push_back("--device");
+  for (const auto& v : value_names)
+    cl.custom(v, [&a, v](std::string_view text) {
+      a.values[v] = text;
+      return std::string();
+    });
+  for (const auto& f : flag_names) cl.flag(f, a.flags[f]);
+  cl.exclusive({"--device", "--cpu"});
+  if (auto rc = cl.parse(argc, argv)) return rc;
+  std::erase_if(a.flags, [](const auto& f) { return !f.second; });
+  // --device N: the GPU to run on (CUDA's numbering; the default is 0). A
+  // GPU this machine lacks is a failure of the run, as with the engine's
+  // --devices, not a usage error.
+  if (const auto it = a.values.find("--device"); it != a.values.end()) {
+    const std::string& text = it->second;
+    if (!parse_integer(text, 0, 1023))
+      return cl.usage_error(integer_problem("--device", text, 0, 1023));
+    const int gpus = devices::cuda_device_count();
+    if (gpus == 0) return cl.failure("--device " + text + ": this machine has no CUDA device");
+    const auto d = parse_integer(text, 0, gpus - 1);
+    if (!d) return cl.failure(integer_problem("--device", text, 0, gpus - 1));
+    if (const cudaError_t e = cudaSetDevice(*d))
+      return cl.failure(cuda_message("--device " + text, e));
+  }
+  return std::nullopt;
+}
+
+std::optional<unsigned> parse_log_n(const std::string& s) {
+  return parse_integer(s, 1u, kernels::kMaxLogN);
+}
+
+int usage(const std::string& name, const std::string& problem, const char* synopsis) {
+  std::cerr << "stoker " << name << ": " << problem << "\nusage: " << synopsis << "\n";
+  return 2;
+}
+
+}  // namespace stoker::tools::kernel_cli
