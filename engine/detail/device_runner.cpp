@@ -623,7 +623,7 @@ void DeviceRunner::complete(Launch& l) {
 
 // Runs on the waiter thread: blocks until the slot's last event completes
 // (returns an error instead after a sticky fault), then reads the timings.
-void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res,
+void DeviceRunner::finish(LaunchRequest& r, LaunchResult res,
                           const std::function<void(LaunchResult)>& done) {
   auto& slot = slots_[static_cast<std::size_t>(r.slot)];
   const auto ec = slot.out_done.synchronize();
@@ -671,6 +671,10 @@ void DeviceRunner::finish(const LaunchRequest& r, LaunchResult res,
   // (devices::register_host), so pages locked for a faulted GPU come back
   // too.
   res.registrations.clear();
+  // The partition's range ends before the engine hears of its end: the job
+  // (and a caller reading the timeline) may complete on another thread
+  // before this request is gone.
+  r.span.end();
   done(std::move(res));
 }
 

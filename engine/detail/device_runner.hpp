@@ -42,8 +42,8 @@ struct LaunchRequest {
   int slot = 0;
   const Partition* partition = nullptr;
   std::size_t index = 0;  // the partition's index in its job
-  // The partition's NVTX range, from launch() until the request is gone
-  // (after `done` ran).
+  // The partition's NVTX range, from launch() until its result is handed on
+  // (ended just before `done`).
   nvtx::Span span;
   std::vector<const std::byte*> input_sources;  // pinned or pageable, per input
   std::vector<std::byte*> output_targets;       // pinned: destination or bounce block
@@ -207,7 +207,7 @@ class DeviceRunner {
   bool copy_streamed_shares(const LaunchRequest& r, std::byte* device_memory,
                             const std::vector<std::size_t>& in_off, LaunchResult& res);
   double device_time_ms(const devices::Event& e, Clock::time_point job_start) const;
-  void finish(const LaunchRequest& r, LaunchResult result,
+  void finish(LaunchRequest& r, LaunchResult result,
               const std::function<void(LaunchResult)>& done);
 
   devices::Device& device_;
