@@ -18,6 +18,7 @@
 // as text: leaving the setting out asks for that default.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -62,6 +63,11 @@ struct Config {
   std::size_t host_budget_bytes = 0;
   // Device memory per device for partitions in flight. 0: 85 % of the device.
   std::size_t device_budget_bytes = 0;
+  // The device budget this gives on a device of `device_total` bytes.
+  std::size_t device_budget(std::size_t device_total) const noexcept {
+    return device_budget_bytes ? std::min(device_budget_bytes, device_total)
+                               : device_total / 100 * 85;
+  }
   // Staging chunk for pageable inputs; two per staging thread per device.
   std::size_t staging_chunk_bytes = std::size_t{8} << 20;
   // Pinned bytes per device for the staging buffers: at least two chunks

@@ -52,8 +52,7 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
     s.free_slots = cfg.pipeline_depth;
     auto mem = dev.memory_info();
     const std::size_t total = mem ? mem->total : dev.info().total_memory;
-    s.budget =
-        cfg.device_budget_bytes ? std::min(cfg.device_budget_bytes, total) : total / 100 * 85;
+    s.budget = cfg.device_budget(total);
     // Stream-ordered allocations stay cached in the device pool between
     // partitions, so the hot path never reaches cudaMalloc.
     dev.configure_pool(s.budget);

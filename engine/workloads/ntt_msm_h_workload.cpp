@@ -40,7 +40,7 @@ std::error_code ntt_msm_h_plan(int ordinal, unsigned log_n, std::size_t srs_byte
     const bool ok = cudaSetDevice(ordinal) == cudaSuccess && cudaMemGetInfo(&free, &total) == cudaSuccess;
     cudaSetDevice(previous);
     if (!ok) return make_error_code(Errc::no_device);
-    budget = total / 100 * 85;
+    budget = Config{}.device_budget(total);
   }
   const std::size_t inputs = 3 * n * sizeof(Fr) + sizeof(G1Xyzz) + 1024;
   const auto two_fit = [&](const kernels::gpu::MsmPlan& p) {

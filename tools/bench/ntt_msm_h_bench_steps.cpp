@@ -67,9 +67,8 @@ std::string why_it_does_not_fit(engine::Engine& e, unsigned log_n, std::size_t e
   for (std::size_t d = 0; d < e.devices().size(); ++d) {
     devices::Device& dev = e.devices()[d];
     const auto mem = dev.memory_info();
-    const std::size_t total = mem ? mem->total : dev.info().total_memory;
-    const std::size_t set = e.config().device_budget_bytes;
-    const std::size_t budget = set ? std::min(set, total) : total / 100 * 85;
+    const std::size_t budget =
+        d < stats.device_budget_limit.size() ? stats.device_budget_limit[d] : 0;
     std::size_t held = 0;
     if (d < stats.device_resident_bytes.size()) held += stats.device_resident_bytes[d];
     if (d < stats.device_budget_in_use.size()) held += stats.device_budget_in_use[d];
