@@ -86,6 +86,14 @@ std::error_code msm_finish(const MsmPlan& plan, G1Xyzz* d_result, void* d_scratc
 // G1 (the point at infinity passes), or n when every point is good.
 std::error_code check_points(std::uint64_t* d_first_bad, const G1Affine* d_points, std::size_t n,
                              cudaStream_t stream);
+// The same check in pieces, so that points are checked as they arrive and
+// several devices share one check: check_points_begin sets *d_first_bad = n
+// (nothing bad yet); each check_points_range lowers it to the smallest bad
+// index of [begin, end), indices counted from d_points. Ranges may come in
+// any order, on any streams the caller orders after the begin.
+std::error_code check_points_begin(std::uint64_t* d_first_bad, std::size_t n, cudaStream_t stream);
+std::error_code check_points_range(std::uint64_t* d_first_bad, const G1Affine* d_points,
+                                   std::size_t begin, std::size_t end, cudaStream_t stream);
 
 // Pseudo-random inputs for tests and benchmarks (kernels/msm_inputs_gpu.cu
 // says how they are made). random_points needs random_points_scratch_bytes(n)

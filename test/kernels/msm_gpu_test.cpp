@@ -268,5 +268,32 @@ TEST(MsmGpu, CheckPointsFindsTheFirstBadIndex) {
   EXPECT_EQ(gpu_first_bad({}), 0u);
 }
 
+// Checked in ranges, out of order and on two streams, the answer is the
+// whole array's: the smallest bad index, counted from the array's start.
+TEST(MsmGpu, CheckPointsInRangesFindsTheSmallestBadIndex) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t n = 3000;
+  auto points = random_points(n, 19);
+  points[2500] = on_curve_outside_g1();
+  points[1200].y = points[1200].y + Fq::one();
+  Device<G1Affine> p(points);
+  Device<std::uint64_t> first(1);
+  cudaStream_t s1 = nullptr, s2 = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&s1), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&s2), cudaSuccess);
+  ASSERT_FALSE(gpu::check_points_begin(first.get(), n, s1));
+  ASSERT_EQ(cudaStreamSynchronize(s1), cudaSuccess);
+  EXPECT_FALSE(gpu::check_points_range(first.get(), p.get(), 2000, n, s1));
+  EXPECT_FALSE(gpu::check_points_range(first.get(), p.get(), 1000, 2000, s2));
+  EXPECT_FALSE(gpu::check_points_range(first.get(), p.get(), 0, 1000, s1));
+  EXPECT_FALSE(gpu::check_points_range(first.get(), p.get(), 1000, 1000, s2));  // empty
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(first.download()[0], 1200u);
+  EXPECT_EQ(gpu::check_points_range(first.get(), p.get(), 5, 4, s1),
+            make_error_code(Errc::invalid_argument));
+  cudaStreamDestroy(s1);
+  cudaStreamDestroy(s2);
+}
+
 }  // namespace
 }  // namespace stoker::kernels
