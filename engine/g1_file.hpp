@@ -7,8 +7,11 @@
 // point is on the curve and in G1: that costs far more than decoding and
 // runs where the caller likes (kernels::cpu::check_points on the host,
 // kernels::gpu::check_points once the points are on a GPU), or not at all
-// for a trusted file. The file is read in chunks, so it is never held twice
-// in memory, and each chunk is decoded on several threads.
+// for a trusted file. Reading splits the points asked for into one
+// contiguous range per thread; each thread preads its range 4096 points
+// (384 KiB) at a time into a buffer of its own and decodes them straight
+// into the caller's span, so reading and decoding run on every thread at
+// once and the file is never held twice in memory.
 //
 // Errors name the file and, for a bad point, its index (counted from the
 // start of the file) and the reason; no exception escapes. Thread safe:
