@@ -1,18 +1,25 @@
 // The stress driver (tools/stress/stress_driver.hpp) on the host backend: a short,
 // fixed-seed run must keep every invariant and actually inject what it
 // claims to (each fault kind, cancellations, budget pressure, every token,
-// ntt_msm_h jobs over a resident toy SRS).
+// ntt_msm_h jobs over a resident toy SRS). Also the thread listing its
+// rounds name left-behind threads with (tools/stress/thread_names.hpp).
 #include <gtest/gtest.h>
+#include <pthread.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <future>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/engine.hpp"
 #include "engine/workloads/toy_srs.hpp"
 #include "tools/stress/stress_driver.hpp"
 #include "tools/stress/stress_jobs.hpp"
+#include "tools/stress/thread_names.hpp"
 
 namespace stoker::tools::stress {
 namespace {
@@ -74,6 +81,7 @@ TEST(Stress, HostBackendMixKeepsEveryInvariant) {
   EXPECT_GT(r.latency_p99_ms, 0.0);
   EXPECT_GE(r.latency_p99_ms, r.latency_p50_ms);
   EXPECT_EQ(r.threads_after, r.threads_baseline) << "no thread left behind";
+  EXPECT_TRUE(r.notes.empty()) << summarize(r);
   // ntt_msm_h over the toy SRS: 2^4..2^10 on the host backend, the SRS for
   // 2^10 loaded into each round's engine and evicted at its end (the
   // driver checks device_resident_bytes around both).
@@ -93,6 +101,49 @@ TEST(Stress, HostBackendMixKeepsEveryInvariant) {
   EXPECT_NE(json.find("\"evictions\":3"), std::string::npos) << json;
   EXPECT_NE(summarize(r).find("ntt_msm_h " + std::to_string(r.ntt_msm_h_jobs)), std::string::npos)
       << summarize(r);
+}
+
+// The names a round's thread violation lists: a thread shows up under the
+// name it gave itself while it runs, and is gone once joined.
+TEST(StressThreadNames, ListsARunningThreadByNameUntilItIsJoined) {
+  constexpr const char* kName = "stress-probe";
+  const auto has = [&](const std::vector<std::string>& names) {
+    return std::count(names.begin(), names.end(), kName);
+  };
+  const auto before = thread_names();
+  ASSERT_FALSE(before.empty()) << "/proc/self/task unreadable";
+  EXPECT_EQ(has(before), 0);
+  EXPECT_TRUE(std::is_sorted(before.begin(), before.end()));
+
+  std::promise<void> named, release;
+  std::thread probe([&] {
+    pthread_setname_np(pthread_self(), kName);
+    named.set_value();
+    release.get_future().wait();
+  });
+  named.get_future().wait();
+  const auto during = thread_names();
+  EXPECT_EQ(has(during), 1);
+  EXPECT_EQ(threads_added(before, during), std::vector<std::string>{kName});
+  release.set_value();
+  probe.join();
+
+  // The kernel may list a joined thread for a moment after pthread_join.
+  auto after = thread_names();
+  for (int i = 0; i < 500 && has(after) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    after = thread_names();
+  }
+  EXPECT_EQ(has(after), 0);
+  EXPECT_TRUE(threads_added(before, after).empty());
+}
+
+TEST(StressThreadNames, AddedThreadsCountRepeatedNames) {
+  const std::vector<std::string> before = {"stoker", "worker", "worker"};
+  const std::vector<std::string> after = {"worker", "NCCL RAS", "worker", "stoker", "worker"};
+  EXPECT_EQ(threads_added(before, after), (std::vector<std::string>{"NCCL RAS", "worker"}));
+  EXPECT_TRUE(threads_added(after, before).empty()) << "threads that ended are not added";
+  EXPECT_TRUE(threads_added(after, after).empty());
 }
 
 TEST(Stress, SeedNamesTheJobMix) {

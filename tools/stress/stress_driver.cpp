@@ -11,6 +11,7 @@
 #include <future>
 #include <mutex>
 
+#include "devices/nccl_communicator.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/toy_srs.hpp"
 #include "tools/stress/stress_round.hpp"
@@ -90,8 +91,8 @@ Result<StressReport> run(const StressOptions& options) {
   rep.seed = o.seed;
   // Process-wide threads that outlive any engine, started before the
   // baseline: Asio's system executor (use_future completes through it) and,
-  // on CUDA, the runtime's own threads (the throwaway engine also tells us
-  // the devices the mix may use).
+  // on CUDA, the runtime's own threads and NCCL's (the throwaway engine also
+  // tells us the devices the mix may use, the rounds' own selection).
   {
     std::promise<void> p;
     asio::post(asio::system_executor(), [&] { p.set_value(); });
@@ -111,6 +112,22 @@ Result<StressReport> run(const StressOptions& options) {
     for (std::size_t d = 0; d < set.size(); ++d)
       limits.device_memory = std::max(limits.device_memory, set[d].info().total_memory);
     limits.host_budget = (*e)->stats().host_budget_limit;
+    // NCCL's first communicator in a process starts one thread that lives
+    // until the process exits, "NCCL RAS" (its RAS subsystem), beside the
+    // per-communicator threads that ncclCommDestroy joins; later
+    // communicators leave none. The rounds' engines make communicators to
+    // broadcast the SRS to two or more GPUs, so unless NCCL has started here
+    // the first such round counts NCCL RAS as a thread its engine left behind.
+    // NCCL_RAS_ENABLE=0 would keep it from starting, but NCCL's settings
+    // belong to whoever runs the process (devices/nccl_communicator.hpp).
+    if (backend == devices::Backend::cuda && set.size() >= 2) {
+      auto nccl = devices::NcclCommunicator::create(set);
+      if (!nccl)
+        rep.notes.push_back("NCCL over the run's " + std::to_string(set.size()) +
+                            " GPUs could not be started before the thread baseline (rounds that "
+                            "broadcast the SRS meet the same failure): " +
+                            nccl.error().what());
+    }
   }
   if (limits.devices > 64) return Error{Errc::invalid_argument, "stress handles up to 64 devices"};
   limits.max_partitions = o.max_partitions;

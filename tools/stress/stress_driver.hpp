@@ -25,7 +25,8 @@
 // - a cancelled job completes with operation_aborted, or succeeds if it had
 //   finished first;
 // - stats() never shows more budget or slots in use than exist;
-// - idle and thread-free at the end of every round;
+// - idle at the end of every round, and no thread outlives a round's engine
+//   (the violation names the extra threads);
 // - the SRS's points stay resident on every device (device_resident_bytes
 //   equal to its size, in every stats() sample) until the round evicts
 //   them, and none are left after the eviction completes;
@@ -71,6 +72,9 @@ struct StressReport {
   bool ok = true;
   std::vector<std::string> violations;  // the first few, each naming seed and job
   std::size_t violation_count = 0;
+  // What the run met that is no violation of the engine's, such as NCCL
+  // failing to start before the thread baseline.
+  std::vector<std::string> notes;
 
   std::size_t rounds = 0;
   std::size_t jobs_submitted = 0, jobs_completed = 0, jobs_succeeded = 0;

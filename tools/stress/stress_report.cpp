@@ -62,6 +62,7 @@ std::string to_json(const StressReport& r) {
                  {"peak_pinned_pooled", r.peak_pinned_pooled},
                  {"peak_device_in_use", r.peak_device_in_use}};
   j["threads"] = {{"baseline", r.threads_baseline}, {"after", r.threads_after}};
+  j["notes"] = r.notes;
   j["violation_count"] = r.violation_count;
   j["violations"] = r.violations;
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -123,6 +124,7 @@ std::string summarize(const StressReport& r) {
                 r.pressure_samples, r.samples, mib(r.peak_pinned_in_use), mib(r.peak_pinned_pooled),
                 mib(r.peak_device_in_use), r.threads_baseline, r.threads_after);
   s += buf;
+  for (const auto& n : r.notes) s += "  note: " + n + "\n";
   if (r.ok) {
     s += "  invariants: all held\n";
   } else {

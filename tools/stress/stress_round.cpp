@@ -16,6 +16,7 @@
 
 #include "alloc/memory_budget.hpp"
 #include "tools/stress/stress_checks.hpp"
+#include "tools/stress/thread_names.hpp"
 
 namespace stoker::tools::stress {
 
@@ -82,6 +83,7 @@ asio::awaitable<void> await_job(Round* round, RecordPtr rec, engine::Job job) {
 
 void Round::run() {
   const int baseline = process_threads();
+  const auto baseline_names = thread_names();
   {
     // The stress tool's own pinned memory (PinnedVec inputs, pinned outputs):
     // roomy enough that building a job never waits for it.
@@ -179,10 +181,15 @@ void Round::run() {
     std::lock_guard lk(rep_mu_);
     rep_.threads_after = after;
   }
-  if (after > baseline)
-    violation(std::to_string(after - baseline) +
-              " thread(s) left behind after the engine was destroyed (" + std::to_string(after) +
-              " now, " + std::to_string(baseline) + " before the round)");
+  if (after > baseline) {
+    std::string what = std::to_string(after - baseline) +
+                       " thread(s) left behind after the engine was destroyed (" +
+                       std::to_string(after) + " now, " + std::to_string(baseline) +
+                       " before the round)";
+    const auto added = threads_added(baseline_names, thread_names());
+    for (std::size_t i = 0; i < added.size(); ++i) what += (i == 0 ? ": " : ", ") + added[i];
+    violation(what);
+  }
 }
 
 // The toy SRS onto every device of this round's engine: resident from here
