@@ -51,10 +51,16 @@ struct SrsLoadOptions {
 
 // Where a load's time went, in seconds (host clock around each phase).
 struct SrsLoadTimes {
-  double read_s = 0;       // file reads and decoding, summed over chunks
-  double upload_s = 0;     // from the first read to the last upload's end
-  double broadcast_s = 0;  // the NCCL broadcast to the other devices
-  double check_s = 0;      // curve and subgroup check
+  double read_s = 0;    // file reads and decoding, summed over chunks
+  double upload_s = 0;  // from the first read to the last upload's end
+  // Making NCCL's communicators for the broadcast, on a thread of its own
+  // beside the upload: total_s holds only what the upload did not hide.
+  double nccl_setup_s = 0;
+  double broadcast_s = 0;  // the broadcast's transfer to the other devices
+  // Curve and subgroup check: on a GPU, the wait for it after the points
+  // are on every device (each device checks a share, an uploading device
+  // as the chunks land); on the host backend, the CPU's check of each chunk.
+  double check_s = 0;
   double total_s = 0;
   bool broadcast_used = false;
 };

@@ -251,9 +251,6 @@ class EngineCore {
   void srs_job_done(const std::shared_ptr<SrsResidency>& srs);
   void release_srs(const std::shared_ptr<SrsResidency>& srs);
   void release_all_srs();
-  // One communicator over every device, made at the first broadcast
-  // (ncclCommInitAll takes a while) and kept.
-  Result<devices::NcclCommunicator*> communicator();
 
   Config config_;
   devices::DeviceSet set_;
@@ -262,9 +259,6 @@ class EngineCore {
   std::vector<std::unique_ptr<DeviceRunner>> runners_;
   std::vector<DevState> dev_;
   std::vector<std::shared_ptr<SrsResidency>> srs_;  // resident, engine thread
-  std::once_flag nccl_once_;
-  devices::NcclCommunicator nccl_;
-  Error nccl_error_;
 
   std::map<std::uint64_t, std::unique_ptr<JobState>> jobs_;
   // ready_: produced, waiting for a slot; early_uploads_: partitions whose shares upload as

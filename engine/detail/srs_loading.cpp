@@ -5,6 +5,7 @@
 #include <boost/asio/prefer.hpp>
 #include <chrono>
 #include <future>
+#include <utility>
 
 #include "engine/detail/engine_core.hpp"
 #include "engine/detail/srs_residency.hpp"
@@ -37,6 +38,19 @@ auto on_thread(asio::io_context& io, F f) {
   return p.get_future().get();
 }
 
+// NCCL's communicators over every device, and how long making them took.
+struct MadeCommunicator {
+  Result<devices::NcclCommunicator> comm;
+  double seconds = 0;
+};
+
+MadeCommunicator make_communicator(const devices::DeviceSet& set) {
+  const auto t = Clock::now();
+  auto comm = devices::NcclCommunicator::create(set);
+  if (!comm) comm = Error{comm.error().code, "NCCL: " + comm.error().what()};
+  return {std::move(comm), seconds_since(t)};
+}
+
 }  // namespace
 
 Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
@@ -51,7 +65,8 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
 
   // Every device's budget pays for its copy before anything is allocated.
   auto reserved = on_thread(io_, [&]() -> Error {
-    if (shutting_down_) return {Errc::shutting_down, "engine is shutting down; " + who + " not loaded"};
+    if (shutting_down_)
+      return {Errc::shutting_down, "engine is shutting down; " + who + " not loaded"};
     for (std::size_t d = 0; d < dev_.size(); ++d) {
       const auto& ds = dev_[d];
       if (!ds.healthy)
@@ -77,14 +92,21 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
   r->engine = this;
   r->points = points;
   r->label = options.label;
+  // Declared before what a failed load must still own when it returns: its
+  // destructor waits for the communicators being made.
+  std::future<MadeCommunicator> made_comm;
   auto fail = [&](Error e) -> Result<Srs> {
-    r->buffers.clear();
+    r->buffers.clear();  // cudaFree waits for the device work that reads them
     unreserve();
     return Error{e.code, who + ": " + e.what()};
   };
 
   const std::size_t n_dev = set_.size();
-  std::vector<devices::Stream> streams;
+  const bool gpu = set_.backend() == devices::Backend::cuda;
+  const bool gpu_check = !options.trust_points && gpu;
+  const bool cpu_check = !options.trust_points && !gpu;
+  std::vector<devices::Stream> streams, check_streams;
+  std::vector<devices::DeviceBuffer> flags;  // per device: its share's first bad index
   for (std::size_t d = 0; d < n_dev; ++d) {
     auto& dev = set_[d];
     r->devices.push_back(&dev);
@@ -96,20 +118,55 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
     auto s = dev.create_stream();
     if (!s) return fail(std::move(s).error());
     streams.push_back(std::move(*s));
+    if (gpu_check) {
+      auto cs = dev.create_stream();
+      if (!cs) return fail(std::move(cs).error());
+      auto flag = dev.allocate(sizeof(std::uint64_t));
+      if (!flag) return fail(std::move(flag).error());
+      if (auto ec = dev.make_current()) return fail(Error{ec, "checking the points"});
+      if (auto ec = kernels::gpu::check_points_begin(flag->as<std::uint64_t>(), points,
+                                                     static_cast<cudaStream_t>(cs->native())))
+        return fail(Error{ec, "checking the points on device " + std::to_string(d)});
+      check_streams.push_back(std::move(*cs));
+      flags.push_back(std::move(*flag));
+    }
   }
 
   // Devices that upload from the pinned blocks: the first, and those its
   // copy cannot reach by peer (or all, without broadcast).
   const auto& peers = set_.topology().peer_access;
   std::vector<std::size_t> uploads{0};
+  std::vector<bool> uploading(n_dev, false);
+  uploading[0] = true;
   bool broadcast = false;
   for (std::size_t d = 1; d < n_dev; ++d) {
     const bool reach = options.broadcast && peers.size() > d && peers[0][d] && peers[d][0];
-    if (reach)
+    if (reach) {
       broadcast = true;
-    else
+    } else {
       uploads.push_back(d);
+      uploading[d] = true;
+    }
   }
+  // NCCL's communicators live for one load: kept, they held 388 MiB of
+  // each H200 that no budget counted, and threads that outlived the load.
+  // Making them takes 30-650 ms, so it runs on a thread of its own while
+  // the points upload to the first device.
+  if (broadcast)
+    made_comm = std::async(std::launch::async, [this] { return make_communicator(set_); });
+
+  // Each device checks one share of the points, so that n devices check in
+  // 1/n of the time: an uploading device as each chunk lands (beside the
+  // reads), the others after the broadcast.
+  const auto check = [&](std::size_t d, std::size_t begin, std::size_t end) -> std::error_code {
+    begin = std::max(begin, points * d / n_dev);
+    end = std::min(end, points * (d + 1) / n_dev);
+    if (begin >= end) return {};
+    if (auto ec = set_[d].make_current()) return ec;
+    return kernels::gpu::check_points_range(flags[d].as<std::uint64_t>(),
+                                            r->buffers[d].as<const kernels::G1Affine>(), begin, end,
+                                            static_cast<cudaStream_t>(check_streams[d].native()));
+  };
 
   const std::size_t chunk = std::min(points, kChunkPoints);
   const std::size_t chunk_bytes = chunk * sizeof(kernels::G1Affine);
@@ -132,7 +189,6 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
     }
   std::vector<bool> block_used(n_blocks, false);
 
-  const bool cpu_check = !options.trust_points && set_.backend() != devices::Backend::cuda;
   const auto t_upload = Clock::now();
   for (std::size_t first = 0, c = 0; first < points; first += chunk, ++c) {
     const std::size_t count = std::min(chunk, points - first);
@@ -154,11 +210,18 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
     }
     const std::size_t offset = first * sizeof(kernels::G1Affine);
     for (std::size_t i = 0; i < uploads.size(); ++i) {
-      auto& s = streams[uploads[i]];
-      auto* dst = r->buffers[uploads[i]].as<std::byte>() + offset;
+      const std::size_t u = uploads[i];
+      auto& s = streams[u];
+      auto* dst = r->buffers[u].as<std::byte>() + offset;
       if (auto ec = s.copy(dst, host, count * sizeof(kernels::G1Affine)))
-        return fail(Error{ec, "uploading the points to device " + std::to_string(uploads[i])});
+        return fail(Error{ec, "uploading the points to device " + std::to_string(u)});
       if (auto ec = s.record(copied[b][i])) return fail(Error{ec, "uploading the points"});
+      if (gpu_check) {
+        if (auto ec = check_streams[u].wait(copied[b][i]))
+          return fail(Error{ec, "checking the points on device " + std::to_string(u)});
+        if (auto ec = check(u, first, first + count))
+          return fail(Error{ec, "checking the points on device " + std::to_string(u)});
+      }
     }
     block_used[b] = true;
   }
@@ -169,41 +232,47 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
   blocks.clear();  // the host budget has them back before the broadcast
 
   if (broadcast) {
+    auto made = made_comm.get();
+    r->times.nccl_setup_s = made.seconds;
+    if (!made.comm) return fail(std::move(made.comm).error());
     const auto t_bcast = Clock::now();
-    auto comm = communicator();
-    if (!comm) return fail(std::move(comm).error());
     std::vector<void*> ptrs;
     std::vector<devices::Stream*> sp;
     for (std::size_t d = 0; d < n_dev; ++d) {
       ptrs.push_back(r->buffers[d].data());
       sp.push_back(&streams[d]);
     }
-    if (auto ec = (*comm)->broadcast(ptrs, bytes, 0, sp))
+    if (auto ec = made.comm->broadcast(ptrs, bytes, 0, sp))
       return fail(Error{ec, "broadcasting the points from device 0"});
     for (std::size_t d = 0; d < n_dev; ++d)
       if (auto ec = streams[d].synchronize())
         return fail(Error{ec, "broadcasting the points to device " + std::to_string(d)});
     r->times.broadcast_s = seconds_since(t_bcast);
     r->times.broadcast_used = true;
+    if (gpu_check)
+      for (std::size_t d = 0; d < n_dev; ++d)
+        if (!uploading[d])
+          if (auto ec = check(d, 0, points))
+            return fail(Error{ec, "checking the points on device " + std::to_string(d)});
+    // Destroying them takes about 0.5 s (measured on two H200s): in the
+    // background, done before this SRS's eviction completes.
+    r->nccl_teardown =
+        std::async(std::launch::async, [c = std::move(*made.comm)]() mutable { c = {}; });
   }
 
-  if (!options.trust_points && set_.backend() == devices::Backend::cuda) {
+  if (gpu_check) {
     const auto t_check = Clock::now();
-    auto& dev = set_[0];
-    if (auto ec = dev.make_current()) return fail(Error{ec, "checking the points"});
-    auto flag = dev.allocate(sizeof(std::uint64_t));
-    if (!flag) return fail(std::move(flag).error());
-    auto landing = pool_->try_allocate(sizeof(std::uint64_t));
+    auto landing = pool_->try_allocate(n_dev * sizeof(std::uint64_t));
     if (!landing) return fail(std::move(landing).error());
-    auto& s = streams[0];
-    if (auto ec = kernels::gpu::check_points(flag->as<std::uint64_t>(),
-                                             r->buffers[0].as<const kernels::G1Affine>(), points,
-                                             static_cast<cudaStream_t>(s.native())))
-      return fail(Error{ec, "checking the points"});
-    if (auto ec = s.copy(landing->data(), flag->data(), sizeof(std::uint64_t)))
-      return fail(Error{ec, "checking the points"});
-    if (auto ec = s.synchronize()) return fail(Error{ec, "checking the points"});
-    const auto bad = *reinterpret_cast<const std::uint64_t*>(landing->data());
+    auto* first_bad = reinterpret_cast<std::uint64_t*>(landing->data());
+    for (std::size_t d = 0; d < n_dev; ++d) {
+      auto& cs = check_streams[d];
+      if (auto ec = cs.copy(first_bad + d, flags[d].data(), sizeof(std::uint64_t)))
+        return fail(Error{ec, "checking the points on device " + std::to_string(d)});
+      if (auto ec = cs.synchronize())
+        return fail(Error{ec, "checking the points on device " + std::to_string(d)});
+    }
+    const auto bad = *std::min_element(first_bad, first_bad + n_dev);
     r->times.check_s = seconds_since(t_check);
     if (bad < points)
       return fail(Error{Errc::invalid_argument,
@@ -218,18 +287,6 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
     return 0;
   });
   return Srs(std::move(r));
-}
-
-Result<devices::NcclCommunicator*> EngineCore::communicator() {
-  std::call_once(nccl_once_, [this] {
-    auto c = devices::NcclCommunicator::create(set_);
-    if (c)
-      nccl_ = std::move(*c);
-    else
-      nccl_error_ = std::move(c).error();
-  });
-  if (!nccl_) return Error{nccl_error_.code, "NCCL: " + nccl_error_.what()};
-  return &nccl_;
 }
 
 Error EngineCore::admit_srs(const Job& job) {
@@ -268,7 +325,8 @@ void EngineCore::evict_srs(std::shared_ptr<SrsResidency> r, EvictHandler handler
       asio::prefer(handler_executor, asio::execution::outstanding_work.tracked);
   asio::post(io_, [this, r = std::move(r), h = std::move(handler), ex]() mutable {
     const auto done = [ex](EvictHandler h, std::error_code ec) {
-      asio::post(ex, [h = std::move(h), ec]() mutable { std::move(h)(boost::system::error_code(ec)); });
+      asio::post(ex,
+                 [h = std::move(h), ec]() mutable { std::move(h)(boost::system::error_code(ec)); });
     };
     if (!r || r->engine != this) return done(std::move(h), make_error_code(Errc::invalid_argument));
     if (r->released.load()) return done(std::move(h), {});
@@ -282,6 +340,7 @@ void EngineCore::release_srs(const std::shared_ptr<SrsResidency>& r) {
   // Freeing device memory synchronises the device (cudaFree): on a worker,
   // not on the thread that schedules every device.
   asio::post(*workers_, [this, r] {
+    if (r->nccl_teardown.valid()) r->nccl_teardown.wait();
     if (!r->released.exchange(true, std::memory_order_acq_rel)) r->buffers.clear();
     asio::post(io_, [this, r] {
       const std::size_t bytes = r->points * sizeof(kernels::G1Affine);
@@ -300,6 +359,7 @@ void EngineCore::release_srs(const std::shared_ptr<SrsResidency>& r) {
 
 void EngineCore::release_all_srs() {
   for (auto& r : srs_) {
+    if (r->nccl_teardown.valid()) r->nccl_teardown.wait();
     if (!r->released.exchange(true, std::memory_order_acq_rel)) r->buffers.clear();
     for (auto& [h, ex] : r->evict_waiters)
       asio::post(ex, [h = std::move(h)]() mutable { std::move(h)(boost::system::error_code{}); });

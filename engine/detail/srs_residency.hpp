@@ -8,6 +8,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/system/error_code.hpp>
 #include <cstddef>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,9 @@ struct SrsResidency {
   // holds the residency).
   std::vector<const devices::Device*> devices;
   std::vector<devices::DeviceBuffer> buffers;
+  // The load's NCCL communicators being destroyed in the background; the
+  // buffers are freed (and the eviction completes) only after it.
+  std::future<void> nccl_teardown;
   std::atomic<bool> evicting{false};
   std::atomic<bool> released{false};
   // Engine thread only.

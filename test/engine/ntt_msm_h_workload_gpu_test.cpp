@@ -34,8 +34,8 @@ TEST(NttMsmHGpu, EveryPartitionEqualsTheCpuReferenceBitForBit) {
   Engine engine(io.get_executor(), gpu_config());
   for (unsigned log_n : {5u, 12u, 16u}) {
     std::vector<G1Affine> points(workloads::toy_srs_points(log_n));
-    ASSERT_FALSE(workloads::make_toy_srs(kSrsSeed, log_n, 0, points,
-                                         engine.devices()[0].info().ordinal));
+    ASSERT_FALSE(
+        workloads::make_toy_srs(kSrsSeed, log_n, 0, points, engine.devices()[0].info().ordinal));
     auto srs = engine.load_srs(points);  // checked on the GPU
     ASSERT_TRUE(srs) << srs.error().what();
     ASSERT_FALSE(workloads::ntt_msm_h_prepare(engine.devices(), log_n));
@@ -82,28 +82,55 @@ TEST(NttMsmHGpu, EveryPartitionEqualsTheCpuReferenceBitForBit) {
   for (auto b : engine.stats().device_resident_bytes) EXPECT_EQ(b, 0u);
 }
 
+// What a load takes comes back at its eviction, on every device: the
+// points, the check's scratch and, with several GPUs, NCCL's communicators,
+// which live for the load's broadcast only and are destroyed before the
+// eviction completes. The first broadcast of a process also loads NCCL's
+// own code into each device's context, which stays until the process ends
+// (190-380 MiB of an H200, measured): from the second load on, every byte
+// comes back.
 TEST(NttMsmHGpu, ResidentPointsTakeTheirShareOfEachDeviceBudget) {
   STOKER_REQUIRE_GPU();
   asio::io_context io;
   Engine engine(io.get_executor(), gpu_config());
-  const auto before = engine.devices()[0].memory_info();
-  ASSERT_TRUE(before);
+  const std::size_t n_dev = engine.devices().size();
+  const auto free_bytes = [&] {
+    std::vector<std::size_t> f;
+    for (std::size_t d = 0; d < n_dev; ++d) {
+      const auto m = engine.devices()[d].memory_info();
+      EXPECT_TRUE(m);
+      f.push_back(m ? m->free : 0);
+    }
+    return f;
+  };
   std::vector<G1Affine> points(std::size_t{1} << 20, G1Affine::generator());
-  auto srs = engine.load_srs(points);
-  ASSERT_TRUE(srs) << srs.error().what();
-  const auto s = engine.stats();
-  for (auto b : s.device_resident_bytes) EXPECT_EQ(b, points.size() * sizeof(G1Affine));
-  const auto during = engine.devices()[0].memory_info();
-  ASSERT_TRUE(during);
-  EXPECT_GE(before->free - during->free, points.size() * sizeof(G1Affine));
-  bool evicted = false;
-  engine.async_evict_srs(*srs, [&](boost::system::error_code e) { evicted = !e; });
-  io.run();
-  EXPECT_TRUE(evicted);
-  const auto after = engine.devices()[0].memory_info();
-  ASSERT_TRUE(after);
-  EXPECT_LT(before->free - std::min(before->free, after->free), std::size_t{64} << 20)
-      << "the points' memory went back to the device";
+  const std::size_t bytes = points.size() * sizeof(G1Affine);
+  const auto load_and_evict = [&] {
+    const auto before = free_bytes();
+    auto srs = engine.load_srs(points);
+    ASSERT_TRUE(srs) << srs.error().what();
+    for (auto b : engine.stats().device_resident_bytes) EXPECT_EQ(b, bytes);
+    const auto during = free_bytes();
+    for (std::size_t d = 0; d < n_dev; ++d)
+      EXPECT_GE(before[d] - during[d], bytes) << "device " << d;
+    bool evicted = false;
+    engine.async_evict_srs(*srs, [&](boost::system::error_code e) { evicted = !e; });
+    io.run();
+    io.restart();
+    EXPECT_TRUE(evicted);
+    for (auto b : engine.stats().device_resident_bytes) EXPECT_EQ(b, 0u);
+  };
+  const auto first_before = free_bytes();
+  load_and_evict();
+  const auto first_after = free_bytes();
+  load_and_evict();
+  const auto second_after = free_bytes();
+  for (std::size_t d = 0; d < n_dev; ++d) {
+    EXPECT_LT(first_before[d] - std::min(first_before[d], first_after[d]), std::size_t{512} << 20)
+        << "device " << d << ": the first load left more than NCCL's code behind";
+    EXPECT_LT(first_after[d] - std::min(first_after[d], second_after[d]), std::size_t{64} << 20)
+        << "device " << d << ": the second load's memory did not all come back";
+  }
 }
 
 TEST(NttMsmHGpu, ABadPointIsFoundOnTheGpuAndNamedByIndex) {
@@ -116,6 +143,32 @@ TEST(NttMsmHGpu, ABadPointIsFoundOnTheGpuAndNamedByIndex) {
   ASSERT_FALSE(srs);
   EXPECT_NE(srs.error().what().find("point 4321"), std::string::npos) << srs.error().what();
   for (auto b : engine.stats().device_resident_bytes) EXPECT_EQ(b, 0u);
+}
+
+// Each device checks a share of the points (the first while they upload,
+// the others after the broadcast): a bad point in any share is found, and
+// of two the smaller index is named.
+TEST(NttMsmHGpu, BadPointsInEveryDevicesShareAreFound) {
+  STOKER_REQUIRE_GPU();
+  asio::io_context io;
+  Engine engine(io.get_executor(), gpu_config());
+  const std::size_t n = (std::size_t{3} << 21) + 7;  // several load chunks
+  std::vector<G1Affine> points(n, G1Affine::generator());
+  const std::size_t n_dev = engine.devices().size();
+  for (std::size_t d = n_dev; d-- > 0;) {
+    const std::size_t bad = n * d / n_dev + (n / n_dev) / 2;  // inside device d's share
+    points[bad].y = points[bad].y + kernels::Fq::one();
+    auto srs = engine.load_srs(points);
+    ASSERT_FALSE(srs) << "device " << d;
+    EXPECT_NE(srs.error().what().find("point " + std::to_string(bad) + " "), std::string::npos)
+        << srs.error().what();
+    for (auto b : engine.stats().device_resident_bytes) EXPECT_EQ(b, 0u);
+  }
+  for (auto& p : points) p = G1Affine::generator();
+  auto srs = engine.load_srs(points);
+  ASSERT_TRUE(srs) << srs.error().what();
+  const auto& peers = engine.devices().topology().peer_access;
+  EXPECT_EQ(srs->load_times().broadcast_used, n_dev > 1 && peers[0][1] && peers[1][0]);
 }
 
 }  // namespace

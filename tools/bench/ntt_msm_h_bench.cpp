@@ -195,6 +195,7 @@ Json steady_json(const Steady& s, std::size_t devices) {
               {"load_s", num(s.load.total_s)},
               {"load_gbps", num(s.load_gbps())},
               {"upload_s", s.load.upload_s},
+              {"nccl_setup_s", s.load.nccl_setup_s},
               {"broadcast_s", s.load.broadcast_s},
               {"check_s", s.load.check_s}};
   j["wall_ms"] = num(median(s.wall_ms));

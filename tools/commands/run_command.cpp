@@ -62,6 +62,9 @@ ntt_msm_h:
                       from its seed: for testing only, never for proofs anyone relies on
   --srs-seed S        the toy SRS's seed (default 1): to generate it, and for --verify with
                       --srs FILE written by `stoker srs generate --seed S`
+  --srs-upload HOW    how the points reach GPUs after the first: broadcast (default; NCCL
+                      from the first GPU where peers reach it) or each (every GPU uploads
+                      from pinned host memory over its own link)
   --keep-h            bring h back too (and --verify checks it)
 hpoly:
   --h-memory M        where h lands: registered (default; page-locked once before the job, so
@@ -169,6 +172,8 @@ int run_command(int argc, char** argv) {
   cl.exclusive({"--output-memory", "--h-memory"});
   cl.value("--srs", srs_path);
   cl.number("--srs-seed", srs_seed);
+  std::string srs_upload = "broadcast";
+  cl.choice("--srs-upload", srs_upload, {"broadcast", "each"});
   cl.flag("--keep-h", mo.keep_h);
   cl.flag("--verify", verify_on);
   cl.flag("--no-verify", verify_off);
@@ -189,15 +194,15 @@ int run_command(int argc, char** argv) {
       cl.first_given({"--size-mib", "--rounds", "--pageable", "--registered"});
   const std::string hpoly_option = cl.first_given({"--log-n", "--h-memory"});
   const std::string h_memory_option = cl.first_given({"--h-memory"});
-  const std::string srs_option = cl.first_given({"--srs", "--srs-seed", "--keep-h"});
+  const std::string srs_option = cl.first_given({"--srs", "--srs-seed", "--srs-upload", "--keep-h"});
   const bool progress = !no_progress && isatty(STDOUT_FILENO);
   const int verify = verify_on ? 1 : verify_off ? 0 : -1;  // -1: the backend's default
   const std::string& memory = output_memory.empty() ? h_memory : output_memory;
   const int outputs_registered = memory.empty() ? -1 : memory == "registered";
   if (workload.empty())
-    workload = !synthetic_option.empty() ? "synthetic"
+    workload = !synthetic_option.empty()                        ? "synthetic"
                : !h_memory_option.empty() && srs_option.empty() ? "hpoly"
-                                                                 : "ntt_msm_h";
+                                                                : "ntt_msm_h";
   // hpoly's h registered by default (a prover reuses its h buffers);
   // synthetic outputs in ordinary memory unless asked.
   const bool h_registered = outputs_registered != 0;
@@ -253,7 +258,7 @@ int run_command(int argc, char** argv) {
     if (!limits.empty()) mo.device_budget_bytes = *std::min_element(limits.begin(), limits.end());
     mo.limits.pinned_budget_bytes = e.config().host_budget_bytes;
     if (verifying) mo.secret = engine::workloads::toy_srs_secret(srs_seed);
-    auto loaded = load_run_srs(e, srs_path, mo.log_n, srs_seed);
+    auto loaded = load_run_srs(e, srs_path, mo.log_n, srs_seed, srs_upload == "broadcast");
     if (!loaded) {
       std::fprintf(stderr, "stoker run: %s\n", loaded.error().what().c_str());
       return 1;
@@ -307,7 +312,10 @@ int run_command(int argc, char** argv) {
               ? (" in " + std::to_string(run_srs.generate_s).substr(0, 5) + " s").c_str()
               : "",
           t.total_s, t.read_s, t.upload_s,
-          t.broadcast_used ? (", broadcast " + std::to_string(t.broadcast_s).substr(0, 5) + " s").c_str()
+          t.broadcast_used ? (", broadcast " + std::to_string(t.broadcast_s).substr(0, 5) +
+                              " s after an NCCL set-up of " +
+                              std::to_string(t.nccl_setup_s).substr(0, 5) + " s beside the upload")
+                                 .c_str()
                            : "",
           t.check_s);
     } else if (hpoly) {
@@ -333,10 +341,11 @@ int run_command(int argc, char** argv) {
           devices::to_string(e.devices().backend()), e.config().pipeline_depth);
     }
     const auto st = e.stats();
-    std::printf("  device memory per partition: %.1f MiB; device budget %.1f MiB",
-                static_cast<double>(job->partitions[0].device_bytes()) / (1 << 20),
-                static_cast<double>(st.device_budget_limit.empty() ? 0 : st.device_budget_limit[0]) /
-                    (1 << 20));
+    std::printf(
+        "  device memory per partition: %.1f MiB; device budget %.1f MiB",
+        static_cast<double>(job->partitions[0].device_bytes()) / (1 << 20),
+        static_cast<double>(st.device_budget_limit.empty() ? 0 : st.device_budget_limit[0]) /
+            (1 << 20));
     if (!st.device_resident_bytes.empty() && st.device_resident_bytes[0] != 0)
       std::printf(", %.1f MiB of it resident SRS points",
                   static_cast<double>(st.device_resident_bytes[0]) / (1 << 20));
@@ -360,8 +369,7 @@ int run_command(int argc, char** argv) {
       return 1;
     }
     prepare_s = seconds_since(t0);
-    if (!json)
-      std::printf("  NTT tables of 2^%u built on every GPU in %.2f s\n", k, prepare_s);
+    if (!json) std::printf("  NTT tables of 2^%u built on every GPU in %.2f s\n", k, prepare_s);
   }
   // Warm the pinned pool first so the timed job measures the steady state,
   // not cudaHostAlloc (which also blocks the process's other CUDA calls).
@@ -426,16 +434,21 @@ int run_command(int argc, char** argv) {
     extra["prepare_ms"] = prepare_s * 1e3;
     extra["h_memory"] = !hpoly ? "" : h_registered ? "registered" : "pageable";
     extra["output_memory"] =
-        (hpoly ? h_registered : !msm_h && synthetic_outputs_registered) ? "registered"
-                                                                         : "pageable";
+        (hpoly ? h_registered : !msm_h && synthetic_outputs_registered) ? "registered" : "pageable";
     if (msm_h) {
       const auto& t = run_srs.srs.load_times();
       extra["keep_h"] = mo.keep_h;
-      extra["srs"] = {{"points", run_srs.srs.points()},   {"bytes", run_srs.srs.bytes()},
-                      {"source", run_srs.source},         {"generate_s", run_srs.generate_s},
-                      {"load_s", t.total_s},              {"read_s", t.read_s},
-                      {"upload_s", t.upload_s},           {"broadcast_s", t.broadcast_s},
-                      {"broadcast", t.broadcast_used},    {"check_s", t.check_s}};
+      extra["srs"] = {{"points", run_srs.srs.points()},
+                      {"bytes", run_srs.srs.bytes()},
+                      {"source", run_srs.source},
+                      {"generate_s", run_srs.generate_s},
+                      {"load_s", t.total_s},
+                      {"read_s", t.read_s},
+                      {"upload_s", t.upload_s},
+                      {"broadcast_s", t.broadcast_s},
+                      {"broadcast", t.broadcast_used},
+                      {"nccl_setup_s", t.nccl_setup_s},
+                      {"check_s", t.check_s}};
       Json points = Json::array();
       if (!result)
         for (std::size_t p = 0; p < msm_h_run->sums.size(); ++p) {

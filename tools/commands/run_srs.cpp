@@ -32,10 +32,12 @@ std::string toy_srs_cache_path(unsigned log_n, std::uint64_t seed) {
 }
 
 Result<RunSrs> load_run_srs(engine::Engine& engine, const std::string& path, unsigned log_n,
-                            std::uint64_t seed) {
+                            std::uint64_t seed, bool broadcast) {
   RunSrs out;
+  engine::SrsLoadOptions file_options;
+  file_options.broadcast = broadcast;
   if (!path.empty()) {
-    auto srs = engine.load_srs(path);
+    auto srs = engine.load_srs(path, file_options);
     if (!srs) return std::move(srs).error();
     out.srs = std::move(*srs);
     out.source = "file " + path;
@@ -47,7 +49,7 @@ Result<RunSrs> load_run_srs(engine::Engine& engine, const std::string& path, uns
   if (gpu && std::filesystem::is_regular_file(cache, ec) &&
       std::filesystem::file_size(cache, ec) ==
           engine::workloads::toy_srs_points(log_n) * kernels::kG1EncodedBytes) {
-    auto srs = engine.load_srs(cache);
+    auto srs = engine.load_srs(cache, file_options);
     if (srs) {
       out.srs = std::move(*srs);
       out.source = "cached " + cache;
@@ -80,6 +82,7 @@ Result<RunSrs> load_run_srs(engine::Engine& engine, const std::string& path, uns
   engine::SrsLoadOptions options;
   options.label = "toy 2^" + std::to_string(log_n);
   options.trust_points = true;  // made here, from the generator
+  options.broadcast = broadcast;
   auto srs = engine.load_srs(points, options);
   if (!srs) return std::move(srs).error();
   out.srs = std::move(*srs);

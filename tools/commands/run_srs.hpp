@@ -22,8 +22,9 @@ struct RunSrs {
 // The cache file of the toy SRS for (log_n, seed).
 std::string toy_srs_cache_path(unsigned log_n, std::uint64_t seed);
 
-// Loads `path` when it is not empty, else the toy SRS for log_n and seed.
+// Loads `path` when it is not empty, else the toy SRS for log_n and seed;
+// `broadcast` as SrsLoadOptions::broadcast.
 Result<RunSrs> load_run_srs(engine::Engine& engine, const std::string& path, unsigned log_n,
-                            std::uint64_t seed);
+                            std::uint64_t seed, bool broadcast = true);
 
 }  // namespace stoker::tools
