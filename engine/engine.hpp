@@ -140,39 +140,6 @@ class Engine {
   // completion (each holding its pinned blocks): what reserve_pinned needs.
   std::size_t lookahead() const noexcept;
 
-  // Submits a job; completes when every partition has finished, the job
-  // failed, or it was cancelled. Bad input (Job::validate included) is
-  // refused before any device work starts. The engine keeps no reference to
-  // the job after the completion; the caller's inputs and output
-  // destinations must stay alive until then (job.hpp).
-  //
-  // Completion Signature
-  //   void(boost::system::error_code ec, JobReport report) for callbacks,
-  //   deferred and every token that passes the code on (as_tuple,
-  //   redirect_error). `ec` is empty on success, else a stoker code
-  //   (Errc::invalid_argument, out_of_host_memory, device_fault,
-  //   kernel_failed, verification_failed, callable_threw, shutting_down, ...)
-  //   or operation_aborted when cancelled; it converts to std::error_code,
-  //   so handlers may take that. report.error holds the message, naming the
-  //   job and, once, the partition ("job 'x' partition 1: ...").
-  //
-  //   void(std::exception_ptr, JobReport) for tokens that throw
-  //   (use_future, use_awaitable; token_throws_on_error in job_error.hpp):
-  //   a failure is a JobError whose what() is report.error and whose
-  //   report() is the report, so future::get() and co_await return the
-  //   JobReport or throw JobError (job_error.hpp says why).
-  //
-  // What throws
-  //   async_submit itself does not throw for any job; a failure always goes
-  //   to the completion. Callbacks receive no exception. Only use_future and
-  //   use_awaitable (and tokens given token_throws_on_error) throw, JobError.
-  //
-  // Per-Operation Cancellation
-  //   Supports cancellation_type::terminal, partial and total alike (what a
-  //   cancelled job has done is not undone, so every type means the same):
-  //   partitions not yet on a device are dropped, those already running
-  //   drain, and the job completes with operation_aborted and a report of
-  //   the partitions done. A cancel after the job completed does nothing.
   // The engine's pinned pool, charged to its host budget: where produced
   // inputs' blocks come from, and PinnedVec storage for callers.
   alloc::PinnedPool& pinned_pool() noexcept;
@@ -272,6 +239,39 @@ class Engine {
         token, std::move(srs));
   }
 
+  // Submits a job; completes when every partition has finished, the job
+  // failed, or it was cancelled. Bad input (Job::validate included) is
+  // refused before any device work starts. The engine keeps no reference to
+  // the job after the completion; the caller's inputs and output
+  // destinations must stay alive until then (job.hpp).
+  //
+  // Completion Signature
+  //   void(boost::system::error_code ec, JobReport report) for callbacks,
+  //   deferred and every token that passes the code on (as_tuple,
+  //   redirect_error). `ec` is empty on success, else a stoker code
+  //   (Errc::invalid_argument, out_of_host_memory, device_fault,
+  //   kernel_failed, verification_failed, callable_threw, shutting_down, ...)
+  //   or operation_aborted when cancelled; it converts to std::error_code,
+  //   so handlers may take that. report.error holds the message, naming the
+  //   job and, once, the partition ("job 'x' partition 1: ...").
+  //
+  //   void(std::exception_ptr, JobReport) for tokens that throw
+  //   (use_future, use_awaitable; token_throws_on_error in job_error.hpp):
+  //   a failure is a JobError whose what() is report.error and whose
+  //   report() is the report, so future::get() and co_await return the
+  //   JobReport or throw JobError (job_error.hpp says why).
+  //
+  // What throws
+  //   async_submit itself does not throw for any job; a failure always goes
+  //   to the completion. Callbacks receive no exception. Only use_future and
+  //   use_awaitable (and tokens given token_throws_on_error) throw, JobError.
+  //
+  // Per-Operation Cancellation
+  //   Supports cancellation_type::terminal, partial and total alike (what a
+  //   cancelled job has done is not undone, so every type means the same):
+  //   partitions not yet on a device are dropped, those already running
+  //   drain, and the job completes with operation_aborted and a report of
+  //   the partitions done. A cancel after the job completed does nothing.
   template <typename CompletionToken>
   auto async_submit(Job job, CompletionToken&& token) {
     if constexpr (token_throws_on_error<std::decay_t<CompletionToken>>::value) {

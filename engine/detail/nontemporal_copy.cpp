@@ -39,8 +39,9 @@ __attribute__((target("avx512f"))) void copy_lanes(std::byte* dst, const std::by
     _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i + 128), c);
     _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i + 192), d);
   }
-  // Non-temporal stores are weakly ordered: fence them before the caller
-  // publishes the chunk to the thread that sends it.
+  // Non-temporal stores are weakly ordered: fenced before whoever reads the
+  // bytes next, the DMA engine this thread starts for a staging chunk, or
+  // the thread that hands a bounce copy's destination back to the job.
   _mm_sfence();
   std::memcpy(dst + i, src + i, bytes - i);
 }
@@ -57,7 +58,7 @@ bool lanes_wanted() noexcept {
 }  // namespace
 #endif
 
-bool nontemporal_copy_prefetches() noexcept {
+bool nontemporal_copy_streams() noexcept {
 #if defined(STOKER_NONTEMPORAL_LANES)
   return lanes_wanted();
 #else

@@ -16,9 +16,10 @@ namespace stoker::engine::detail {
 // this core; elsewhere it is memcpy.
 void nontemporal_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept;
 
-// Which copy nontemporal_copy uses, for the A/B measurement of the two:
+// Whether nontemporal_copy streams (prefetch ahead, non-temporal stores)
+// rather than calling memcpy, for the A/B measurement of the two:
 // STOKER_STAGING_COPY=memcpy forces memcpy for both kinds of copy (read
 // once, at first use).
-bool nontemporal_copy_prefetches() noexcept;
+bool nontemporal_copy_streams() noexcept;
 
 }  // namespace stoker::engine::detail

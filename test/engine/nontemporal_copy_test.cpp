@@ -16,7 +16,7 @@ namespace {
 TEST(NontemporalCopy, CopiesEveryByteAtAnyAlignmentAndLength) {
   // Which path ran: without AVX-512 (or with STOKER_STAGING_COPY=memcpy)
   // this checks memcpy only.
-  RecordProperty("nontemporal_stores", nontemporal_copy_prefetches() ? "yes" : "no (memcpy)");
+  RecordProperty("nontemporal_stores", nontemporal_copy_streams() ? "yes" : "no (memcpy)");
   constexpr std::size_t kMax = (std::size_t{1} << 20) + 300;  // past the prefetch distance
   constexpr std::size_t kGuard = 64;
   constexpr std::byte kGuardByte{0xee};

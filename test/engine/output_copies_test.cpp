@@ -105,7 +105,7 @@ TEST(OutputCopies, PageableOutputsArriveWholeAtAnySizeAndAlignment) {
     return static_cast<std::byte>((i * 131 + o * 7 + i / 4096) % 251);
   };
   RecordProperty("nontemporal_stores",
-                 detail::nontemporal_copy_prefetches() ? "yes" : "no (memcpy)");
+                 detail::nontemporal_copy_streams() ? "yes" : "no (memcpy)");
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(2));
   // One buffer per output: a guard, the destination at a line plus the
