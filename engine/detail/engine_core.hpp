@@ -13,16 +13,16 @@
 #include <boost/asio/thread_pool.hpp>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "alloc/memory_budget.hpp"
 #include "alloc/pinned_pool.hpp"
-#include "devices/nccl_communicator.hpp"
 #include "engine/detail/device_runner.hpp"
+#include "engine/detail/partition_lifecycle.hpp"
 #include "engine/detail/srs_residency.hpp"
 #include "engine/engine.hpp"
 
@@ -95,7 +95,6 @@ class EngineCore {
   void shutdown(ShutdownHandler handler, boost::asio::any_io_executor handler_executor);
 
  private:
-  enum class PartPhase { queued, preparing, ready, running, finishing, done, dropped };
   struct PartState {
     PartPhase phase = PartPhase::queued;
     // A pinned block per produced input, given back as soon as the device
@@ -128,7 +127,7 @@ class EngineCore {
     alloc::PoolStats pool_at_start;  // to report the slabs pinned while it ran
     std::vector<PartState> parts;
     std::size_t remaining = 0;  // partitions not yet finished
-    std::size_t active = 0;     // preparing, running or finishing
+    std::size_t active = 0;     // the parts' active_count (partition_lifecycle.hpp)
     bool cancelled = false;
     Error failure;
     nvtx::Span span;  // from submission until the state is gone (completion)
@@ -242,6 +241,10 @@ class EngineCore {
   void cancel(std::uint64_t seq);
   void drop_queued(JobState& job);
   void maybe_complete(std::uint64_t seq);
+  // The only way a partition changes phase (partition_lifecycle.hpp).
+  void advance(JobState& job, PartState& ps, PartEvent event) {
+    detail::advance(ps.phase, event, prepared_, job.active);
+  }
   bool allowed(const JobState& job, std::size_t device) const;
   JobState* find(std::uint64_t seq);
   void fail_unschedulable();
@@ -268,7 +271,7 @@ class EngineCore {
   bool allocating_ = false;                                // one block request in flight
   std::map<Key, std::shared_ptr<ProducerRun>> producing_;  // shares not all started
   std::size_t shares_running_ = 0;  // workers given shares, until they stop taking more
-  std::size_t prepared_ = 0;        // preparing, ready, running or finishing: bounded lookahead
+  std::size_t prepared_ = 0;        // the parts' lookahead_count (partition_lifecycle.hpp), bounded
   std::size_t max_prepared_ = 0;
   std::atomic<std::uint64_t> next_seq_{1};  // taken by submit() on callers' threads
   std::shared_ptr<CancelRelay> relay_ = std::make_shared<CancelRelay>(this);

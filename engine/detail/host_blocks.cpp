@@ -60,10 +60,8 @@ void EngineCore::prepare(const Key& k) {
   auto& job = *jobs_.at(k.seq);
   auto& ps = job.parts[k.part];
   const auto& p = job.job.partitions[k.part];
-  ps.phase = PartPhase::preparing;
+  advance(job, ps, PartEvent::prepare);
   ps.cancel = std::make_unique<asio::cancellation_signal>();
-  ++prepared_;
-  ++job.active;
   for (const auto& in : p.inputs)
     if (in.kind == InputKind::produced) ps.block_bytes.push_back(in.bytes);
   ps.input_blocks = ps.block_bytes.size();

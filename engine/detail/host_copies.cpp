@@ -17,7 +17,7 @@ void EngineCore::copy_out(const Key& k) {
   // workers: the slot is free already. A large output is copied in pieces
   // on several workers at once (one memcpy thread moves ~10 GB/s, a GPU
   // returns 55); the last piece to finish runs the check.
-  ps.phase = PartPhase::finishing;
+  advance(job, ps, PartEvent::device_done);
   const auto& p = job.job.partitions[k.part];
   struct Piece {
     std::byte* dst;

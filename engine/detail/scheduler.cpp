@@ -138,14 +138,18 @@ void EngineCore::produced(const Key& k, std::error_code ec, std::string message)
   auto& job = *find(k.seq);
   auto& ps = job.parts[k.part];
   ps.cancel.reset();
-  --job.active;  // no longer preparing
+  const bool failed = ec || job.cancelled || job.failure;
   // Streamed and on a device already: the launch, which ends after this,
   // ends the partition (its feeder was told of a failure).
-  if (ps.phase == PartPhase::running) return;
+  if (ps.phase == PartPhase::streaming)
+    return advance(job, ps, failed ? PartEvent::production_failed : PartEvent::produced);
   early_uploads_.erase(k);
   ps.feed.reset();  // no slot took it while it was produced: copied whole
-  if (ec || job.cancelled || job.failure) return drop(k, ec, message);
-  ps.phase = PartPhase::ready;
+  if (failed) {
+    advance(job, ps, PartEvent::production_failed);
+    return drop(k, ec, message);
+  }
+  advance(job, ps, PartEvent::produced);
   ps.ready_at = Clock::now();
   ready_.insert(k);  // still counted in prepared_ while it waits for a slot
   pump();
@@ -156,8 +160,6 @@ void EngineCore::drop(const Key& k, std::error_code ec, const std::string& messa
   auto& ps = job.parts[k.part];
   ps.blocks.clear();
   ps.feed.reset();
-  ps.phase = PartPhase::dropped;
-  --prepared_;
   if (ec && !job.cancelled && !job.failure)
     fail(job, Error{ec, "job '" + job.job.name + "' partition " + std::to_string(k.part) + ": " +
                             message});
@@ -170,8 +172,7 @@ void EngineCore::dispatch(std::size_t d, const Key& k) {
   auto& ps = job.parts[k.part];
   const auto& p = job.job.partitions[k.part];
   auto& ds = dev_[d];
-  ++job.active;  // still counted in prepared_ until finished(): it holds its block
-  ps.phase = PartPhase::running;
+  advance(job, ps, PartEvent::dispatched);
   const int slot = static_cast<int>(std::find(ds.slot_busy.begin(), ds.slot_busy.end(), false) -
                                     ds.slot_busy.begin());
   ds.slot_busy[static_cast<std::size_t>(slot)] = true;
@@ -233,7 +234,7 @@ void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r)
   ps.report.kernel_steps_ms = r.kernel_steps_ms;
   ps.report.d2h = r.d2h;
   if (r.producer_failed) {  // streamed: nothing ran on the device
-    --job.active;           // the slot's count; drop() ends the partition's
+    advance(job, ps, PartEvent::abandoned);
     return drop(k, r.error, r.message);
   }
   if (r.error) {
@@ -250,9 +251,7 @@ void EngineCore::finished(const Key& k, Error error) {
   auto& ps = job.parts[k.part];
   ps.blocks.clear();                          // back to the pool, budget released
   job.job.partitions[k.part].inputs.clear();  // pinned inputs go back to their pool
-  ps.phase = PartPhase::done;
-  --prepared_;
-  --job.active;
+  advance(job, ps, PartEvent::finished);
   if (error) {
     fail(job, std::move(error));
   } else {
@@ -283,8 +282,7 @@ void EngineCore::drop_queued(JobState& job) {
     if (it->seq == job.seq) {
       auto& ps = job.parts[it->part];
       ps.blocks.clear();
-      ps.phase = PartPhase::dropped;
-      --prepared_;
+      advance(job, ps, PartEvent::withdrawn);
       it = ready_.erase(it);
     } else {
       ++it;
@@ -322,8 +320,9 @@ void EngineCore::fail_unschedulable() {
   std::vector<std::uint64_t> doomed;
   for (auto& [seq, job] : jobs_) {
     if (job->failure || job->cancelled) continue;
-    if (std::any_of(job->parts.begin(), job->parts.end(),
-                    [](const PartState& ps) { return ps.phase == PartPhase::running; }))
+    if (std::any_of(job->parts.begin(), job->parts.end(), [](const PartState& ps) {
+          return ps.phase == PartPhase::running || ps.phase == PartPhase::streaming;
+        }))
       continue;
     // Partitions fit only the devices whose budget holds them: if the
     // only such device faulted, the others would never take them. Only

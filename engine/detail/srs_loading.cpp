@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engine/detail/engine_core.hpp"
+#include "devices/nccl_communicator.hpp"
 #include "engine/detail/srs_residency.hpp"
 #include "kernels/msm.hpp"
 
