@@ -199,10 +199,10 @@ void DeviceRunner::launch(LaunchRequest request, std::function<void()> inputs_co
 
 void DeviceRunner::arrive(const std::shared_ptr<Launch>& l) {
   if (l->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    boost::asio::post(launcher_io_, [this] { complete_ready(); });
+    boost::asio::post(launcher_io_, [this] { enqueue_ready(); });
 }
 
-void DeviceRunner::complete_ready() {
+void DeviceRunner::enqueue_ready() {
   // In dispatch order, not in the order the launches became ready: a short
   // pass that ends before a long one must not put its kernels (and its
   // input events) ahead of an earlier partition's (completing launches as
@@ -210,7 +210,7 @@ void DeviceRunner::complete_ready() {
   while (!in_order_.empty() && in_order_.front()->pending.load(std::memory_order_acquire) == 0) {
     const auto l = std::move(in_order_.front());
     in_order_.pop_front();
-    complete(*l);
+    enqueue_compute(*l);
   }
 }
 
@@ -380,7 +380,7 @@ void fail_launch(LaunchResult& res, int device, std::error_code ec, const std::s
 
 // Runs on the feeder thread: the partition's device memory, its direct
 // copies (pinned, registered, streamed shares) and its staging pass,
-// started. On an error the launch still completes (complete records the
+// started. On an error the launch still ends (enqueue_compute records the
 // slot's events so the waiter and the slot move on).
 void DeviceRunner::begin(const std::shared_ptr<Launch>& lp) {
   Launch& l = *lp;
@@ -489,7 +489,7 @@ void DeviceRunner::begin(const std::shared_ptr<Launch>& lp) {
 // Runs on the launcher thread, once the feeder's half and the staging pass
 // have both ended: the input events, the kernels and the D2H, then the
 // launch goes to the waiters.
-void DeviceRunner::complete(Launch& l) {
+void DeviceRunner::enqueue_compute(Launch& l) {
   const LaunchRequest& r = l.r;
   LaunchResult& res = l.res;
   auto& slot = slots_[static_cast<std::size_t>(r.slot)];

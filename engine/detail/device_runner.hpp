@@ -148,8 +148,8 @@ class DeviceRunner {
     // staging span (the pass may have waited behind the previous one's).
     Clock::time_point started_at;
   };
-  // One launch from the feeder's start to its completion: what the second
-  // half of the enqueue (complete) needs once the staging pass has ended.
+  // One launch from the feeder's start to its end: what the second half of
+  // the enqueue (enqueue_compute) needs once the staging pass has ended.
   struct Launch {
     LaunchRequest r;
     std::function<void()> inputs_copied;
@@ -166,7 +166,7 @@ class DeviceRunner {
     // thread) records the slot's h2d0 first (start_h2d).
     std::atomic<bool> h2d_started{false};
     // The feeder's half and the pass: whichever ends last makes the launch
-    // ready for the launcher, which completes ready launches in dispatch
+    // ready for the launcher, which enqueues ready launches in dispatch
     // order.
     std::atomic<int> pending{1};
   };
@@ -177,11 +177,11 @@ class DeviceRunner {
   void begin(const std::shared_ptr<Launch>& l);
   // The launcher's half: the input events, the kernels, the D2H, and the
   // launch handed to the waiters.
-  void complete(Launch& l);
+  void enqueue_compute(Launch& l);
   void arrive(const std::shared_ptr<Launch>& l);
-  // Launcher thread: completes the launches at the head of in_order_ that
+  // Launcher thread: enqueues the launches at the head of in_order_ that
   // are ready, in dispatch order.
-  void complete_ready();
+  void enqueue_ready();
   // Feeder thread: returns once every launch dispatched before `seq` has
   // recorded its input events, so that none of them waits for this
   // launch's direct copies.
@@ -207,8 +207,7 @@ class DeviceRunner {
   bool copy_streamed_shares(const LaunchRequest& r, std::byte* device_memory,
                             const std::vector<std::size_t>& in_off, LaunchResult& res);
   double device_time_ms(const devices::Event& e, Clock::time_point job_start) const;
-  void finish(LaunchRequest& r, LaunchResult result,
-              const std::function<void(LaunchResult)>& done);
+  void finish(LaunchRequest& r, LaunchResult result, const std::function<void(LaunchResult)>& done);
 
   devices::Device& device_;
   devices::CpuSet cpus_;

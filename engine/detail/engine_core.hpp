@@ -232,7 +232,7 @@ class EngineCore {
   // unless the job is over already (then it is a consequence, not news).
   void drop(const Key& k, std::error_code ec, const std::string& message);
   void dispatch(std::size_t device, const Key& k);
-  void launched(std::size_t device, int slot, const Key& k, LaunchResult result);
+  void launch_ended(std::size_t device, int slot, const Key& k, LaunchResult result);
   // On workers, once the partition's slot is free: bounce copies into its
   // pageable destinations, then the job's verify; finished() follows.
   void copy_out(const Key& k);
@@ -240,7 +240,7 @@ class EngineCore {
   void fail(JobState& job, Error error);
   void cancel(std::uint64_t seq);
   void drop_queued(JobState& job);
-  void maybe_complete(std::uint64_t seq);
+  void end_job_if_over(std::uint64_t seq);
   // The only way a partition changes phase (partition_lifecycle.hpp).
   void advance(JobState& job, PartState& ps, PartEvent event) {
     detail::advance(ps.phase, event, prepared_, job.active);

@@ -10,9 +10,9 @@ namespace asio = boost::asio;
 namespace stoker::engine::detail {
 namespace {
 
-// Completes a submit handler on its associated executor, never inline.
-void complete(SubmitHandler handler, const asio::any_io_executor& ex, std::error_code ec,
-              JobReport report) {
+// Posts a submit handler to its associated executor, never runs it inline.
+void post_handler(SubmitHandler handler, const asio::any_io_executor& ex, std::error_code ec,
+                  JobReport report) {
   asio::post(ex, [h = std::move(handler), ec, r = std::move(report)]() mutable {
     asio::get_associated_cancellation_slot(h).clear();
     std::move(h)(boost::system::error_code(ec), std::move(r));
@@ -32,7 +32,7 @@ void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex
   // Bad input is rejected before any device work, on the caller's thread.
   if (auto e = validate(job)) {
     early.error = e.what();
-    return complete(std::move(handler), ex, e.code, std::move(early));
+    return post_handler(std::move(handler), ex, e.code, std::move(early));
   }
   auto state = std::make_unique<JobState>(std::move(job), std::move(handler), tracked(ex));
   state->start = Clock::now();
@@ -55,15 +55,15 @@ void EngineCore::submit(Job job, SubmitHandler handler, asio::any_io_executor ex
       r.name = state->job.name;
       r.partitions = state->job.partitions.size();
       r.error = "engine is shutting down; job '" + state->job.name + "' not started";
-      return complete(std::move(state->handler), state->handler_executor,
-                      make_error_code(Errc::shutting_down), std::move(r));
+      return post_handler(std::move(state->handler), state->handler_executor,
+                          make_error_code(Errc::shutting_down), std::move(r));
     }
     if (auto e = admit_srs(state->job)) {
       JobReport r;
       r.name = state->job.name;
       r.partitions = state->job.partitions.size();
       r.error = e.what();
-      return complete(std::move(state->handler), state->handler_executor, e.code, std::move(r));
+      return post_handler(std::move(state->handler), state->handler_executor, e.code, std::move(r));
     }
     const auto seq = state->seq;
     jobs_.emplace(seq, std::move(state));
@@ -163,7 +163,7 @@ void EngineCore::drop(const Key& k, std::error_code ec, const std::string& messa
   if (ec && !job.cancelled && !job.failure)
     fail(job, Error{ec, "job '" + job.job.name + "' partition " + std::to_string(k.part) + ": " +
                             message});
-  maybe_complete(k.seq);
+  end_job_if_over(k.seq);
   pump();
 }
 
@@ -201,7 +201,7 @@ void EngineCore::dispatch(std::size_t d, const Key& k) {
   runners_[d]->launch(std::move(req), std::move(on_inputs_copied),
                       [this, d, slot, k](LaunchResult r) {
                         asio::post(io_, [this, d, slot, k, r = std::move(r)]() mutable {
-                          launched(d, slot, k, std::move(r));
+                          launch_ended(d, slot, k, std::move(r));
                         });
                       });
 }
@@ -215,7 +215,7 @@ void EngineCore::inputs_copied(const Key& k) {
   }
 }
 
-void EngineCore::launched(std::size_t d, int slot, const Key& k, LaunchResult r) {
+void EngineCore::launch_ended(std::size_t d, int slot, const Key& k, LaunchResult r) {
   auto& job = *jobs_.at(k.seq);
   auto& ps = job.parts[k.part];
   auto& ds = dev_[d];
@@ -261,7 +261,7 @@ void EngineCore::finished(const Key& k, Error error) {
                  [f = job.job.progress, done = job.parts.size() - job.remaining,
                   total = job.parts.size()] { f(done, total); });
   }
-  maybe_complete(k.seq);
+  end_job_if_over(k.seq);
   pump();
 }
 
@@ -269,7 +269,7 @@ void EngineCore::drop_queued(JobState& job) {
   for (auto it = to_prepare_.begin(); it != to_prepare_.end();)
     it = it->seq == job.seq ? to_prepare_.erase(it) : std::next(it);
   // Blocks not yet requested never will be; their partitions end from the
-  // queue (posted: this may run inside produced() or launched()).
+  // queue (posted: this may run inside produced() or launch_ended()).
   for (auto it = to_allocate_.begin(); it != to_allocate_.end();) {
     if (it->seq != job.seq) {
       ++it;
@@ -308,7 +308,7 @@ void EngineCore::cancel(std::uint64_t seq) {
   if (!job || job->cancelled || job->failure) return;
   job->cancelled = true;
   drop_queued(*job);
-  maybe_complete(seq);
+  end_job_if_over(seq);
 }
 
 // Partitions no healthy permitted device can run fail their job. Not while
@@ -345,11 +345,11 @@ void EngineCore::fail_unschedulable() {
     fail(job,
          Error{Errc::device_fault,
                "job '" + job.job.name + "': no healthy device left that may run its partitions"});
-    maybe_complete(seq);
+    end_job_if_over(seq);
   }
 }
 
-void EngineCore::maybe_complete(std::uint64_t seq) {
+void EngineCore::end_job_if_over(std::uint64_t seq) {
   auto it = jobs_.find(seq);
   if (it == jobs_.end()) return;
   auto& job = *it->second;
@@ -403,7 +403,7 @@ void EngineCore::maybe_complete(std::uint64_t seq) {
   auto ex = std::move(job.handler_executor);
   const auto srs = job.job.srs.residency();
   jobs_.erase(it);
-  complete(std::move(handler), ex, ec, std::move(r));
+  post_handler(std::move(handler), ex, ec, std::move(r));
   srs_job_done(srs);
 
   if (shutting_down_ && jobs_.empty()) {
