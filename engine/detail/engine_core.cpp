@@ -105,12 +105,7 @@ EngineCore::~EngineCore() {
     }
   });
   drained.get_future().wait();
-  std::promise<void> freed;
-  asio::post(io_, [&] {
-    release_all_srs();
-    freed.set_value();
-  });
-  freed.get_future().wait();
+  on_engine_thread([&] { release_all_srs(); });
   runners_.clear();
   workers_->join();
   io_work_.reset();
@@ -118,8 +113,7 @@ EngineCore::~EngineCore() {
 }
 
 EngineStats EngineCore::stats() {
-  std::promise<EngineStats> p;
-  asio::post(io_, [&] {
+  return on_engine_thread([&] {
     EngineStats s;
     s.jobs_in_flight = jobs_.size();
     for (const auto& d : dev_) {
@@ -144,9 +138,8 @@ EngineStats EngineCore::stats() {
     s.pinned_bytes_pooled = ps.bytes_pinned;
     s.pinned_slab_allocations = ps.pinned_allocations;
     s.pinned_slabs_trimmed = ps.trimmed_slabs;
-    p.set_value(std::move(s));
+    return s;
   });
-  return p.get_future().get();
 }
 
 bool EngineCore::allowed(const JobState& job, std::size_t device) const {

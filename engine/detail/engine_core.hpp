@@ -12,11 +12,13 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <deque>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "alloc/memory_budget.hpp"
@@ -241,6 +243,22 @@ class EngineCore {
   void cancel(std::uint64_t seq);
   void drop_queued(JobState& job);
   void end_job_if_over(std::uint64_t seq);
+  // Runs `f` on the engine thread, which owns every member below, and
+  // waits for its result: for callers on other threads (stats, loads,
+  // reservations, shutdown). Never called on the engine thread itself.
+  template <typename F>
+  auto on_engine_thread(F f) {
+    std::promise<decltype(f())> p;
+    boost::asio::post(io_, [&] {
+      if constexpr (std::is_void_v<decltype(f())>) {
+        f();
+        p.set_value();
+      } else {
+        p.set_value(f());
+      }
+    });
+    return p.get_future().get();
+  }
   // The only way a partition changes phase (partition_lifecycle.hpp).
   void advance(JobState& job, PartState& ps, PartEvent event) {
     detail::advance(ps.phase, event, prepared_, job.active);

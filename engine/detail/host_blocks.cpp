@@ -34,13 +34,11 @@ std::size_t EngineCore::pool_growth(std::size_t d, std::size_t largest) {
 
 void EngineCore::reserve_device(const Partition& like) {
   // The engine thread owns the devices' state: it decides, the feeders map.
-  std::promise<std::vector<std::size_t>> plan;
-  asio::post(io_, [&] {
+  const auto want = on_engine_thread([&] {
     std::vector<std::size_t> want(dev_.size());
     for (std::size_t d = 0; d < dev_.size(); ++d) want[d] = pool_growth(d, like.device_bytes());
-    plan.set_value(std::move(want));
+    return want;
   });
-  const auto want = plan.get_future().get();
   std::vector<std::promise<void>> mapped(want.size());
   for (std::size_t d = 0; d < want.size(); ++d) {
     if (want[d] == 0) continue;

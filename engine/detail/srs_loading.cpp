@@ -7,8 +7,8 @@
 #include <future>
 #include <utility>
 
-#include "engine/detail/engine_core.hpp"
 #include "devices/nccl_communicator.hpp"
+#include "engine/detail/engine_core.hpp"
 #include "engine/detail/srs_residency.hpp"
 #include "kernels/msm.hpp"
 
@@ -29,14 +29,6 @@ double seconds_since(Clock::time_point t) {
 
 std::string bytes_str(std::size_t n) {
   return std::to_string(n) + " bytes";
-}
-
-// Runs `f` on the engine thread and waits for its result.
-template <typename F>
-auto on_thread(asio::io_context& io, F f) {
-  std::promise<decltype(f())> p;
-  asio::post(io, [&] { p.set_value(f()); });
-  return p.get_future().get();
 }
 
 // NCCL's communicators over every device, and how long making them took.
@@ -65,7 +57,7 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
   const std::size_t bytes = points * sizeof(kernels::G1Affine);
 
   // Every device's budget pays for its copy before anything is allocated.
-  auto reserved = on_thread(io_, [&]() -> Error {
+  auto reserved = on_engine_thread([&]() -> Error {
     if (shutting_down_)
       return {Errc::shutting_down, "engine is shutting down; " + who + " not loaded"};
     for (std::size_t d = 0; d < dev_.size(); ++d) {
@@ -83,9 +75,8 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
   });
   if (reserved) return reserved;
   auto unreserve = [&] {
-    on_thread(io_, [&] {
+    on_engine_thread([&] {
       for (auto& ds : dev_) ds.resident -= bytes;
-      return 0;
     });
   };
 
@@ -281,11 +272,10 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
   }
   r->times.total_s = seconds_since(t0);
 
-  on_thread(io_, [&] {
+  on_engine_thread([&] {
     srs_.push_back(r);
     for (std::size_t d = 0; d < n_dev; ++d)
       set_[d].configure_pool(dev_[d].budget - dev_[d].resident);
-    return 0;
   });
   return Srs(std::move(r));
 }
