@@ -1,8 +1,12 @@
 #include "engine/config.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <limits>
+#include <thread>
 
 #include "engine/strict_number.hpp"
 
@@ -194,6 +198,23 @@ Error Config::set(std::string_view name, std::string_view value, std::string_vie
     return {};
   }
   return {Errc::invalid_argument, "unknown setting " + std::string(source)};
+}
+
+Config Config::resolved(devices::Backend backend, std::size_t devices) const {
+  Config c = *this;
+  const unsigned hw = std::thread::hardware_concurrency();
+  if (c.host_budget_bytes == 0) {
+    const auto pages = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES));
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+    c.host_budget_bytes = std::max<std::size_t>(pages * page / 2, std::size_t{1} << 30);
+  }
+  if (c.worker_threads == 0) c.worker_threads = std::max(2, static_cast<int>(hw));
+  if (c.staging_threads == 0)
+    c.staging_threads = std::clamp(static_cast<int>(hw / std::max<std::size_t>(1, devices)), 4, 16);
+  const double link_gbps = backend == devices::Backend::cuda ? 55.0 : 10.0;
+  if (c.h2d_gbps == 0) c.h2d_gbps = link_gbps;
+  if (c.d2h_gbps == 0) c.d2h_gbps = link_gbps;
+  return c;
 }
 
 Result<Config> Config::from_env() {

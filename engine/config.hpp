@@ -101,6 +101,11 @@ struct Config {
   // for the backend (55 GB/s pinned PCIe Gen5 on CUDA).
   double h2d_gbps = 0, d2h_gbps = 0;
 
+  // This config with every setting left 0 resolved for this machine and
+  // `devices` devices of `backend`, as the engine runs it: the rules in one
+  // place (the comments above), so that tools and the engine agree.
+  Config resolved(devices::Backend backend, std::size_t devices) const;
+
   // Reads STOKER_* variables over the defaults; an error names the variable.
   static Result<Config> from_env();
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,

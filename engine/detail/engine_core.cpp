@@ -1,7 +1,5 @@
 #include "engine/detail/engine_core.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <future>
@@ -17,23 +15,11 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
   if (auto e = config.validate()) return e;
   auto set = devices::discover(config.devices);
   if (!set) return std::move(set).error();
-  std::unique_ptr<EngineCore> core(new EngineCore(std::move(config), std::move(*set)));
+  const auto backend = set->backend();
+  const std::size_t n_devices = set->size();
+  std::unique_ptr<EngineCore> core(
+      new EngineCore(config.resolved(backend, n_devices), std::move(*set)));
   auto& cfg = core->config_;
-  const auto backend = core->set_.backend();
-
-  if (cfg.host_budget_bytes == 0) {
-    const auto pages = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES));
-    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
-    cfg.host_budget_bytes = std::max<std::size_t>(pages * page / 2, std::size_t{1} << 30);
-  }
-  if (cfg.worker_threads == 0)
-    cfg.worker_threads = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
-  if (cfg.staging_threads == 0)
-    cfg.staging_threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency() /
-                                                      std::max<std::size_t>(1, core->set_.size())),
-                                     4, 16);
-  if (cfg.h2d_gbps == 0) cfg.h2d_gbps = backend == devices::Backend::cuda ? 55.0 : 10.0;
-  if (cfg.d2h_gbps == 0) cfg.d2h_gbps = backend == devices::Backend::cuda ? 55.0 : 10.0;
 
   core->host_budget_ = std::make_unique<alloc::MemoryBudget>(cfg.host_budget_bytes, "engine host");
   // The pool's defaults: the budget's limit pinned for granted blocks, plus at
