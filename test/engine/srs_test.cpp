@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -34,9 +36,9 @@ std::vector<G1Affine> toy_points(unsigned log_n, std::uint64_t seed = 3) {
 }
 
 std::string write_points(const std::vector<G1Affine>& pts, const std::string& name) {
-  const auto path = (std::filesystem::temp_directory_path() /
-                     (name + "-" + std::to_string(::getpid()) + ".g1"))
-                        .string();
+  const auto path =
+      (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".g1"))
+          .string();
   std::ofstream out(path, std::ios::binary);
   unsigned char bytes[kernels::kG1EncodedBytes];
   for (const auto& p : pts) {
@@ -73,6 +75,53 @@ TEST(Srs, StaysOnEveryDeviceChargedToEachBudget) {
   EXPECT_EQ(s.host_budget_in_use, 0u) << "the pinned blocks it passed through went back";
 }
 
+// A broadcast's NCCL communicators live for the load only: made beside
+// the upload (their set-up reported apart from the transfer), destroyed in
+// the background, and gone, threads and all, once the eviction completes.
+TEST(Srs, ABroadcastReportsItsSetUpApartAndLeavesNothingRunningAfterEviction) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(3));
+  const int threads_before = test::thread_count();
+  const auto pts = toy_points(8);
+  auto srs = engine.load_srs(pts);
+  ASSERT_TRUE(srs) << srs.error().what();
+  const auto& t = srs->load_times();
+  EXPECT_TRUE(t.broadcast_used);
+  EXPECT_GT(t.nccl_setup_s, 0.0);
+  EXPECT_GE(t.total_s, t.broadcast_s);
+  bool evicted = false;
+  engine.async_evict_srs(*srs, [&](boost::system::error_code ec) { evicted = !ec; });
+  io.run();
+  EXPECT_TRUE(evicted);
+  // A thread that has returned may take a moment to leave /proc.
+  int threads_after = test::thread_count();
+  for (int i = 0; i < 500 && threads_after > threads_before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    threads_after = test::thread_count();
+  }
+  EXPECT_EQ(threads_after, threads_before) << "the load's communicator threads outlived it";
+  expect_nothing_resident(engine);
+}
+
+// Without broadcast every device uploads from the same pinned blocks and
+// gets the same points.
+TEST(Srs, WithoutBroadcastEveryDeviceUploadsTheSamePoints) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(3));
+  const auto pts = toy_points(8);
+  SrsLoadOptions options;
+  options.broadcast = false;
+  auto srs = engine.load_srs(pts, options);
+  ASSERT_TRUE(srs) << srs.error().what();
+  EXPECT_FALSE(srs->load_times().broadcast_used);
+  EXPECT_EQ(srs->load_times().nccl_setup_s, 0.0);
+  for (std::size_t d = 0; d < engine.devices().size(); ++d) {
+    const G1Affine* on = srs->points_on(engine.devices()[d]);
+    ASSERT_NE(on, nullptr) << "device " << d;
+    EXPECT_EQ(std::memcmp(on, pts.data(), pts.size() * sizeof(G1Affine)), 0) << "device " << d;
+  }
+}
+
 TEST(Srs, LoadsFromAFileAsFromMemory) {
   asio::io_context io;
   Engine engine(io.get_executor(), host_config(2));
@@ -82,9 +131,9 @@ TEST(Srs, LoadsFromAFileAsFromMemory) {
   std::filesystem::remove(path);
   ASSERT_TRUE(srs) << srs.error().what();
   ASSERT_EQ(srs->points(), pts.size());
-  EXPECT_EQ(std::memcmp(srs->points_on(engine.devices()[1]), pts.data(),
-                        pts.size() * sizeof(G1Affine)),
-            0);
+  EXPECT_EQ(
+      std::memcmp(srs->points_on(engine.devices()[1]), pts.data(), pts.size() * sizeof(G1Affine)),
+      0);
 }
 
 TEST(Srs, LargerThanADeviceBudgetIsRefusedNamingBothAndHoldsNothing) {
