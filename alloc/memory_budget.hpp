@@ -38,12 +38,12 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/system/error_code.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
+#include <boost/system/error_code.hpp>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -52,7 +52,7 @@
 #include <utility>
 
 #include "alloc/detail/budget_core.hpp"
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 namespace stoker::alloc {
 

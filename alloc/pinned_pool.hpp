@@ -56,10 +56,10 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/system/error_code.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/system/error_code.hpp>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -70,8 +70,8 @@
 #include <utility>
 
 #include "alloc/memory_budget.hpp"
+#include "common/error.hpp"
 #include "devices/device_info.hpp"
-#include "devices/error.hpp"
 
 namespace stoker::alloc {
 
@@ -231,31 +231,31 @@ class PinnedPool {
     auto ex = boost::asio::get_associated_executor(handler);
     auto slot = boost::asio::get_associated_cancellation_slot(handler);
     if (auto err = check_request(bytes)) {
-      boost::asio::post(
-          ex, [h = std::move(handler), err]() mutable {
-            std::move(h)(boost::system::error_code(err), PinnedBlock{});
-          });
+      boost::asio::post(ex, [h = std::move(handler), err]() mutable {
+        std::move(h)(boost::system::error_code(err), PinnedBlock{});
+      });
       return;
     }
     // The budget delivers on the handler's executor and cancels through its
     // slot; once granted, the block is taken there and passed straight on.
     budget_.async_acquire_until(
         block_capacity(bytes), deadline,
-        boost::asio::bind_executor(ex, boost::asio::bind_cancellation_slot(
-                                           slot, [this, bytes, h = std::move(handler)](
-                                                     boost::system::error_code ec, Reservation r) mutable {
-                                             if (ec) {
-                                               note_failure();
-                                               std::move(h)(ec, PinnedBlock{});
-                                               return;
-                                             }
-                                             auto block = take(bytes, std::move(r));
-                                             if (!block) {
-                                               std::move(h)(boost::system::error_code(block.error().code), PinnedBlock{});
-                                               return;
-                                             }
-                                             std::move(h)(boost::system::error_code{}, std::move(*block));
-                                           })));
+        boost::asio::bind_executor(
+            ex, boost::asio::bind_cancellation_slot(
+                    slot, [this, bytes, h = std::move(handler)](boost::system::error_code ec,
+                                                                Reservation r) mutable {
+                      if (ec) {
+                        note_failure();
+                        std::move(h)(ec, PinnedBlock{});
+                        return;
+                      }
+                      auto block = take(bytes, std::move(r));
+                      if (!block) {
+                        std::move(h)(boost::system::error_code(block.error().code), PinnedBlock{});
+                        return;
+                      }
+                      std::move(h)(boost::system::error_code{}, std::move(*block));
+                    })));
   }
 
   // invalid_argument for 0 bytes or more than a size class can hold; records the failure.

@@ -1,5 +1,5 @@
 # Install and export, so another CMake project can find_package(stoker) and
-# link stoker::stoker (or one layer: stoker::devices, stoker::alloc,
+# link stoker::stoker (or one layer: stoker::common, stoker::devices, stoker::alloc,
 # stoker::kernels, stoker::engine). test/package is such a project;
 # `tools/dev test` installs into a prefix under the build folder and builds
 # and runs it there.
@@ -11,12 +11,12 @@
 # include/stoker. Why not <stoker/...> inside the headers too: every source
 # file of every layer would change its includes, and the build tree would
 # need a stoker/ folder of links to itself. The cost of not doing it: a
-# consumer that has an engine/, devices/, alloc/ or kernels/ folder of its
+# consumer that has an engine/, devices/, alloc/, kernels/ or common/ folder of its
 # own on its include path ahead of ours may shadow one of our headers.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(stoker_libraries stoker_options stoker_devices)
+set(stoker_libraries stoker_options stoker_common stoker_devices)
 foreach(t stoker_alloc stoker_kernels stoker_engine)
   if(TARGET ${t})
     list(APPEND stoker_libraries ${t})
@@ -38,7 +38,7 @@ add_library(stoker::stoker ALIAS stoker_all)
 install(TARGETS ${stoker_libraries} stoker_all EXPORT stokerTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-foreach(dir alloc devices kernels engine)
+foreach(dir common alloc devices kernels engine)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION include/stoker/${dir}
     FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
 endforeach()

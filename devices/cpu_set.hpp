@@ -15,8 +15,8 @@
 #include <system_error>
 #include <vector>
 
+#include "common/error.hpp"
 #include "devices/device_info.hpp"
-#include "devices/error.hpp"
 
 namespace stoker::devices {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "devices/device.hpp"
-#include "devices/error.hpp"
 
 namespace stoker::devices {
 

@@ -1,8 +1,9 @@
 // Event: a move-only owner of a CUDA event (or its host-backend twin).
 //
 // Ordering events (EventKind::ordering) link streams and carry no timestamp,
-// so CUDA creates them with cudaEventDisableTiming; timing events are
-// separate (STYLE.md). Like CUDA, stream.wait(event) waits for the work
+// so CUDA creates them with cudaEventDisableTiming, the cheapest kind to
+// record and wait on; an event whose time is read is asked for as
+// EventKind::timing. Like CUDA, stream.wait(event) waits for the work
 // captured by the most recent record() before the wait call.
 //
 // After a sticky device error, query() and synchronize() return that error
@@ -12,7 +13,7 @@
 #include <memory>
 #include <system_error>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 namespace stoker::devices {
 

@@ -39,9 +39,9 @@
 #include <system_error>
 #include <vector>
 
+#include "common/error.hpp"
 #include "devices/device_info.hpp"
 #include "devices/device_set.hpp"
-#include "devices/error.hpp"
 #include "devices/stream.hpp"
 
 struct ncclComm;  // nccl.h's, kept out of this header

@@ -1,9 +1,10 @@
 // Stream: a move-only owner of an ordered queue of device work.
 //
 // On CUDA it is a non-blocking cudaStream_t; on the host backend an ordered
-// queue run by a worker thread. Every enqueuing call names its stream
-// (STYLE.md) and returns at once. Streams are linked only by events
-// (DESIGN.md rule 1): record() on the producer, wait() on the consumer.
+// queue run by a worker thread. Work is enqueued only through a Stream, so
+// every enqueuing call says which queue it joins, and it returns at once.
+// Streams are linked only by events (DESIGN.md rule 1): record() on the
+// producer, wait() on the consumer.
 //
 // Destroying a stream with work still queued is allowed: the call waits for
 // the queued work to finish (on CUDA the driver does it asynchronously).

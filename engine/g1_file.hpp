@@ -22,7 +22,7 @@
 #include <span>
 #include <string>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "kernels/g1.cuh"
 
 namespace stoker::engine {

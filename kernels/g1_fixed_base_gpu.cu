@@ -4,7 +4,7 @@
 // converts to affine.
 #include <cstdint>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "kernels/detail/fixed_base.cuh"
 #include "kernels/detail/launch_geometry.cuh"
 #include "kernels/detail/msm_point_io.cuh"

@@ -6,7 +6,7 @@
 //   loads; one bit-reversal pass at the end carries g^-j / n.
 // Passes over memory: 7 * P + 1 (P = passes per NTT), against 7 * (P + 1)
 // for seven separate natural-order NTTs plus the scaling passes.
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "kernels/detail/launch_geometry.cuh"
 #include "kernels/detail/ntt_gpu.hpp"
 #include "kernels/hpoly.hpp"

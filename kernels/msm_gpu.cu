@@ -10,7 +10,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <mutex>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "kernels/detail/msm_accumulate.cuh"
 #include "kernels/detail/msm_digits.cuh"
 #include "kernels/detail/msm_reduce.cuh"
@@ -173,8 +173,9 @@ std::error_code sort_temp_bytes(const MsmPlan& p, std::size_t& bytes) {
   cub::DoubleBuffer<std::uint32_t> keys(nullptr, nullptr), values(nullptr, nullptr);
   const SortShape shape = sort_shape(p);
   bytes = 0;
-  return make_cuda_error(cub::DeviceRadixSort::SortPairs(
-      nullptr, bytes, keys, values, static_cast<int>(shape.items), 0, static_cast<int>(shape.bits)));
+  return make_cuda_error(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values,
+                                                         static_cast<int>(shape.items), 0,
+                                                         static_cast<int>(shape.bits)));
 }
 
 // The keys' step from one window to the next, log2 (msm_window.hpp).

@@ -8,7 +8,7 @@
 // by construction, distinct in practice, and their discrete logarithms are
 // no secret: fine for timing and for GPU == CPU checks, not for anything
 // that needs unknown logarithms.
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "kernels/detail/launch_geometry.cuh"
 #include "kernels/detail/msm_point_io.cuh"
 #include "kernels/msm.hpp"
@@ -136,7 +136,8 @@ std::error_code random_points(G1Affine* d_out, std::size_t n, std::uint64_t seed
   if (auto ec = launch_threads<table_kernel>((table + kRun - 1) / kRun, stream, t, table, seed))
     return ec;
   return launch_threads<points_kernel>((n + kRun - 1) / kRun, stream, d_out, n,
-                        static_cast<const G1Affine*>(t), static_cast<const G1Affine*>(t + rows));
+                                       static_cast<const G1Affine*>(t),
+                                       static_cast<const G1Affine*>(t + rows));
 }
 
 std::error_code random_scalars(Fr* d_out, std::size_t n, std::uint64_t seed, bool sparse,

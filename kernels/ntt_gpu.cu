@@ -6,7 +6,7 @@
 #include <mutex>
 #include <utility>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "kernels/detail/launch_geometry.cuh"
 #include "kernels/detail/ntt_gpu.hpp"
 #include "kernels/ntt.hpp"
@@ -630,8 +630,8 @@ std::error_code bitrev_pass(const NttTables& t, Fr* data, std::size_t batch, con
   const std::size_t stride = std::size_t{1} << t.log_n;
   for (std::size_t v = 0; v < batch; v += 65535) {
     const unsigned nb = static_cast<unsigned>(std::min<std::size_t>(65535, batch - v));
-    bitrev_kernel<<<dim3(blocks, nb), kBitrevThreads, 0, stream>>>(data + v * stride, stride, t.log_n,
-                                                             store);
+    bitrev_kernel<<<dim3(blocks, nb), kBitrevThreads, 0, stream>>>(data + v * stride, stride,
+                                                                   t.log_n, store);
     if (auto ec = launch_error()) return ec;
   }
   return {};

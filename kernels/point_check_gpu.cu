@@ -2,7 +2,7 @@
 // on_curve and in_subgroup, the same arithmetic as the host check), the
 // smallest failing index kept with an atomic minimum, over the whole array
 // or range by range.
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "kernels/detail/launch_geometry.cuh"
 #include "kernels/detail/msm_point_io.cuh"
 #include "kernels/msm.hpp"

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 namespace stoker::alloc {
 

@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <system_error>
 
+#include "common/error.hpp"
 #include "devices/device_info.hpp"
-#include "devices/error.hpp"
 #include "devices/event.hpp"
 #include "devices/stream.hpp"
 

@@ -10,7 +10,7 @@
 #include <system_error>
 #include <utility>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 namespace stoker::engine::detail {
 

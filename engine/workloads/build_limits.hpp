@@ -17,7 +17,7 @@
 #include <string>
 #include <utility>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 namespace stoker::engine::workloads {
 

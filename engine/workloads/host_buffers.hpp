@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "devices/pinned_buffer.hpp"
 
 namespace stoker::engine::workloads {

@@ -1,8 +1,8 @@
 #include <cuda_runtime.h>
 
-#include "devices/error.hpp"
-#include "engine/workloads/synthetic.hpp"
+#include "common/error.hpp"
 #include "engine/workloads/mix_words.hpp"
+#include "engine/workloads/synthetic.hpp"
 
 namespace stoker::engine::workloads {
 namespace {

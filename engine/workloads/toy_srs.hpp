@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <span>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "kernels/field.cuh"
 #include "kernels/g1.cuh"
 

@@ -1,5 +1,5 @@
 // The toy SRS's scalars on a GPU; see detail/toy_srs_scalars.hpp.
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "engine/workloads/detail/toy_srs_scalars.hpp"
 #include "kernels/detail/launch_geometry.cuh"
 

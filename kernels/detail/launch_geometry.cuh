@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <system_error>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 namespace stoker::kernels::gpu::detail {
 

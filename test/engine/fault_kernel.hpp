@@ -4,7 +4,7 @@
 
 #include <system_error>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 namespace stoker::test {
 std::error_code launch_faulting_kernel(void* cuda_stream);

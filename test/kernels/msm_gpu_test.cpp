@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "fr_test_util.hpp"
 #include "kernels/msm.hpp"
 #include "test/gpu_guard.hpp"

@@ -3,8 +3,8 @@
 
 #include <vector>
 
+#include "common/error.hpp"
 #include "device_vec.hpp"
-#include "devices/error.hpp"
 #include "fr_test_util.hpp"
 #include "kernels/ntt.hpp"
 #include "test/gpu_guard.hpp"

@@ -1,11 +1,18 @@
 // Submits one small job on the host backend through the installed package:
 // headers as <stoker/...>, the names a user writes in stoker::, a PinnedVec
-// from the engine, a future that throws JobError, and the idle check.
+// from the engine, a future that throws JobError, and the idle check. The
+// error codes come from <stoker/devices/error.hpp> as well as through
+// engine.hpp.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <cstdio>
+#include <stoker/devices/error.hpp>
 #include <stoker/engine/engine.hpp>
+#include <system_error>
 #include <vector>
+
+static_assert(std::is_error_code_enum<stoker::Errc>::value,
+              "stoker::Errc converts to std::error_code, so handlers can compare codes with it");
 
 int main() {
   stoker::Config config;

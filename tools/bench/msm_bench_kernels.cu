@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "kernels/detail/msm_point_io.cuh"
 #include "kernels/msm.hpp"
 #include "tools/bench/msm_bench_kernels.hpp"

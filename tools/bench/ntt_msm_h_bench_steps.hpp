@@ -12,7 +12,7 @@
 #include <system_error>
 #include <vector>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "engine/engine.hpp"
 #include "engine/srs.hpp"
 #include "engine/workloads/ntt_msm_h_workload.hpp"

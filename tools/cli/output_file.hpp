@@ -34,7 +34,7 @@
 #include <string>
 #include <string_view>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 namespace stoker::tools {
 

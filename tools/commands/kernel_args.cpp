@@ -5,8 +5,8 @@
 
 #include <iostream>
 
+#include "common/error.hpp"
 #include "devices/device_set.hpp"
-#include "devices/error.hpp"
 #include "engine/strict_number.hpp"
 #include "kernels/ntt.hpp"
 #include "tools/cli/command_line.hpp"

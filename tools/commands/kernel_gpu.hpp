@@ -10,8 +10,8 @@
 #include <string>
 #include <system_error>
 
+#include "common/error.hpp"
 #include "devices/device_set.hpp"
-#include "devices/error.hpp"
 #include "tools/commands/kernel_args.hpp"
 
 namespace stoker::tools::kernel_cli {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "devices/error.hpp"
+#include "common/error.hpp"
 #include "engine/workloads/mix_words.hpp"
 #include "tools/stress/stress_blend.hpp"
 

@@ -1,10 +1,10 @@
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace stoker {
+namespace stoker::common {
 namespace {
 
 // cudaErrorMemoryAllocation and cudaErrorInvalidValue, as the runtime
@@ -27,5 +27,14 @@ TEST(CudaError, SuccessIsNoError) {
   EXPECT_FALSE(make_cuda_error(0));
 }
 
+// Users and every layer write the codes as stoker::Errc; a code made through
+// that name is the stoker category's and equals the one made here.
+TEST(StokerErrc, IsTheSameCodeThroughTheStokerName) {
+  const std::error_code ec = stoker::Errc::verification_failed;
+  EXPECT_EQ(ec, Errc::verification_failed);
+  EXPECT_EQ(ec.category().name(), std::string("stoker"));
+  EXPECT_EQ(ec.message(), "verification failed");
+}
+
 }  // namespace
-}  // namespace stoker
+}  // namespace stoker::common

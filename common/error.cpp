@@ -1,8 +1,8 @@
-#include "devices/error.hpp"
+#include "common/error.hpp"
 
 #include <cuda_runtime_api.h>
 
-namespace stoker {
+namespace stoker::common {
 namespace {
 
 class StokerCategory final : public std::error_category {
@@ -79,4 +79,4 @@ std::string cuda_message(std::string_view what, int cuda_error) {
   return std::string(what) + ": " + cuda_category().message(cuda_error);
 }
 
-}  // namespace stoker
+}  // namespace stoker::common
