@@ -4,16 +4,12 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "common/bytes_str.hpp"
+
 namespace stoker::alloc {
 namespace detail {
 
-namespace {
-
-std::string bytes_text(std::size_t n) {
-  return std::to_string(n) + " bytes";
-}
-
-}  // namespace
+using common::bytes_str;
 
 BudgetCore::BudgetCore(std::size_t limit, std::string name, Errc exhausted)
     : limit_(limit), name_(std::move(name)), exhausted_(exhausted) {}
@@ -28,14 +24,14 @@ std::string BudgetCore::last_error() const {
 }
 
 Error BudgetCore::over_limit(std::size_t bytes) const {
-  return Error{exhausted_, "memory budget '" + name_ + "': a request of " + bytes_text(bytes) +
-                               " exceeds the whole budget of " + bytes_text(limit_)};
+  return Error{exhausted_, "memory budget '" + name_ + "': a request of " + bytes_str(bytes) +
+                               " exceeds the whole budget of " + bytes_str(limit_)};
 }
 
 Error BudgetCore::timed_out(std::size_t bytes) const {
-  return Error{Errc::timed_out, "memory budget '" + name_ + "': " + bytes_text(bytes) +
-                                    " not available before the deadline (" + bytes_text(in_use()) +
-                                    " of " + bytes_text(limit_) + " in use)"};
+  return Error{Errc::timed_out, "memory budget '" + name_ + "': " + bytes_str(bytes) +
+                                    " not available before the deadline (" + bytes_str(in_use()) +
+                                    " of " + bytes_str(limit_) + " in use)"};
 }
 
 void BudgetCore::note_error_locked(const Error& e) {
@@ -59,8 +55,8 @@ Result<Reservation> BudgetCore::try_acquire(std::size_t bytes) {
   }
   const auto used = in_use_.load(std::memory_order_relaxed);
   if (!queue_.empty() || bytes > limit_ - used) {
-    Error e{exhausted_, "memory budget '" + name_ + "': " + bytes_text(bytes) + " requested, " +
-                            bytes_text(limit_ - used) + " of " + bytes_text(limit_) + " free" +
+    Error e{exhausted_, "memory budget '" + name_ + "': " + bytes_str(bytes) + " requested, " +
+                            bytes_str(limit_ - used) + " of " + bytes_str(limit_) + " free" +
                             (queue_.empty() ? std::string{}
                                             : ", " + std::to_string(queue_.size()) +
                                                   " request(s) queued ahead")};

@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/error.hpp"
 #include "devices/device_set.hpp"
-#include "devices/error.hpp"
 
 namespace stoker::engine {
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/bytes_str.hpp"
 #include "engine/detail/engine_core.hpp"
 #include "engine/detail/guarded_call.hpp"
 #include "engine/job.hpp"
@@ -20,13 +21,8 @@ std::size_t Partition::output_bytes() const {
 }
 
 namespace detail {
-namespace {
 
-std::string bytes_str(std::size_t n) {
-  return std::to_string(n) + " bytes";
-}
-
-}  // namespace
+using common::bytes_str;
 
 Error EngineCore::validate(const Job& job) const {
   const std::string who = "job '" + job.name + "'";

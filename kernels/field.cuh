@@ -16,13 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/host_device.hpp"
 #include "kernels/detail/mont32.cuh"
-
-#if defined(__CUDACC__)
-#define STOKER_HD __host__ __device__ __forceinline__
-#else
-#define STOKER_HD inline
-#endif
 
 namespace stoker::kernels {
 

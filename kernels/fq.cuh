@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "common/host_device.hpp"
 #include "kernels/detail/mont_even_odd.cuh"
 
 // Host loops fully unrolled by the C++ compiler (-O2 alone does not unroll);
@@ -27,14 +28,6 @@
 #define STOKER_FQ_HOST_UNROLL(n)
 #else
 #define STOKER_FQ_HOST_UNROLL(n) _Pragma(#n)
-#endif
-
-#ifndef STOKER_HD
-#if defined(__CUDACC__)
-#define STOKER_HD __host__ __device__ __forceinline__
-#else
-#define STOKER_HD inline
-#endif
 #endif
 
 namespace stoker::kernels {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 
+#include "common/host_device.hpp"
 #include "kernels/fq.cuh"
 
 namespace stoker::kernels {

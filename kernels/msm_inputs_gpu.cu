@@ -9,6 +9,7 @@
 // no secret: fine for timing and for GPU == CPU checks, not for anything
 // that needs unknown logarithms.
 #include "common/error.hpp"
+#include "common/splitmix64.hpp"
 #include "kernels/detail/launch_geometry.cuh"
 #include "kernels/detail/msm_point_io.cuh"
 #include "kernels/msm.hpp"
@@ -18,13 +19,6 @@ namespace {
 
 constexpr unsigned kRowLog = 10;  // 1024 points R_j
 constexpr unsigned kRun = 16;     // points per thread sharing one inversion
-
-__host__ __device__ inline std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 __device__ G1Xyzz times_generator(std::uint64_t k) {
   const G1Affine g = G1Affine::generator();
@@ -65,7 +59,7 @@ __global__ void table_kernel(G1Affine* table, std::size_t count, std::uint64_t s
   const unsigned run = static_cast<unsigned>(count - first < kRun ? count - first : kRun);
   G1Xyzz xs[kRun];
   for (unsigned i = 0; i < run; ++i)
-    xs[i] = times_generator(splitmix(seed ^ splitmix(first + i)) | 1);
+    xs[i] = times_generator(common::splitmix64(seed ^ common::splitmix64(first + i)) | 1);
   batch_to_affine(xs, run, table + first);
 }
 
@@ -90,7 +84,7 @@ __global__ void points_kernel(G1Affine* out, std::size_t n, const G1Affine* rows
 __global__ void scalars_kernel(Fr* out, std::size_t n, std::uint64_t seed, bool sparse) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  std::uint64_t x = splitmix(seed ^ splitmix(i));
+  std::uint64_t x = common::splitmix64(seed ^ common::splitmix64(i));
   if (sparse) {
     const unsigned pick = static_cast<unsigned>(x % 100);
     if (pick < 40) {
@@ -103,7 +97,7 @@ __global__ void scalars_kernel(Fr* out, std::size_t n, std::uint64_t seed, bool 
     }
   }
   std::uint64_t v[4];
-  for (int j = 0; j < 4; ++j) v[j] = x = splitmix(x);
+  for (int j = 0; j < 4; ++j) v[j] = x = common::splitmix64(x);
   v[3] &= (std::uint64_t{1} << 62) - 1;
   out[i] = Fr::from_canonical(v);
 }

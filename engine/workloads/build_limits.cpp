@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "common/bytes_str.hpp"
+
 namespace stoker::engine::workloads {
 
 std::size_t physical_memory_bytes() {
@@ -10,11 +12,7 @@ std::size_t physical_memory_bytes() {
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
 }
 
-namespace {
-std::string bytes_str(std::size_t n) {
-  return std::to_string(n) + " bytes";
-}
-}  // namespace
+using common::bytes_str;
 
 Error check_build(const BuildNeeds& n, const BuildLimits& limits) {
   const std::string workload = n.workload;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/splitmix64.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/detail/hpoly_fill.hpp"
 #include "engine/workloads/detail/hpoly_fill_ifma.hpp"
@@ -29,20 +30,12 @@ using kernels::Fr;
 
 namespace {
 
-// splitmix64's output function: a bijection of 64-bit words that mixes every
-// input bit into every output bit, two multiplications.
-inline std::uint64_t fmix(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ull;
-
 // One key per (seed, partition, stream): stream 0 is a, 1 is b, 2 the points.
 inline std::uint64_t stream_key(std::uint64_t seed, std::size_t partition, unsigned stream) {
-  return fmix(fmix(seed ^ 0x68706f6c79ull) + kGolden * (std::uint64_t{partition} + 1) +
-              (std::uint64_t{stream} << 56));
+  using common::splitmix64_mix;
+  return splitmix64_mix(splitmix64_mix(seed ^ 0x68706f6c79ull) +
+                        common::kSplitmix64Gamma * (std::uint64_t{partition} + 1) +
+                        (std::uint64_t{stream} << 56));
 }
 
 // The words of a stream: wyrand's output function on the counter state

@@ -4,11 +4,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define STOKER_HD __host__ __device__ __forceinline__
-#else
-#define STOKER_HD inline
-#endif
+#include "common/host_device.hpp"
 
 namespace stoker::engine::workloads::detail {
 
@@ -22,13 +18,6 @@ STOKER_HD std::uint32_t mix_words(std::uint32_t a, std::uint32_t b, std::uint32_
     w = (w << 7 | w >> 25) ^ z;
   }
   return x ^ y ^ z ^ w;
-}
-
-STOKER_HD std::uint64_t splitmix64(std::uint64_t v) {
-  v += 0x9e3779b97f4a7c15ull;
-  v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
-  v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
-  return v ^ (v >> 31);
 }
 
 }  // namespace stoker::engine::workloads::detail

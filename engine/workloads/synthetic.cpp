@@ -7,6 +7,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "common/splitmix64.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/mix_words.hpp"
 
@@ -34,8 +35,9 @@ bool lanes_supported() {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 // Word pairs p0 .. p0 + pairs - 1, i.e. splitmix64(key ^ p), eight at a
-// time in AVX-512 lanes, with 64-byte non-temporal stores; `out` 64-byte
-// aligned, `pairs` a multiple of eight. The scalar loop took 2.5-3 ns per
+// time in AVX-512 lanes (common::splitmix64's steps and constants), with
+// 64-byte non-temporal stores; `out` 64-byte aligned, `pairs` a multiple of
+// eight. The scalar loop took 2.5-3 ns per
 // pair on the H200 host and bounded copy-bound jobs at ~40 GB/s on 16
 // cores; one lane pass is 4-5x faster per thread (development host).
 __attribute__((target("avx512f,avx512dq"))) void fill_pairs_lanes(std::uint64_t key,
@@ -43,9 +45,9 @@ __attribute__((target("avx512f,avx512dq"))) void fill_pairs_lanes(std::uint64_t 
                                                                   std::uint64_t* out,
                                                                   std::size_t pairs) {
   const __m512i k = _mm512_set1_epi64(static_cast<long long>(key));
-  const __m512i golden = _mm512_set1_epi64(static_cast<long long>(0x9e3779b97f4a7c15ull));
-  const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(0xbf58476d1ce4e5b9ull));
-  const __m512i m2 = _mm512_set1_epi64(static_cast<long long>(0x94d049bb133111ebull));
+  const __m512i golden = _mm512_set1_epi64(static_cast<long long>(common::kSplitmix64Gamma));
+  const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(common::kSplitmix64Mul1));
+  const __m512i m2 = _mm512_set1_epi64(static_cast<long long>(common::kSplitmix64Mul2));
   const __m512i eight = _mm512_set1_epi64(8);
   __m512i index = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(p0)),
                                    _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
@@ -67,7 +69,7 @@ __attribute__((target("avx512f,avx512dq"))) void fill_pairs_lanes(std::uint64_t 
 // verifier, two words per hash for the producers.
 std::uint32_t synthetic_input_word(std::uint64_t seed, std::size_t partition, std::size_t index) {
   const std::uint64_t v =
-      detail::splitmix64(seed * 0x100000001b3ull ^ (std::uint64_t{partition} << 40) ^ (index / 2));
+      common::splitmix64(seed * 0x100000001b3ull ^ (std::uint64_t{partition} << 40) ^ (index / 2));
   return static_cast<std::uint32_t>(index % 2 ? v >> 32 : v);
 }
 
@@ -83,7 +85,7 @@ void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::ui
   // traffic that producers and the DMA engines share.
   if (reinterpret_cast<std::uintptr_t>(out.data() + i) % 8 == 0) {
     const auto pair_store = [&] {
-      const std::uint64_t v = detail::splitmix64(key ^ ((first + i) / 2));
+      const std::uint64_t v = common::splitmix64(key ^ ((first + i) / 2));
       _mm_stream_si64(reinterpret_cast<long long*>(out.data() + i), static_cast<long long>(v));
       i += 2;
     };
@@ -102,7 +104,7 @@ void synthetic_fill(std::uint64_t seed, std::size_t partition, std::span<std::ui
   }
 #endif
   for (; i + 1 < out.size(); i += 2) {
-    const std::uint64_t v = detail::splitmix64(key ^ ((first + i) / 2));
+    const std::uint64_t v = common::splitmix64(key ^ ((first + i) / 2));
     out[i] = static_cast<std::uint32_t>(v);
     out[i + 1] = static_cast<std::uint32_t>(v >> 32);
   }

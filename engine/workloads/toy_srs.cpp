@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "common/splitmix64.hpp"
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/workloads/detail/toy_srs_scalars.hpp"
-#include "engine/workloads/mix_words.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/g1_fixed_base.hpp"
 
@@ -30,7 +30,7 @@ constexpr std::size_t kCpuChunk = std::size_t{1} << 20;
 Fr draw(std::uint64_t key, std::uint64_t& counter) {
   for (;;) {
     std::uint64_t v[4];
-    for (auto& w : v) w = detail::splitmix64(key + counter++);
+    for (auto& w : v) w = common::splitmix64(key + counter++);
     v[3] &= 0x7fffffffffffffffull;  // r < 2^255: about half the draws are kept
     if (Fr::is_canonical(v)) return Fr::from_canonical(v);
   }
@@ -171,7 +171,7 @@ Error make_gpu(const ToySrsSecret& s, unsigned log_n, std::size_t first, std::sp
 }  // namespace
 
 ToySrsSecret toy_srs_secret(std::uint64_t seed) {
-  const std::uint64_t key = detail::splitmix64(seed ^ 0x5352535f746f7973ull);  // "SRS_toys"
+  const std::uint64_t key = common::splitmix64(seed ^ 0x5352535f746f7973ull);  // "SRS_toys"
   std::uint64_t counter = 0;
   ToySrsSecret s{Fr::zero(), Fr::zero()};
   // tau^(2^32) != 1 puts tau off every domain of size 2^k, k <= 32 (each is

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/host_device.hpp"
 #include "kernels/field.cuh"
 #include "kernels/g1.cuh"
 #if defined(__CUDACC__)

@@ -49,15 +49,8 @@
 
 #include <cstdint>
 
+#include "common/host_device.hpp"
 #include "kernels/detail/ptx_carry.cuh"
-
-#if defined(__CUDACC__)
-#define STOKER_MONT_HD __host__ __device__ __forceinline__
-#define STOKER_MONT_UNROLL _Pragma("unroll")
-#else
-#define STOKER_MONT_HD inline
-#define STOKER_MONT_UNROLL
-#endif
 
 namespace stoker::kernels::fr_detail {
 
@@ -76,12 +69,12 @@ using PtxCarry = detail::PtxCarry;
 // of the frame and q (but for the first row) holds word 0 in q[1] and words
 // 1..6 in q[2..7]. On return p holds words 0..7 (p[0] = 0) and q words 1..8.
 template <typename Cc>
-STOKER_MONT_HD void mont_row_interleaved(Cc& cc, std::uint32_t p[8], std::uint32_t q[8],
-                                         const std::uint32_t a[8], std::uint32_t bi, bool first) {
+STOKER_HD void mont_row_interleaved(Cc& cc, std::uint32_t p[8], std::uint32_t q[8],
+                                    const std::uint32_t a[8], std::uint32_t bi, bool first) {
   constexpr std::uint32_t r[8] = {kR32_0, kR32_1, kR32_2, kR32_3, kR32_4, kR32_5, kR32_6, kR32_7};
   if (first) {
     // Neither product's words overlap: no carries.
-    STOKER_MONT_UNROLL
+    STOKER_UNROLL
     for (int j = 0; j < 8; j += 2) {
       cc.mul_lo(p[j], a[j], bi);
       cc.mul_hi(p[j + 1], a[j], bi);
@@ -92,11 +85,11 @@ STOKER_MONT_HD void mont_row_interleaved(Cc& cc, std::uint32_t p[8], std::uint32
     // Word 0 from the previous p into p[0]; its carry enters word 1, where
     // the odd chain starts, and q moves down to words 1..8 as it goes.
     cc.add_cc(p[0], q[1]);
-    STOKER_MONT_UNROLL
+    STOKER_UNROLL
     for (int j = 0; j < 6; ++j) q[j] = q[j + 2];
     q[6] = 0;
     q[7] = 0;
-    STOKER_MONT_UNROLL
+    STOKER_UNROLL
     for (int j = 0; j < 6; j += 2) {
       cc.madc_lo_cc(q[j], a[j + 1], bi);
       cc.madc_hi_cc(q[j + 1], a[j + 1], bi);
@@ -105,7 +98,7 @@ STOKER_MONT_HD void mont_row_interleaved(Cc& cc, std::uint32_t p[8], std::uint32
     cc.madc_hi(q[7], a[7], bi);  // word 8
     cc.mad_lo_cc(p[0], a[0], bi);
     cc.madc_hi_cc(p[1], a[0], bi);
-    STOKER_MONT_UNROLL
+    STOKER_UNROLL
     for (int j = 2; j < 8; j += 2) {
       cc.madc_lo_cc(p[j], a[j], bi);
       cc.madc_hi_cc(p[j + 1], a[j], bi);
@@ -128,7 +121,7 @@ STOKER_MONT_HD void mont_row_interleaved(Cc& cc, std::uint32_t p[8], std::uint32
   cc.subc_flag(m_hi);   // hi(m * r_1) = m - f
   cc.add_cc(p[0], m);   // becomes 0; carries unless t0 was 0
   cc.addc_cc(p[1], 0);  // hi(m * r_0) = 0
-  STOKER_MONT_UNROLL
+  STOKER_UNROLL
   for (int j = 2; j < 8; j += 2) {
     cc.madc_lo_cc(p[j], m, r[j]);
     cc.madc_hi_cc(p[j + 1], m, r[j]);
@@ -136,7 +129,7 @@ STOKER_MONT_HD void mont_row_interleaved(Cc& cc, std::uint32_t p[8], std::uint32
   cc.addc_flag(q[7]);      // carry out of word 7
   cc.add_cc(q[0], t0);     // lo(m * r_1)
   cc.addc_cc(q[1], m_hi);  // hi(m * r_1)
-  STOKER_MONT_UNROLL
+  STOKER_UNROLL
   for (int j = 2; j < 6; j += 2) {
     cc.madc_lo_cc(q[j], m, r[j + 1]);
     cc.madc_hi_cc(q[j + 1], m, r[j + 1]);
@@ -148,11 +141,11 @@ STOKER_MONT_HD void mont_row_interleaved(Cc& cc, std::uint32_t p[8], std::uint32
 // Montgomery product of two elements < r given as 8 little-endian words:
 // out = a * b * 2^-256 mod r, fully reduced.
 template <typename Cc>
-STOKER_MONT_HD void mont_mul_8x32(Cc& cc, std::uint32_t out[8], const std::uint32_t a[8],
-                                  const std::uint32_t b[8]) {
+STOKER_HD void mont_mul_8x32(Cc& cc, std::uint32_t out[8], const std::uint32_t a[8],
+                             const std::uint32_t b[8]) {
   constexpr std::uint32_t r[8] = {kR32_0, kR32_1, kR32_2, kR32_3, kR32_4, kR32_5, kR32_6, kR32_7};
   std::uint32_t x[8], y[8];
-  STOKER_MONT_UNROLL
+  STOKER_UNROLL
   for (int i = 0; i < 8; i += 2) {
     mont_row_interleaved(cc, x, y, a, b[i], i == 0);
     mont_row_interleaved(cc, y, x, a, b[i + 1], false);
@@ -161,22 +154,22 @@ STOKER_MONT_HD void mont_mul_8x32(Cc& cc, std::uint32_t out[8], const std::uint3
   // Row 7 left words 0..7 in x and words 0..6 in y[1..7]; their sum is
   // T_8 < 2^256, so the final flag is clear.
   std::uint32_t s[8];
-  STOKER_MONT_UNROLL
+  STOKER_UNROLL
   for (int j = 0; j < 8; ++j) s[j] = x[j];
   cc.add_cc(s[0], y[1]);
-  STOKER_MONT_UNROLL
+  STOKER_UNROLL
   for (int j = 1; j < 7; ++j) cc.addc_cc(s[j], y[j + 1]);
   cc.addc_flag(s[7]);
 
   std::uint32_t d[8];
-  STOKER_MONT_UNROLL
+  STOKER_UNROLL
   for (int j = 0; j < 8; ++j) d[j] = s[j];
   std::uint32_t borrow = 0;
   cc.sub_cc(d[0], r[0]);
-  STOKER_MONT_UNROLL
+  STOKER_UNROLL
   for (int j = 1; j < 8; ++j) cc.subc_cc(d[j], r[j]);
   cc.subc_flag(borrow);  // 0 - 0 - borrow: all ones when s < r
-  STOKER_MONT_UNROLL
+  STOKER_UNROLL
   for (int j = 0; j < 8; ++j) out[j] = borrow ? s[j] : d[j];
 }
 

@@ -24,21 +24,8 @@
 
 #include <cstdint>
 
+#include "common/host_device.hpp"
 #include "kernels/detail/ptx_carry.cuh"
-
-#if defined(__CUDACC__)
-#define STOKER_EO_HD __host__ __device__ __forceinline__
-#else
-#define STOKER_EO_HD inline
-#endif
-// Unrolled on the device, where an array indexed by a loop variable would
-// otherwise live in local memory; the host compiler (which warns on the
-// pragma) gets plain loops.
-#if defined(__CUDA_ARCH__)
-#define STOKER_EO_UNROLL _Pragma("unroll")
-#else
-#define STOKER_EO_UNROLL
-#endif
 
 namespace stoker::kernels::detail {
 
@@ -47,12 +34,12 @@ namespace stoker::kernels::detail {
 // previous row's even array, moved down one word by the caller's renaming.
 // On return p holds words 0..N-1 (p[0] = 0) and o words 1..N.
 template <int N, typename Cc>
-STOKER_EO_HD void mont_row_even_odd(Cc& cc, std::uint32_t p[N], std::uint32_t o[N],
-                                    const std::uint32_t a[N], std::uint32_t bi,
-                                    const std::uint32_t mod[N], std::uint32_t inv, bool first) {
+STOKER_HD void mont_row_even_odd(Cc& cc, std::uint32_t p[N], std::uint32_t o[N],
+                                 const std::uint32_t a[N], std::uint32_t bi,
+                                 const std::uint32_t mod[N], std::uint32_t inv, bool first) {
   if (first) {
     // Neither product's words overlap: no carries.
-    STOKER_EO_UNROLL
+    STOKER_UNROLL
     for (int j = 0; j < N; j += 2) {
       cc.mul_lo(p[j], a[j], bi);
       cc.mul_hi(p[j + 1], a[j], bi);
@@ -63,11 +50,11 @@ STOKER_EO_HD void mont_row_even_odd(Cc& cc, std::uint32_t p[N], std::uint32_t o[
     // Word 0 of the previous frame's even array goes into p[0]; its carry
     // enters word 1, where the odd chain starts, as o moves down two places.
     cc.add_cc(p[0], o[1]);
-    STOKER_EO_UNROLL
+    STOKER_UNROLL
     for (int j = 0; j < N - 2; ++j) o[j] = o[j + 2];
     o[N - 2] = 0;
     o[N - 1] = 0;
-    STOKER_EO_UNROLL
+    STOKER_UNROLL
     for (int j = 0; j < N - 2; j += 2) {
       cc.madc_lo_cc(o[j], a[j + 1], bi);
       cc.madc_hi_cc(o[j + 1], a[j + 1], bi);
@@ -76,7 +63,7 @@ STOKER_EO_HD void mont_row_even_odd(Cc& cc, std::uint32_t p[N], std::uint32_t o[
     cc.madc_hi(o[N - 1], a[N - 1], bi);  // word N
     cc.mad_lo_cc(p[0], a[0], bi);
     cc.madc_hi_cc(p[1], a[0], bi);
-    STOKER_EO_UNROLL
+    STOKER_UNROLL
     for (int j = 2; j < N; j += 2) {
       cc.madc_lo_cc(p[j], a[j], bi);
       cc.madc_hi_cc(p[j + 1], a[j], bi);
@@ -89,7 +76,7 @@ STOKER_EO_HD void mont_row_even_odd(Cc& cc, std::uint32_t p[N], std::uint32_t o[
   cc.mul_lo(m, p[0], inv);
   cc.mad_lo_cc(p[0], m, mod[0]);
   cc.madc_hi_cc(p[1], m, mod[0]);
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 2; j < N; j += 2) {
     cc.madc_lo_cc(p[j], m, mod[j]);
     cc.madc_hi_cc(p[j + 1], m, mod[j]);
@@ -97,7 +84,7 @@ STOKER_EO_HD void mont_row_even_odd(Cc& cc, std::uint32_t p[N], std::uint32_t o[
   cc.addc_flag(o[N - 1]);  // carry out of word N-1
   cc.mad_lo_cc(o[0], m, mod[1]);
   cc.madc_hi_cc(o[1], m, mod[1]);
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 2; j < N - 2; j += 2) {
     cc.madc_lo_cc(o[j], m, mod[j + 1]);
     cc.madc_hi_cc(o[j + 1], m, mod[j + 1]);
@@ -108,28 +95,28 @@ STOKER_EO_HD void mont_row_even_odd(Cc& cc, std::uint32_t p[N], std::uint32_t o[
 
 // s < 2M: out = s - M if that does not borrow, else s.
 template <int N, typename Cc>
-STOKER_EO_HD void reduce_once_words(Cc& cc, std::uint32_t out[N], const std::uint32_t s[N],
-                                    const std::uint32_t mod[N]) {
+STOKER_HD void reduce_once_words(Cc& cc, std::uint32_t out[N], const std::uint32_t s[N],
+                                 const std::uint32_t mod[N]) {
   std::uint32_t d[N];
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 0; j < N; ++j) d[j] = s[j];
   cc.sub_cc(d[0], mod[0]);
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 1; j < N; ++j) cc.subc_cc(d[j], mod[j]);
   std::uint32_t borrow = 0;
   cc.subc_flag(borrow);  // all ones when s < M
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 0; j < N; ++j) out[j] = borrow ? s[j] : d[j];
 }
 
 // out = a * b * 2^(-32N) mod M for a, b < M, fully reduced.
 template <int N, typename Cc>
-STOKER_EO_HD void mont_mul_even_odd(Cc& cc, std::uint32_t out[N], const std::uint32_t a[N],
-                                    const std::uint32_t b[N], const std::uint32_t mod[N],
-                                    std::uint32_t inv) {
+STOKER_HD void mont_mul_even_odd(Cc& cc, std::uint32_t out[N], const std::uint32_t a[N],
+                                 const std::uint32_t b[N], const std::uint32_t mod[N],
+                                 std::uint32_t inv) {
   static_assert(N % 2 == 0, "rows are unrolled in pairs so that the arrays' swap is a renaming");
   std::uint32_t x[N], y[N];
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int i = 0; i < N; i += 2) {
     mont_row_even_odd<N>(cc, x, y, a, b[i], mod, inv, i == 0);
     mont_row_even_odd<N>(cc, y, x, a, b[i + 1], mod, inv, false);
@@ -137,10 +124,10 @@ STOKER_EO_HD void mont_mul_even_odd(Cc& cc, std::uint32_t out[N], const std::uin
   // The last row left words 1..N in x and words 0..N-1 in y (y[0] = 0):
   // one word down, x holds words 0..N-1 and y[1..N-1] words 0..N-2.
   std::uint32_t s[N];
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 0; j < N; ++j) s[j] = x[j];
   cc.add_cc(s[0], y[1]);
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 1; j < N - 1; ++j) cc.addc_cc(s[j], y[j + 1]);
   cc.addc_flag(s[N - 1]);
   reduce_once_words<N>(cc, out, s, mod);
@@ -148,13 +135,13 @@ STOKER_EO_HD void mont_mul_even_odd(Cc& cc, std::uint32_t out[N], const std::uin
 
 // out = a + b mod M for a, b < M (a + b < 2M < 2^(32N): no carry out).
 template <int N, typename Cc>
-STOKER_EO_HD void add_mod_words(Cc& cc, std::uint32_t out[N], const std::uint32_t a[N],
-                                const std::uint32_t b[N], const std::uint32_t mod[N]) {
+STOKER_HD void add_mod_words(Cc& cc, std::uint32_t out[N], const std::uint32_t a[N],
+                             const std::uint32_t b[N], const std::uint32_t mod[N]) {
   std::uint32_t s[N];
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 0; j < N; ++j) s[j] = a[j];
   cc.add_cc(s[0], b[0]);
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 1; j < N; ++j) cc.addc_cc(s[j], b[j]);
   reduce_once_words<N>(cc, out, s, mod);
 }
@@ -162,20 +149,20 @@ STOKER_EO_HD void add_mod_words(Cc& cc, std::uint32_t out[N], const std::uint32_
 // out = a - b mod M for a, b < M: on a borrow, M is added back (whose own
 // carry out cancels the borrow).
 template <int N, typename Cc>
-STOKER_EO_HD void sub_mod_words(Cc& cc, std::uint32_t out[N], const std::uint32_t a[N],
-                                const std::uint32_t b[N], const std::uint32_t mod[N]) {
+STOKER_HD void sub_mod_words(Cc& cc, std::uint32_t out[N], const std::uint32_t a[N],
+                             const std::uint32_t b[N], const std::uint32_t mod[N]) {
   std::uint32_t d[N];
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 0; j < N; ++j) d[j] = a[j];
   cc.sub_cc(d[0], b[0]);
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 1; j < N; ++j) cc.subc_cc(d[j], b[j]);
   std::uint32_t mask = 0;
   cc.subc_flag(mask);  // all ones on a borrow
   cc.add_cc(d[0], mod[0] & mask);
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 1; j < N; ++j) cc.addc_cc(d[j], mod[j] & mask);
-  STOKER_EO_UNROLL
+  STOKER_UNROLL
   for (int j = 0; j < N; ++j) out[j] = d[j];
 }
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/host_device.hpp"
 #include "kernels/detail/msm_window.hpp"
 #include "kernels/field.cuh"
 

@@ -17,6 +17,7 @@
 #include "alloc/memory_budget.hpp"
 #include "alloc/pinned_pool.hpp"
 #include "alloc/pinned_vec.hpp"
+#include "common/elapsed.hpp"
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "tools/bench/bench_stats.hpp"
@@ -95,9 +96,7 @@ std::optional<Options> parse(int argc, char** argv, int& status) {
   return o;
 }
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using common::seconds_since;
 
 struct CycleRow {
   std::size_t bytes = 0;

@@ -13,6 +13,7 @@
 #include <span>
 #include <thread>
 
+#include "common/elapsed.hpp"
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/workloads/hpoly_workload.hpp"
@@ -85,14 +86,13 @@ double run_naive(engine::Engine& e, std::vector<NaiveDevice>& gpus, const G1Affi
       }
     });
   for (auto& t : threads) t.join();
-  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  const double ms = common::ms_since(t0);
   if (!error.empty()) throw Failure{error};
   for (std::size_t p = 0; p < out.size(); ++p)
     if (out[p].is_infinity())
       throw Failure{"naive baseline: partition " + std::to_string(p) + "'s point was not written"};
   return ms;
 }
-
 
 }  // namespace
 

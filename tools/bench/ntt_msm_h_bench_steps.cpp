@@ -36,10 +36,6 @@ std::string gib(std::size_t bytes) {
   return buf;
 }
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 std::string size_name(unsigned log_n) {
   return "2^" + std::to_string(log_n);
 }

@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/elapsed.hpp"
 #include "common/error.hpp"
 #include "engine/engine.hpp"
 #include "engine/srs.hpp"
@@ -48,7 +49,7 @@ T take(Result<T> r, const std::string& what) {
 
 bool out_of_memory(std::error_code ec);
 std::string gib(std::size_t bytes);
-double seconds_since(Clock::time_point t0);
+using common::seconds_since;
 std::string size_name(unsigned log_n);
 // A table cell: v in `format`, "-" where not measured (v <= 0).
 std::string cell(double v, const char* format = "%.2f");

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/elapsed.hpp"
 #include "devices/device_buffer.hpp"
 #include "devices/device_set.hpp"
 #include "engine/engine.hpp"
@@ -152,7 +153,7 @@ Result<double> run_naive(const devices::DeviceSet& gpus, const engine::Job& job,
       }
     });
   for (auto& t : threads) t.join();
-  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  const double ms = common::ms_since(t0);
   if (failed) return Error{Errc::kernel_failed, "naive baseline: a CUDA call failed"};
   for (std::size_t p = 0; p < o.partitions; ++p)
     if (auto v = job.verify(job.partitions[p], p))

@@ -9,15 +9,15 @@
 #include <utility>
 #include <vector>
 
+#include "common/elapsed.hpp"
+
 namespace stoker::tools::doctor {
 
 using Clock = std::chrono::steady_clock;
 inline constexpr std::size_t kMiB = std::size_t{1} << 20;
 inline constexpr std::size_t kGiB = std::size_t{1} << 30;
 
-inline double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using common::seconds_since;
 
 // What one run does, derived from the options.
 struct Plan {

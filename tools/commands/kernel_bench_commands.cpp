@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/elapsed.hpp"
 #include "devices/device_set.hpp"
 #include "engine/strict_number.hpp"
 #include "kernels/field.cuh"
@@ -131,7 +132,7 @@ double time_cpu(int reps, Body&& body) {
     const auto t0 = std::chrono::steady_clock::now();
     body();
     const auto t1 = std::chrono::steady_clock::now();
-    if (r >= 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (r >= 0) times.push_back(common::ms_since(t0, t1));
   }
   return median(times);
 }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/elapsed.hpp"
 #include "devices/device_set.hpp"
 #include "engine/workloads/toy_srs.hpp"
 #include "kernels/detail/parallel.hpp"
@@ -101,8 +102,7 @@ int generate(int argc, char** argv) {
   }
   points = {};
   if (Error e = out->write(file)) return cl.failure(e.what());
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = common::seconds_since(start);
   const std::string where = use_gpu ? "GPU " + std::to_string(ordinal) : "the CPU";
   std::printf("toy SRS (testing only) for 2^%u: %zu points, %zu bytes to %s in %.2f s on %s\n",
               *log_n, n, bytes, out_path.c_str(), seconds, where.c_str());

@@ -1,11 +1,12 @@
 #include "tools/stress/stress_blend.hpp"
 
+#include "common/splitmix64.hpp"
 #include "engine/workloads/mix_words.hpp"
 
 namespace stoker::tools::stress {
 
+using common::splitmix64;
 using engine::workloads::detail::mix_words;
-using engine::workloads::detail::splitmix64;
 
 namespace {
 

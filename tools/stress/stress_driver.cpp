@@ -11,6 +11,7 @@
 #include <future>
 #include <mutex>
 
+#include "common/elapsed.hpp"
 #include "devices/nccl_communicator.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/toy_srs.hpp"
@@ -175,12 +176,12 @@ Result<StressReport> run(const StressOptions& options) {
       std::snprintf(line, sizeof line,
                     "round %d: %zu jobs so far, %zu succeeded, %zu violations, %.1f s", r,
                     rep.jobs_completed, rep.jobs_succeeded, rep.violation_count,
-                    std::chrono::duration<double>(Clock::now() - start).count());
+                    common::seconds_since(start));
       o.log(line);
     }
     if (round.submitted() == 0 && quota > 0 && Clock::now() < end) break;  // nothing got out
   }
-  rep.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  rep.wall_s = common::seconds_since(start);
   rep.jobs_per_s = rep.wall_s > 0 ? rep.jobs_completed / rep.wall_s : 0;
   rep.partitions_per_s = rep.wall_s > 0 ? rep.partitions_done / rep.wall_s : 0;
   if (!latencies.empty()) {

@@ -5,12 +5,12 @@
 
 #include <algorithm>
 
-#include "engine/workloads/mix_words.hpp"
+#include "common/splitmix64.hpp"
 
 namespace stoker::tools::stress {
 
+using common::splitmix64;
 using engine::InputKind;
-using engine::workloads::detail::splitmix64;
 
 namespace {
 
@@ -109,7 +109,7 @@ const char* token_name(Token t) noexcept {
 }
 
 std::uint64_t Rng::next() {
-  s_ += 0x9e3779b97f4a7c15ull;
+  s_ += common::kSplitmix64Gamma;
   return splitmix64(s_);
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "alloc/memory_budget.hpp"
+#include "common/elapsed.hpp"
 #include "tools/stress/stress_checks.hpp"
 #include "tools/stress/thread_names.hpp"
 
@@ -26,9 +27,8 @@ namespace {
 
 constexpr std::size_t kMaxViolationsKept = 20;
 
-double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
+using common::ms_since;
+using common::seconds_since;
 
 }  // namespace
 
@@ -452,7 +452,7 @@ void Round::sample_loop() {
     {
       std::unique_lock lk(mu_);
       if (cv_.wait_for(lk, std::chrono::milliseconds(5), [&] { return stop_sampler_; })) return;
-      const double quiet = std::chrono::duration<double>(Clock::now() - last_progress_).count();
+      const double quiet = seconds_since(last_progress_);
       if (outstanding_ > 0 && quiet > o_.stall_s) {
         lk.unlock();
         stalled(quiet);
