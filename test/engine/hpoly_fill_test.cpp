@@ -1,8 +1,9 @@
 // The fill paths of the hpoly producer (engine/workloads/detail/hpoly_fill.hpp):
 // on a CPU with BMI2 and ADX (and AVX-512 IFMA) the fast paths write the
-// same bits as the portable one, and their Montgomery products equal Fr's
-// on edge values and random pairs. Where the CPU or the build lacks a path,
-// its tests skip.
+// same bits as the portable one, and the IFMA lanes' Montgomery product
+// equals Fr's on edge values and random pairs (the ADX product's own test is
+// test/kernels/fr_mul_adx_test.cpp). Where the CPU or the build lacks a
+// path, its tests skip.
 #include "engine/workloads/detail/hpoly_fill.hpp"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,6 @@ namespace stoker::engine::workloads::detail {
 namespace {
 
 using kernels::Fr;
-namespace fr = kernels::fr_detail;
 
 struct Vectors {
   std::vector<Fr> a, b, c;
@@ -36,27 +36,6 @@ Vectors fill(FillPath path, std::size_t first, std::size_t count, bool with_c, b
 
 bool same(const std::vector<Fr>& x, const std::vector<Fr>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(Fr)) == 0;
-}
-
-std::vector<Fr> edge_values() {
-  // Montgomery-form words (not field values) at the edges of [0, r).
-  std::vector<Fr> edges = {Fr::zero(),
-                           Fr::one(),
-                           -Fr::one(),
-                           Fr{{1, 0, 0, 0}},
-                           Fr{{fr::kP0 - 1, fr::kP1, fr::kP2, fr::kP3}},
-                           Fr{{fr::kP0 - 2, fr::kP1, fr::kP2, fr::kP3}},
-                           Fr{{0, fr::kP1, fr::kP2, fr::kP3}},
-                           Fr{{~0ull, fr::kP1 - 1, fr::kP2, fr::kP3}},
-                           Fr{{~0ull, ~0ull, ~0ull, fr::kP3 - 1}},
-                           Fr{{~0ull, ~0ull, ~0ull, 0}},
-                           Fr{{0xffffffffull, 0, 0xffffffff00000000ull, 0x7000000000000000ull}}};
-  for (int bit = 0; bit < 255; ++bit) {  // powers of two below r
-    Fr x = Fr::zero();
-    x.l[bit / 64] = std::uint64_t{1} << (bit % 64);
-    if (Fr::is_canonical(x.l)) edges.push_back(x);
-  }
-  return edges;
 }
 
 // `path` against the portable path on ranges whose counts are and are not
@@ -101,31 +80,6 @@ TEST(HpolyFill, AdxPathWritesTheSameBitsAsThePortablePath) {
   expect_same_bits_as_portable(FillPath::adx);
 }
 
-TEST(HpolyFill, AdxProductEqualsFrProductOnEdgeValues) {
-  if (!fill_adx_supported()) GTEST_SKIP() << "no BMI2/ADX path in this build or on this CPU";
-  const auto edges = edge_values();
-  for (const Fr& a : edges)
-    for (const Fr& b : edges)
-      ASSERT_EQ(mont_mul_adx(a, b), a * b)
-          << kernels::test::fr_to_hex(a) << " * " << kernels::test::fr_to_hex(b);
-}
-
-TEST(HpolyFill, AdxProductEqualsFrProductOnRandomPairs) {
-  if (!fill_adx_supported()) GTEST_SKIP() << "no BMI2/ADX path in this build or on this CPU";
-  std::mt19937_64 rng(20261201);
-  for (int i = 0; i < 200000; ++i) {
-    const Fr a = kernels::test::random_fr(rng), b = kernels::test::random_fr(rng);
-    ASSERT_EQ(mont_mul_adx(a, b), a * b) << "pair " << i;
-  }
-  // Chains: each product is the next operand.
-  Fr x = kernels::test::random_fr(rng), y = x;
-  for (int i = 0; i < 20000; ++i) {
-    x = mont_mul_adx(x, x);
-    y = y * y;
-    ASSERT_EQ(x, y) << "step " << i;
-  }
-}
-
 #if defined(STOKER_HPOLY_IFMA)
 TEST(HpolyFill, IfmaPathWritesTheSameBitsAsThePortablePath) {
   if (!fill_ifma_supported()) GTEST_SKIP() << "no AVX-512 IFMA path on this CPU";
@@ -134,7 +88,7 @@ TEST(HpolyFill, IfmaPathWritesTheSameBitsAsThePortablePath) {
 
 TEST(HpolyFill, IfmaProductEqualsFrProductOnEdgeValuesAndRandomPairs) {
   if (!fill_ifma_supported()) GTEST_SKIP() << "no AVX-512 IFMA on this CPU";
-  const auto edges = edge_values();
+  const auto edges = kernels::test::fr_edge_values();
   // Every pair of edge values, eight lanes at a time (lanes differ).
   std::vector<Fr> xs, ys;
   for (const Fr& a : edges)

@@ -37,6 +37,29 @@ inline Fr random_fr(std::mt19937_64& rng) {
   }
 }
 
+// Montgomery-form words (not field values) at the edges of [0, r): where a
+// product's carries and its final subtraction are most likely to go wrong.
+inline std::vector<Fr> fr_edge_values() {
+  namespace fr = fr_detail;
+  std::vector<Fr> edges = {Fr::zero(),
+                           Fr::one(),
+                           -Fr::one(),
+                           Fr{{1, 0, 0, 0}},
+                           Fr{{fr::kP0 - 1, fr::kP1, fr::kP2, fr::kP3}},
+                           Fr{{fr::kP0 - 2, fr::kP1, fr::kP2, fr::kP3}},
+                           Fr{{0, fr::kP1, fr::kP2, fr::kP3}},
+                           Fr{{~0ull, fr::kP1 - 1, fr::kP2, fr::kP3}},
+                           Fr{{~0ull, ~0ull, ~0ull, fr::kP3 - 1}},
+                           Fr{{~0ull, ~0ull, ~0ull, 0}},
+                           Fr{{0xffffffffull, 0, 0xffffffff00000000ull, 0x7000000000000000ull}}};
+  for (int bit = 0; bit < 255; ++bit) {  // powers of two below r
+    Fr x = Fr::zero();
+    x.l[bit / 64] = std::uint64_t{1} << (bit % 64);
+    if (Fr::is_canonical(x.l)) edges.push_back(x);
+  }
+  return edges;
+}
+
 inline std::vector<Fr> random_vector(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<Fr> v(n);

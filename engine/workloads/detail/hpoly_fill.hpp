@@ -4,7 +4,7 @@
 // portable: C++ only; a, b from the counter-based generator, c = a * b with
 // Fr's own product. adx: x86-64 CPUs with BMI2 and ADX (Intel since
 // Broadwell, AMD since Zen); the same generator, and the Montgomery product
-// as MULX with two carry chains (ADCX/ADOX), written for this modulus;
+// as MULX with two carry chains (ADCX/ADOX), kernels/detail/fr_mul_adx.hpp;
 // optimized builds only (-O0 cannot allocate the product's registers). Both
 // write the same bits: the fill is a pure function of (seed, partition, index)
 // whichever path a machine takes.
@@ -37,8 +37,5 @@ bool fill_ifma_supported();
 void hpoly_fill_path(FillPath path, std::uint64_t seed, std::size_t partition, std::size_t first,
                      std::size_t count, kernels::Fr* a, kernels::Fr* b, kernels::Fr* c,
                      bool nontemporal);
-
-// The adx path's Montgomery product on its own; requires fill_adx_supported().
-kernels::Fr mont_mul_adx(const kernels::Fr& a, const kernels::Fr& b);
 
 }  // namespace stoker::engine::workloads::detail
