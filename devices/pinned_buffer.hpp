@@ -14,8 +14,8 @@
 #include <cstddef>
 #include <utility>
 
+#include "common/error.hpp"
 #include "devices/device_info.hpp"
-#include "devices/error.hpp"
 
 namespace stoker::devices {
 

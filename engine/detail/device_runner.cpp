@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "common/elapsed.hpp"
 #include "engine/detail/guarded_call.hpp"
 #include "engine/detail/nontemporal_copy.hpp"
 
@@ -15,9 +16,6 @@ namespace {
 constexpr std::size_t kAlign = 256;
 std::size_t align_up(std::size_t n) {
   return (n + kAlign - 1) / kAlign * kAlign;
-}
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
 }
 // Names the calling thread for top, perf and debuggers ("stoker-feed-0";
 // Linux keeps 15 characters) and binds it near its device where `cpus`
@@ -184,7 +182,7 @@ DeviceRunner::~DeviceRunner() {
 double DeviceRunner::device_time_ms(const devices::Event& e, Clock::time_point job_start) const {
   auto ms = devices::elapsed_ms(epoch_, e);
   if (!ms) return 0;
-  return ms_between(job_start, epoch_host_) + *ms;
+  return common::ms_since(job_start, epoch_host_) + *ms;
 }
 
 void DeviceRunner::launch(LaunchRequest request, std::function<void()> inputs_copied,
@@ -505,7 +503,7 @@ void DeviceRunner::enqueue_compute(Launch& l) {
     // From the pass's first chunk, or from the registrations before it.
     const bool from_pass = res.registrations.empty() && l.pass.started_at != Clock::time_point{};
     const auto start = from_pass ? l.pass.started_at : l.stage_start;
-    res.staging = {ms_between(r.job_start, start), ms_between(start, l.staged_at)};
+    res.staging = {common::ms_since(r.job_start, start), common::ms_since(start, l.staged_at)};
   }
   if (auto ec = start_h2d(l)) fail(ec, "record");  // a launch with nothing to copy
   // Recorded after every chunk's copy of this partition, and perhaps after
@@ -542,7 +540,8 @@ void DeviceRunner::enqueue_compute(Launch& l) {
                       outs,
                       out_bytes,
                       p.scratch_bytes ? device_memory + l.scratch_off : nullptr,
-                      p.scratch_bytes};
+                      p.scratch_bytes,
+                      {}};
     if (device_.backend() == devices::Backend::cuda) {
       std::string thrown;
       int marks = 0;
@@ -566,7 +565,7 @@ void DeviceRunner::enqueue_compute(Launch& l) {
                    scratch = ctx.scratch, sb = ctx.scratch_bytes, fn = p.work.cpu,
                    thrown = res.cpu_kernels_threw, marks = res.host_marks, index = r.index]() {
         const nvtx::ScopedRange running(nvtx::Stage::kernels, index);
-        KernelContext c{dev, st, ins, in_bytes, outs, out_bytes, scratch, sb};
+        KernelContext c{dev, st, ins, in_bytes, outs, out_bytes, scratch, sb, {}};
         // The task's own clock readings: its start, each mark, its end (the
         // stream's events are read on another clock's footing).
         marks->push_back(Clock::now());
@@ -653,7 +652,8 @@ void DeviceRunner::finish(LaunchRequest& r, LaunchResult res,
     res.kernels = {k0, k1 - k0};
     if (res.host_marks && res.host_marks->size() > 2)
       for (std::size_t i = 1; i < res.host_marks->size(); ++i)
-        res.kernel_steps_ms.push_back(ms_between((*res.host_marks)[i - 1], (*res.host_marks)[i]));
+        res.kernel_steps_ms.push_back(
+            common::ms_since((*res.host_marks)[i - 1], (*res.host_marks)[i]));
     std::vector<double> at;
     for (int i = 0; i < res.gpu_marks; ++i)
       at.push_back(device_time_ms(slot.marks[static_cast<std::size_t>(i)], r.job_start));

@@ -23,6 +23,7 @@
 
 #include "alloc/memory_budget.hpp"
 #include "alloc/pinned_pool.hpp"
+#include "common/elapsed.hpp"
 #include "engine/detail/device_runner.hpp"
 #include "engine/detail/partition_lifecycle.hpp"
 #include "engine/detail/srs_residency.hpp"
@@ -35,9 +36,7 @@ using ShutdownHandler = boost::asio::any_completion_handler<Engine::ShutdownSign
 
 class EngineCore;
 
-inline double ms_since(Clock::time_point a, Clock::time_point b = Clock::now()) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
+using common::ms_since;
 
 inline bool allowed_on(const Job& job, std::size_t device) {
   if (!job.devices) return true;

@@ -7,6 +7,8 @@
 #include <future>
 #include <utility>
 
+#include "common/bytes_str.hpp"
+#include "common/elapsed.hpp"
 #include "devices/nccl_communicator.hpp"
 #include "engine/detail/engine_core.hpp"
 #include "engine/detail/srs_residency.hpp"
@@ -23,13 +25,8 @@ namespace {
 // the partitions' blocks.
 constexpr std::size_t kChunkPoints = std::size_t{1} << 21;  // 192 MiB
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-std::string bytes_str(std::size_t n) {
-  return std::to_string(n) + " bytes";
-}
+using common::bytes_str;
+using common::seconds_since;
 
 // NCCL's communicators over every device, and how long making them took.
 struct MadeCommunicator {
