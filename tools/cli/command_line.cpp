@@ -1,6 +1,7 @@
 #include "tools/cli/command_line.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace stoker::tools {
 
@@ -8,6 +9,8 @@ CommandLine::CommandLine(std::string command, std::string help)
     : command_(std::move(command)), help_(std::move(help)) {}
 
 void CommandLine::add(Option o) {
+  if (find(o.name) != nullptr)
+    throw std::logic_error("stoker " + command_ + ": option " + o.name + " declared twice");
   options_.push_back(std::move(o));
 }
 

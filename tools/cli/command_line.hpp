@@ -80,7 +80,8 @@ class CommandLine {
   // `command` as in messages ("run", "bench ntt"); `help` printed by --help.
   CommandLine(std::string command, std::string help);
 
-  // An option that takes no value.
+  // An option that takes no value. Declaring a name twice throws
+  // std::logic_error, whatever the kind.
   void flag(std::string name, bool& out);
   // An option that takes any text but the empty string.
   void value(std::string name, std::string& out);
@@ -127,6 +128,8 @@ class CommandLine {
   bool given(std::string_view name) const;
   // The first of `names` on the command line, or empty.
   std::string first_given(const std::vector<std::string>& names) const;
+  // Every option on the command line, in its order.
+  const std::vector<std::string>& given() const { return given_; }
 
   // Print "stoker <command>: <problem>" and return the exit status.
   int usage_error(const std::string& problem) const;  // 2

@@ -25,10 +25,11 @@ Workload::Description hpoly_description() {
   d.summary = "the H polynomial alone, h out";
   d.partitions_default = "4 per GPU, 8 on the host backend";
   d.verification = "h(x)(x^n - 1) == A(x)B(x) - C(x) at a random x";
-  d.options = {
-      WorkloadOption::integer("log-n", "K", kHpolyMinLogN, kHpolyMaxLogN, "",
-                              "partition size 2^K (default: 24 on GPUs, 14 on the host backend)"),
-      h_memory_option()};
+  d.options = {WorkloadOption::integer("log-n", "K", kHpolyMinLogN, kHpolyMaxLogN, "",
+                                       "partition size 2^K, K in " + std::to_string(kHpolyMinLogN) +
+                                           ".." + std::to_string(kHpolyMaxLogN) +
+                                           " (default: 24 on GPUs, 14 on the host backend)"),
+               h_memory_option()};
   return d;
 }
 

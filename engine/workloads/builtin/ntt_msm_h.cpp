@@ -66,7 +66,9 @@ Workload::Description ntt_msm_h_description() {
   d.verification = "the point equals [(A(t)B(t) - C(t)) / d] G for the toy SRS's secret (t, d)";
   d.options = {
       WorkloadOption::integer("log-n", "K", kNttMsmHMinLogN, kNttMsmHMaxLogN, "",
-                              "partition size 2^K (default: 24 on GPUs, 10 on the host backend)"),
+                              "partition size 2^K, K in " + std::to_string(kNttMsmHMinLogN) + ".." +
+                                  std::to_string(kNttMsmHMaxLogN) +
+                                  " (default: 24 on GPUs, 10 on the host backend)"),
       WorkloadOption::text(
           "srs", "FILE",
           "the H-query points, 96 bytes each (the G1 encoding of `stoker msm`), at least 2^K - "
