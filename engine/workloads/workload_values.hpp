@@ -3,10 +3,10 @@
 // whether they suit a workload; the workload's builder then reads them
 // typed, with the declared defaults filled in (workload.hpp).
 //
-//   WorkloadValues v;
-//   v.set("log-n", "12");
-//   v.set("keep-h");  // a flag
-//   auto built = registry.find("ntt_msm_h")->build(engine, {.values = v});
+//   WorkloadRequest request;
+//   request.values.set("log-n", "12");
+//   request.values.set("keep-h");  // a flag
+//   auto built = registry.find("ntt_msm_h")->build(engine, request);
 #pragma once
 
 #include <optional>
