@@ -99,13 +99,13 @@ Error EngineCore::validate(const Job& job) const {
           return e;
     }
     const std::size_t host_bytes = Engine::pinned_bytes(p);
-    if (host_bytes > host_budget_->limit())
+    if (host_bytes > staging_->budget().limit())
       return {Errc::invalid_argument, where + " needs " + bytes_str(host_bytes) +
                                           " of pinned host memory; the host budget is " +
-                                          bytes_str(host_budget_->limit())};
+                                          bytes_str(staging_->budget().limit())};
     std::size_t largest = 0;
-    for (std::size_t d = 0; d < dev_.size(); ++d)
-      if (allowed_on(job, d)) largest = std::max(largest, dev_[d].budget);
+    for (std::size_t d = 0; d < slots_->size(); ++d)
+      if (allowed_on(job, d)) largest = std::max(largest, slots_->budget(d));
     if (p.device_bytes() + 256 * (p.inputs.size() + p.outputs.size() + 1) > largest)
       return {Errc::invalid_argument, where + " needs " + bytes_str(p.device_bytes()) +
                                           " of device memory; the largest device budget is " +

@@ -2,7 +2,7 @@
 // phases, the events that move it, and the counts that follow from the
 // phase. The engine thread is the only caller; stages elsewhere (producers,
 // device runners, the host copies) report events through EngineCore, which
-// moves the partition with advance() and nothing else.
+// moves the partition with JobTable::advance() and nothing else.
 //
 //   queued --prepare--> preparing          (blocks requested, producer to run)
 //   preparing --produced--> ready          (waits for a slot)
@@ -25,12 +25,24 @@
 // counts twice.
 #pragma once
 
+#include <compare>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <optional>
 
 namespace stoker::engine::detail {
+
+// A partition's identity and rank: higher priority first, then the job
+// submitted first, then the lower index. Ordered sets of keys are the
+// engine's queues.
+struct PartKey {
+  int neg_priority;
+  std::uint64_t seq;
+  std::size_t part;
+  auto operator<=>(const PartKey&) const = default;
+};
 
 enum class PartPhase { queued, preparing, ready, streaming, running, finishing, done, dropped };
 

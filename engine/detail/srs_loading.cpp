@@ -10,7 +10,8 @@
 #include "common/bytes_str.hpp"
 #include "common/elapsed.hpp"
 #include "devices/nccl_communicator.hpp"
-#include "engine/detail/engine_core.hpp"
+#include "engine/detail/key_registry.hpp"
+#include "engine/detail/run_and_wait.hpp"
 #include "engine/detail/srs_residency.hpp"
 #include "kernels/msm.hpp"
 
@@ -43,8 +44,8 @@ MadeCommunicator make_communicator(const devices::DeviceSet& set) {
 
 }  // namespace
 
-Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
-                                 const SrsLoadOptions& options) {
+Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
+                                  const SrsLoadOptions& options) {
   const auto t0 = Clock::now();
   const std::string who = "SRS '" + options.label + "'";
   if (points == 0) return Error{Errc::invalid_argument, who + " has no points"};
@@ -54,31 +55,17 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
   const std::size_t bytes = points * sizeof(kernels::G1Affine);
 
   // Every device's budget pays for its copy before anything is allocated.
-  auto reserved = on_engine_thread([&]() -> Error {
-    if (shutting_down_)
-      return {Errc::shutting_down, "engine is shutting down; " + who + " not loaded"};
-    for (std::size_t d = 0; d < dev_.size(); ++d) {
-      const auto& ds = dev_[d];
-      if (!ds.healthy)
-        return {Errc::device_fault, who + ": device " + std::to_string(d) + " has faulted"};
-      const std::size_t left = ds.budget - ds.resident - ds.in_use;
-      if (bytes > left)
-        return {Errc::out_of_device_memory,
-                who + " needs " + bytes_str(bytes) + " on device " + std::to_string(d) +
-                    "; its budget has " + bytes_str(left) + " left of " + bytes_str(ds.budget)};
-    }
-    for (auto& ds : dev_) ds.resident += bytes;
-    return {};
+  auto reserved = run_and_wait(engine_, [&]() -> Error {
+    if (closed_) return {Errc::shutting_down, "engine is shutting down; " + who + " not loaded"};
+    return slots_.reserve_resident(bytes, who);
   });
   if (reserved) return reserved;
   auto unreserve = [&] {
-    on_engine_thread([&] {
-      for (auto& ds : dev_) ds.resident -= bytes;
-    });
+    run_and_wait(engine_, [&] { slots_.release_resident(bytes, /*resize_pools=*/false); });
   };
 
   auto r = std::make_shared<SrsResidency>();
-  r->engine = this;
+  r->registry = this;
   r->points = points;
   r->label = options.label;
   // Declared before what a failed load must still own when it returns: its
@@ -162,7 +149,7 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
   const std::size_t n_blocks = points > chunk ? 2 : 1;
   std::vector<alloc::PinnedBlock> blocks;
   for (std::size_t b = 0; b < n_blocks; ++b) {
-    auto blk = pool_->try_allocate(chunk_bytes);
+    auto blk = staging_.pool().try_allocate(chunk_bytes);
     if (!blk)
       return fail(Error{blk.error().code, "a pinned block of " + bytes_str(chunk_bytes) +
                                               " to load through: " + blk.error().what()});
@@ -251,7 +238,7 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
 
   if (gpu_check) {
     const auto t_check = Clock::now();
-    auto landing = pool_->try_allocate(n_dev * sizeof(std::uint64_t));
+    auto landing = staging_.pool().try_allocate(n_dev * sizeof(std::uint64_t));
     if (!landing) return fail(std::move(landing).error());
     auto* first_bad = reinterpret_cast<std::uint64_t*>(landing->data());
     for (std::size_t d = 0; d < n_dev; ++d) {
@@ -269,91 +256,11 @@ Result<Srs> EngineCore::load_srs(std::size_t points, const SrsSource& read,
   }
   r->times.total_s = seconds_since(t0);
 
-  on_engine_thread([&] {
+  run_and_wait(engine_, [&] {
     srs_.push_back(r);
-    for (std::size_t d = 0; d < n_dev; ++d)
-      set_[d].configure_pool(dev_[d].budget - dev_[d].resident);
+    slots_.resize_pools();
   });
   return Srs(std::move(r));
-}
-
-Error EngineCore::admit_srs(const Job& job) {
-  const auto& r = job.srs.residency();
-  if (!r) return {};
-  const std::string who = "job '" + job.name + "': its SRS '" + r->label + "'";
-  if (r->engine != this) return {Errc::invalid_argument, who + " was loaded by another engine"};
-  if (r->evicting.load()) return {Errc::invalid_argument, who + " has been evicted"};
-  // The points take their share of each device budget for as long as they
-  // are resident: a partition must fit in what is left.
-  std::size_t largest = 0;
-  for (std::size_t d = 0; d < dev_.size(); ++d)
-    if (allowed_on(job, d)) largest = std::max(largest, dev_[d].budget - dev_[d].resident);
-  for (std::size_t i = 0; i < job.partitions.size(); ++i)
-    if (job.partitions[i].device_bytes() > largest)
-      return {Errc::invalid_argument,
-              "job '" + job.name + "' partition " + std::to_string(i) + " needs " +
-                  bytes_str(job.partitions[i].device_bytes()) +
-                  " of device memory; beside the resident SRS points the largest device budget "
-                  "has " +
-                  bytes_str(largest)};
-  ++r->jobs_using;
-  return {};
-}
-
-void EngineCore::srs_job_done(const std::shared_ptr<SrsResidency>& r) {
-  if (!r) return;
-  --r->jobs_using;
-  if (r->evicting.load() && r->jobs_using == 0) release_srs(r);
-}
-
-void EngineCore::evict_srs(std::shared_ptr<SrsResidency> r, EvictHandler handler,
-                           asio::any_io_executor handler_executor) {
-  // Tracked, so the caller's io_context keeps running until it completes.
-  asio::any_io_executor ex =
-      asio::prefer(handler_executor, asio::execution::outstanding_work.tracked);
-  asio::post(io_, [this, r = std::move(r), h = std::move(handler), ex]() mutable {
-    const auto done = [ex](EvictHandler h, std::error_code ec) {
-      asio::post(ex,
-                 [h = std::move(h), ec]() mutable { std::move(h)(boost::system::error_code(ec)); });
-    };
-    if (!r || r->engine != this) return done(std::move(h), make_error_code(Errc::invalid_argument));
-    if (r->released.load()) return done(std::move(h), {});
-    r->evict_waiters.emplace_back(std::move(h), std::move(ex));
-    if (r->evicting.exchange(true)) return;  // already on its way
-    if (r->jobs_using == 0) release_srs(r);
-  });
-}
-
-void EngineCore::release_srs(const std::shared_ptr<SrsResidency>& r) {
-  // Freeing device memory synchronises the device (cudaFree): on a worker,
-  // not on the thread that schedules every device.
-  asio::post(*workers_, [this, r] {
-    if (r->nccl_teardown.valid()) r->nccl_teardown.wait();
-    if (!r->released.exchange(true, std::memory_order_acq_rel)) r->buffers.clear();
-    asio::post(io_, [this, r] {
-      const std::size_t bytes = r->points * sizeof(kernels::G1Affine);
-      for (std::size_t d = 0; d < dev_.size(); ++d) {
-        dev_[d].resident -= bytes;
-        set_[d].configure_pool(dev_[d].budget - dev_[d].resident);
-      }
-      srs_.erase(std::remove(srs_.begin(), srs_.end(), r), srs_.end());
-      for (auto& [h, ex] : r->evict_waiters)
-        asio::post(ex, [h = std::move(h)]() mutable { std::move(h)(boost::system::error_code{}); });
-      r->evict_waiters.clear();
-      pump();
-    });
-  });
-}
-
-void EngineCore::release_all_srs() {
-  for (auto& r : srs_) {
-    if (r->nccl_teardown.valid()) r->nccl_teardown.wait();
-    if (!r->released.exchange(true, std::memory_order_acq_rel)) r->buffers.clear();
-    for (auto& [h, ex] : r->evict_waiters)
-      asio::post(ex, [h = std::move(h)]() mutable { std::move(h)(boost::system::error_code{}); });
-    r->evict_waiters.clear();
-  }
-  srs_.clear();
 }
 
 }  // namespace stoker::engine::detail

@@ -19,12 +19,12 @@
 
 namespace stoker::engine::detail {
 
-class EngineCore;
+class KeyRegistry;
 
 using EvictHandler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
 
 struct SrsResidency {
-  const EngineCore* engine = nullptr;
+  const KeyRegistry* registry = nullptr;  // the one that loaded it
   std::size_t points = 0;
   std::string label;
   SrsLoadTimes times;
