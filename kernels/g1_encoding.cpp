@@ -7,7 +7,7 @@
 namespace stoker::kernels {
 namespace {
 
-constexpr unsigned char kCompressed = 0x80, kInfinity = 0x40, kSign = 0x20;
+using namespace point_encoding_detail;
 
 class G1Category final : public std::error_category {
  public:
@@ -30,25 +30,14 @@ class G1Category final : public std::error_category {
         return "point is not on the curve y^2 = x^3 + 4";
       case G1Error::not_in_subgroup:
         return "point is on the curve but not in the order-r subgroup G1";
+      case G1Error::not_compressed:
+        return "compressed flag (0x80) clear: a 48-byte compressed point must set it";
+      case G1Error::x_not_on_curve:
+        return "no point of the curve has this x (x^3 + 4 is not a square)";
     }
     return "unknown g1 point error " + std::to_string(c);
   }
 };
-
-// 48 big-endian bytes to little-endian limbs.
-void read_be48(const unsigned char* b, std::uint64_t v[6]) {
-  for (int i = 0; i < 6; ++i) {
-    std::uint64_t w = 0;
-    for (int k = 0; k < 8; ++k) w = (w << 8) | b[8 * (5 - i) + k];
-    v[i] = w;
-  }
-}
-
-void write_be48(const std::uint64_t v[6], unsigned char* b) {
-  for (int i = 0; i < 6; ++i)
-    for (int k = 0; k < 8; ++k)
-      b[8 * (5 - i) + k] = static_cast<unsigned char>(v[i] >> (8 * (7 - k)));
-}
 
 }  // namespace
 
@@ -65,9 +54,7 @@ std::error_code decode_g1(const unsigned char* bytes, G1Affine& out) noexcept {
   const unsigned char flags = bytes[0];
   if (flags & kCompressed) return G1Error::compressed_flag;
   if (flags & kInfinity) {
-    if (flags != kInfinity) return G1Error::bad_infinity;
-    for (std::size_t i = 1; i < kG1EncodedBytes; ++i)
-      if (bytes[i]) return G1Error::bad_infinity;
+    if (flags != kInfinity || !rest_is_zero(bytes, kG1EncodedBytes)) return G1Error::bad_infinity;
     out = G1Affine::infinity();
     return {};
   }
@@ -97,11 +84,44 @@ void encode_g1(const G1Affine& p, unsigned char* bytes) noexcept {
     for (std::size_t i = 1; i < kG1EncodedBytes; ++i) bytes[i] = 0;
     return;
   }
+  write_fq(p.x, bytes);
+  write_fq(p.y, bytes + 48);
+}
+
+std::error_code decode_g1_compressed(const unsigned char* bytes, G1Affine& out,
+                                     SubgroupCheck check) noexcept {
+  const unsigned char flags = bytes[0];
+  if (!(flags & kCompressed)) return G1Error::not_compressed;
+  if (flags & kInfinity) {
+    if (flags != (kCompressed | kInfinity) || !rest_is_zero(bytes, kG1CompressedBytes))
+      return G1Error::bad_infinity;
+    out = G1Affine::infinity();
+    return {};
+  }
+  unsigned char xb[48];
+  for (int i = 0; i < 48; ++i) xb[i] = bytes[i];
+  xb[0] &= 0x1f;
   std::uint64_t v[6];
-  p.x.to_canonical(v);
-  write_be48(v, bytes);
-  p.y.to_canonical(v);
-  write_be48(v, bytes + 48);
+  read_be48(xb, v);
+  if (!Fq::is_canonical(v)) return G1Error::x_not_below_q;
+  const Fq x = Fq::from_canonical(v);
+  Fq y;
+  if (!(x.sqr() * x + g1_detail::curve_b()).sqrt(y)) return G1Error::x_not_on_curve;
+  if (is_larger_root(y) != ((flags & kSign) != 0)) y = y.neg();
+  const G1Affine p{x, y};
+  if (check == SubgroupCheck::yes && !in_subgroup(p)) return G1Error::not_in_subgroup;
+  out = p;
+  return {};
+}
+
+void encode_g1_compressed(const G1Affine& p, unsigned char* bytes) noexcept {
+  if (p.is_infinity()) {
+    bytes[0] = kCompressed | kInfinity;
+    for (std::size_t i = 1; i < kG1CompressedBytes; ++i) bytes[i] = 0;
+    return;
+  }
+  write_fq(p.x, bytes);
+  bytes[0] |= kCompressed | (is_larger_root(p.y) ? kSign : 0);
 }
 
 }  // namespace stoker::kernels

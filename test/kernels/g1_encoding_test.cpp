@@ -1,5 +1,6 @@
-// The 96-byte G1 encoding: known bytes of the generator, round trips, and
-// each malformed form refused with its own error.
+// The G1 encodings, 96 bytes uncompressed and 48 compressed: known bytes of
+// the generator, round trips, and each malformed form refused with its own
+// error. (bls_vectors_test holds both against @noble/curves.)
 #include "kernels/g1_encoding.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@ namespace stoker::kernels {
 namespace {
 
 using Bytes = std::array<unsigned char, kG1EncodedBytes>;
+using Compressed = std::array<unsigned char, kG1CompressedBytes>;
 
 Bytes encode(const G1Affine& p) {
   Bytes b;
@@ -23,6 +25,17 @@ Bytes encode(const G1Affine& p) {
 
 std::error_code decode(const Bytes& b, G1Affine& out) {
   return decode_g1(b.data(), out);
+}
+
+Compressed compress(const G1Affine& p) {
+  Compressed b;
+  encode_g1_compressed(p, b.data());
+  return b;
+}
+
+std::error_code decompress(const Compressed& b, G1Affine& out,
+                           SubgroupCheck check = SubgroupCheck::yes) {
+  return decode_g1_compressed(b.data(), out, check);
 }
 
 // x = q - 1 + delta in the first 48 bytes (big-endian), delta in {0, 1, 2}.
@@ -148,6 +161,111 @@ TEST(G1Encoding, CheckRefusesOffCurveAndOutsideG1) {
   EXPECT_NE(make_error_code(G1Error::not_in_subgroup).message().find("subgroup"),
             std::string::npos);
   EXPECT_STREQ(g1_category().name(), "g1 point");
+}
+
+TEST(G1Encoding, CompressedGeneratorHasKnownBytes) {
+  const Compressed b = compress(G1Affine::generator());
+  // x with 0x80; the generator's y is the smaller root, so 0x20 is clear.
+  EXPECT_EQ(b[0], 0x97);
+  EXPECT_EQ(b[1], 0xf1);
+  EXPECT_EQ(b[47], 0xbb);
+  EXPECT_EQ(compress(neg(G1Affine::generator()))[0], 0xb7);
+  G1Affine p;
+  ASSERT_FALSE(decompress(b, p));
+  EXPECT_EQ(p.x, G1Affine::generator().x);
+  EXPECT_EQ(p.y, G1Affine::generator().y);
+}
+
+TEST(G1Encoding, CompressedPointsRoundTripWithTheirSign) {
+  std::mt19937_64 rng(32);
+  for (int i = 0; i < 16; ++i) {
+    const G1Affine p = i % 2 ? test::random_g1(rng) : neg(test::random_g1(rng));
+    const Compressed b = compress(p);
+    EXPECT_EQ(b[0] & 0xc0, 0x80);
+    G1Affine back;
+    ASSERT_FALSE(decompress(b, back));
+    EXPECT_EQ(back.x, p.x);
+    EXPECT_EQ(back.y, p.y);
+    // The negation differs in the sign flag alone.
+    Compressed flipped = compress(neg(p));
+    EXPECT_EQ(flipped[0] ^ b[0], 0x20);
+    flipped[0] = b[0];
+    EXPECT_EQ(flipped, b);
+  }
+}
+
+TEST(G1Encoding, CompressedInfinityIsFlagsAndZeros) {
+  const Compressed b = compress(G1Affine::infinity());
+  EXPECT_EQ(b[0], 0xc0);
+  for (std::size_t i = 1; i < b.size(); ++i) EXPECT_EQ(b[i], 0) << "byte " << i;
+  G1Affine p = G1Affine::generator();
+  ASSERT_FALSE(decompress(b, p));
+  EXPECT_TRUE(p.is_infinity());
+}
+
+TEST(G1Encoding, CompressedErrorsAreNamedAndLeaveTheOutputAlone) {
+  const Compressed good = compress(G1Affine::generator());
+  std::mt19937_64 rng(33);
+  const G1Affine sentinel = test::random_g1(rng);
+  G1Affine p = sentinel;
+  auto refused = [&](const Compressed& b, G1Error e) {
+    p = sentinel;
+    EXPECT_EQ(decompress(b, p), e);
+    EXPECT_EQ(p.x, sentinel.x);
+    EXPECT_EQ(p.y, sentinel.y);
+  };
+
+  Compressed b = good;
+  b[0] &= 0x7f;  // the uncompressed form's first half
+  refused(b, G1Error::not_compressed);
+  b = compress(G1Affine::infinity());
+  b[0] = 0x40;  // the uncompressed infinity flag alone
+  refused(b, G1Error::not_compressed);
+
+  b = compress(G1Affine::infinity());
+  b[0] |= 0x20;  // infinity with the sign flag
+  refused(b, G1Error::bad_infinity);
+  b = compress(G1Affine::infinity());
+  b[47] = 1;
+  refused(b, G1Error::bad_infinity);
+  b = good;
+  b[0] |= 0x40;  // the flag on a finite point's x
+  refused(b, G1Error::bad_infinity);
+
+  for (int delta : {1, 2}) {
+    b = good;
+    write_q_plus(b.data(), delta);  // x = q, q + 1, then the flag
+    b[0] |= 0x80;
+    refused(b, G1Error::x_not_below_q);
+  }
+  b.fill(0xff);  // 2^381 - 1 with all three flags: infinity's flag first
+  refused(b, G1Error::bad_infinity);
+  b.fill(0xff);
+  b[0] = 0x9f;
+  refused(b, G1Error::x_not_below_q);
+
+  // x = 1: 1 + 4 = 5 is not a square mod q (checked first).
+  b.fill(0);
+  b[0] = 0x80;
+  b[47] = 1;
+  Fq y;
+  ASSERT_FALSE(Fq::from_u64(5).sqrt(y));
+  refused(b, G1Error::x_not_on_curve);
+}
+
+TEST(G1Encoding, CompressedPointOutsideG1IsRefusedUnlessSkipped) {
+  // x = 4: on the curve, not in G1 (g1_encoding's uncompressed test).
+  const Fq x = Fq::from_u64(4);
+  Fq y;
+  ASSERT_TRUE((x.sqr() * x + Fq::from_u64(4)).sqrt(y));
+  const Compressed b = compress(G1Affine{x, y});
+  G1Affine p;
+  EXPECT_EQ(decompress(b, p), G1Error::not_in_subgroup);
+  ASSERT_FALSE(decompress(b, p, SubgroupCheck::skip));
+  EXPECT_EQ(p.x, x);
+  EXPECT_EQ(p.y, y);
+  EXPECT_EQ(check_g1(p), G1Error::not_in_subgroup);
+  EXPECT_NE(make_error_code(G1Error::x_not_on_curve).message().find("x^3 + 4"), std::string::npos);
 }
 
 }  // namespace
