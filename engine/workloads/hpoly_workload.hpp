@@ -21,11 +21,11 @@
 // point x drawn from (seed, partition), h(x) (x^n - 1) == A(x) B(x) - C(x),
 // with A(x) from the evaluations by the barycentric formula
 //   A(x) = (x^n - 1) / n * sum_i a_i w^i / (x - w^i),  w = omega_n,
-// and the top coefficient of h must be zero (deg h <= n - 2). The inverses
-// come from batch inversion in chunks, so it costs about eight
-// multiplications per element plus regenerating a and b, about seven times a
-// producer's work: ~1.4e8 multiplications at 2^24, a few seconds on one
-// thread, split over `verify_threads` threads.
+// and the top coefficient of h must be zero (deg h <= n - 2). The weights
+// w^i / (x - w^i) come from batch inversion in chunks (four Montgomery
+// products per element); the sums take one more (b_i t_i) and two products
+// that are summed unreduced (kernels/detail/fr_sum_of_products.hpp), plus
+// regenerating a and b, split over `verify_threads` threads.
 #pragma once
 
 #include <cstddef>
@@ -138,6 +138,20 @@ struct HpolySums {
 };
 HpolySums hpoly_sums(std::uint64_t seed, std::size_t partition, unsigned log_n,
                      std::span<const kernels::Fr> h, const kernels::Fr& x, unsigned threads = 0);
+
+// The sums' weights at x: weights[i] = w^i / (x - w^i) = 1 / (x w^-i - 1)
+// for i < weights.size() (2^log_n for hpoly_sums), x off the domain. Checks
+// of several partitions at one point (ntt_msm_h's tau) compute them once:
+// four Montgomery products per element, on `threads` threads.
+void hpoly_weights(const kernels::Fr& x, unsigned log_n, std::span<kernels::Fr> weights,
+                   unsigned threads = 0);
+
+// hpoly_sums with the weights of x given (hpoly_weights, all 2^log_n of
+// them; any other count is ignored and they are worked out as above): the
+// same sums, without the four products per element the weights take.
+HpolySums hpoly_sums(std::uint64_t seed, std::size_t partition, unsigned log_n,
+                     std::span<const kernels::Fr> h, const kernels::Fr& x,
+                     std::span<const kernels::Fr> weights, unsigned threads = 0);
 
 // Verifies h for partition `partition` at hpoly_point(); fills `check` when
 // given. Errc::verification_failed when the identity does not hold,

@@ -216,6 +216,51 @@ TEST(HpolyWorkload, BarycentricSumsMatchDirectEvaluationOfTheCoefficients) {
   }
 }
 
+TEST(HpolyWorkload, WeightsAreOneOverXTimesWToTheMinusIMinusOne) {
+  const unsigned log_n = 6;
+  const std::size_t n = std::size_t{1} << log_n;
+  const Fr x = workloads::hpoly_point(3, 1, log_n);
+  const Fr w_inv = Fr::root_of_unity(log_n).inverse();
+  std::vector<Fr> weights(n);
+  workloads::hpoly_weights(x, log_n, weights, 1);
+  Fr u = x;
+  for (std::size_t i = 0; i < n; ++i, u *= w_inv)
+    EXPECT_EQ(weights[i] * (u - Fr::one()), Fr::one()) << "weight " << i;
+}
+
+// Over several threads and chunks (2^15 elements; on three threads two of
+// the ranges start inside a chunk), with the weights given and worked out,
+// against the coefficients evaluated directly.
+TEST(HpolyWorkload, SumsWithGivenWeightsEqualDirectEvaluationOverThreadsAndChunks) {
+  const unsigned log_n = 15;
+  const std::size_t n = std::size_t{1} << log_n;
+  auto in = inputs(4, 6, log_n);
+  auto h = reference_h(4, 6, log_n);
+  const Fr x = workloads::hpoly_point(4, 6, log_n);
+  std::vector<Fr> weights(n);
+  workloads::hpoly_weights(x, log_n, weights, 3);
+  const Fr z_over_n = (x.pow(n) - Fr::one()) * Fr::from_u64(n).inverse();
+  for (unsigned threads : {1u, 3u}) {
+    const auto own = workloads::hpoly_sums(4, 6, log_n, h, x, threads);
+    const auto given = workloads::hpoly_sums(4, 6, log_n, h, x, weights, threads);
+    const std::pair<const std::vector<Fr>*, Fr> vecs[] = {
+        {&in.a, given.a}, {&in.b, given.b}, {&in.c, given.c}};
+    for (const auto& [evals, sum] : vecs) {
+      std::vector<Fr> coefficients(n);
+      kernels::cpu::intt(coefficients.data(), evals->data(), log_n);
+      EXPECT_EQ(z_over_n * sum, horner(coefficients, x)) << threads << " threads";
+    }
+    EXPECT_EQ(given.hx, horner(h, x)) << threads << " threads";
+    EXPECT_TRUE(own.a == given.a && own.b == given.b && own.c == given.c && own.hx == given.hx)
+        << threads << " threads";
+  }
+  // Weights of another size are not read: the sums work out their own.
+  const auto partial =
+      workloads::hpoly_sums(4, 6, log_n, h, x, std::span<const Fr>(weights).first(n / 2), 2);
+  const auto own = workloads::hpoly_sums(4, 6, log_n, h, x, 2);
+  EXPECT_TRUE(partial.a == own.a && partial.b == own.b && partial.c == own.c);
+}
+
 TEST(HpolyWorkload, VerifyAcceptsTheReferenceAndCatchesACorruptedH) {
   const unsigned log_n = 10;
   const std::size_t n = std::size_t{1} << log_n;
