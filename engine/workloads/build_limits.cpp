@@ -24,11 +24,14 @@ Error check_build(const BuildNeeds& n, const BuildLimits& limits) {
   const std::size_t memory =
       limits.host_memory_bytes != 0 ? limits.host_memory_bytes : physical_memory_bytes();
   std::size_t total = 0;
-  const bool overflow = __builtin_mul_overflow(n.partitions, n.caller_bytes, &total);
+  const bool overflow = __builtin_mul_overflow(n.partitions, n.caller_bytes, &total) ||
+                        __builtin_add_overflow(total, n.job_bytes, &total);
+  const std::string shared =
+      n.job_bytes != 0 ? " and " + bytes_str(n.job_bytes) + " for the whole job" : "";
   if (memory != 0 && (overflow || total > memory))
     return {Errc::out_of_host_memory,
             workload + ": " + std::to_string(n.partitions) + " partitions of " +
-                bytes_str(n.caller_bytes) + " of caller memory each need " +
+                bytes_str(n.caller_bytes) + " of caller memory each" + shared + " need " +
                 (overflow ? "more than 2^64 bytes" : bytes_str(total)) + "; " +
                 (limits.host_memory_bytes != 0 ? "the limit is " : "this machine has ") +
                 bytes_str(memory)};

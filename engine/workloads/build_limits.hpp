@@ -45,6 +45,9 @@ struct BuildNeeds {
   const char* workload = "";  // "hpoly", "synthetic": starts every message
   std::size_t partitions = 0;
   std::size_t caller_bytes = 0;  // per partition, allocated by the builder
+  // Caller memory the job holds once whatever its partitions, allocated by
+  // the builder or later by the job (ntt_msm_h's verification weights).
+  std::size_t job_bytes = 0;
   std::size_t pinned_bytes = 0;  // per partition, from the engine's host budget
 };
 

@@ -28,6 +28,18 @@ bool NttMsmHRun::all_verified() const {
          });
 }
 
+std::span<const Fr> NttMsmHWeights::get(const Fr& tau, unsigned log_n, unsigned threads) {
+  std::call_once(once_, [&] {
+    const std::size_t n = std::size_t{1} << log_n;
+    data_.reset(static_cast<Fr*>(allocate_pages(n * sizeof(Fr))));
+    if (!data_) return;
+    hpoly_weights(tau, log_n, std::span(data_.get(), n), threads);
+    size_ = n;
+    computations_.fetch_add(1);
+  });
+  return {data_.get(), size_};
+}
+
 std::error_code ntt_msm_h_plan(int ordinal, unsigned log_n, std::size_t srs_bytes,
                                std::size_t device_budget_bytes, kernels::gpu::MsmPlan& plan) {
   const std::size_t n = std::size_t{1} << log_n;
@@ -103,13 +115,20 @@ std::error_code ntt_msm_h_prepare(const devices::DeviceSet& set, unsigned log_n)
 std::error_code ntt_msm_h_verify(std::uint64_t seed, std::size_t partition, unsigned log_n,
                                  unsigned srs_log_n, const ToySrsSecret& secret,
                                  const G1Affine& point, std::span<const Fr> h, unsigned threads,
-                                 NttMsmHCheck* check) {
+                                 NttMsmHCheck* check, std::span<const Fr> tau_weights) {
   const std::uint64_t n = std::uint64_t{1} << log_n;
   if (log_n < kNttMsmHMinLogN || log_n > kNttMsmHMaxLogN || srs_log_n < log_n ||
       srs_log_n > 40 || (!h.empty() && h.size() != n))
     return make_error_code(Errc::invalid_argument);
   const Fr& tau = secret.tau;
-  const HpolySums s = hpoly_sums(seed, partition, log_n, h, tau, threads);
+  // Another point's weights would make every check fail for no fault of
+  // the GPU's: their first, 1 / (tau - 1), says whose they are.
+  if (!tau_weights.empty() &&
+      (tau_weights.size() != n || (tau - Fr::one()) * tau_weights[0] != Fr::one()))
+    return make_error_code(Errc::invalid_argument);
+  const HpolySums s = tau_weights.empty()
+                          ? hpoly_sums(seed, partition, log_n, h, tau, threads)
+                          : hpoly_sums(seed, partition, log_n, h, tau, tau_weights, threads);
   const Fr z = tau.pow(n) - Fr::one();
   const Fr z_over_n = z * Fr::from_u64(n).inverse();
   const Fr ab_c = (z_over_n * s.a) * (z_over_n * s.b) - z_over_n * s.c;  // h(tau) Z(tau)
@@ -167,6 +186,7 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
   needs.partitions = o.partitions;
   needs.caller_bytes = sizeof(G1Xyzz) + sizeof(NttMsmHCheck) + kPartitionBookkeepingBytes +
                        (o.keep_h ? bytes : 0);
+  needs.job_bytes = o.verify ? bytes : 0;  // the checks' shared weights
   needs.pinned_bytes = Engine::pinned_bytes(shape);
   if (auto e = check_build(needs, o.limits)) return e;
 
@@ -276,8 +296,9 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
   if (o.verify)
     job.verify = [run_ptr = run, seed = o.seed, log_n, srs_log_n, secret = *o.secret,
                   threads = o.verify_threads](const Partition&, std::size_t p) {
+      const auto weights = run_ptr->weights.get(secret.tau, log_n, threads);
       return ntt_msm_h_verify(seed, p, log_n, srs_log_n, secret, run_ptr->point(p),
-                              run_ptr->h_of(p), threads, &run_ptr->checks[p]);
+                              run_ptr->h_of(p), threads, &run_ptr->checks[p], weights);
     };
   return job;
 }

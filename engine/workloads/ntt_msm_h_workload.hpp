@@ -16,17 +16,22 @@
 // from the regenerated evaluations (hpoly_sums: barycentric, no second NTT
 // and no second MSM), multiplies the generator by the scalar on the CPU and
 // compares. With keep_h it also checks the GPU's h itself: h(tau) by Horner
-// against the same product, and its top coefficient zero. It costs about
-// what hpoly's verification costs (seven times a producer's work).
+// against the same product, and its top coefficient zero. tau is the SRS's,
+// the same for every partition, so the sums' weights w^i / (tau - w^i) are
+// too: the job's first check computes them (NttMsmHWeights, n * 32 bytes
+// kept with the run), and per element a check then regenerates a and b and
+// takes one Montgomery product and two unreduced ones.
 //
 // Device memory per partition: a, b, c (h overwrites a; a separate output
 // with keep_h), the point, and the MSM's scratch on a GPU (plan_msm of
 // n - 1 points on the engine's devices) or h on the host backend.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -78,6 +83,29 @@ struct NttMsmHCheck {
   bool h_ok = false;
 };
 
+// The weights of the barycentric sums at tau for the job's domain
+// (hpoly_weights), which every partition's check shares. The first call of
+// get() computes them while any other waits for it; later calls return the
+// same weights, whatever tau and log_n they pass (a job has one of each).
+// Thread-safe; the memory (2^log_n * 32 bytes, which the builder counts)
+// goes when the object does.
+class NttMsmHWeights {
+ public:
+  // The weights, computed on `threads` threads (0: hardware threads) by the
+  // first call; empty when their memory could not be had then, for this
+  // call and every later one (each check then works out its weights as it
+  // goes, as hpoly's does: the same result, slower).
+  std::span<const kernels::Fr> get(const kernels::Fr& tau, unsigned log_n, unsigned threads);
+  // How many times they were computed: 0 before the first get(), then 1.
+  std::size_t computations() const { return computations_.load(); }
+
+ private:
+  std::once_flag once_;
+  PageBuffer<kernels::Fr> data_;
+  std::size_t size_ = 0;
+  std::atomic<std::size_t> computations_{0};
+};
+
 // The job's outputs; keep it alive until the job's handler ran.
 struct NttMsmHRun {
   NttMsmHOptions options;
@@ -85,6 +113,7 @@ struct NttMsmHRun {
   std::vector<kernels::G1Xyzz> sums;  // one per partition, as the MSM left it
   std::vector<PageBuffer<kernels::Fr>> h;  // keep_h only
   std::vector<NttMsmHCheck> checks;
+  NttMsmHWeights weights;  // with options.verify, from the first check on
   // Partition p's point, affine (the form the files and checks use).
   kernels::G1Affine point(std::size_t p) const;
   std::span<const kernels::Fr> h_of(std::size_t p) const {
@@ -124,12 +153,15 @@ std::error_code ntt_msm_h_prepare(const devices::DeviceSet& set, unsigned log_n)
 // secret of a toy SRS of 2^srs_log_n - 1 points (srs_log_n >= log_n: a job
 // uses the first 2^log_n - 1 points of a larger SRS, whose points carry
 // Z(tau) of the SRS's size, so the expected point is
-// [h(tau) Z_srs(tau) / delta] G); fills `check`. Errc::verification_failed
-// when it does not hold.
+// [h(tau) Z_srs(tau) / delta] G); fills `check`. tau_weights: the sums'
+// weights at tau for log_n (hpoly_weights), as a job's checks share them;
+// empty: worked out as the check goes. Errc::verification_failed when it
+// does not hold; Errc::invalid_argument for a bad log_n or srs_log_n, an h
+// of another size, or weights that are not 2^log_n of tau's.
 std::error_code ntt_msm_h_verify(std::uint64_t seed, std::size_t partition, unsigned log_n,
                                  unsigned srs_log_n, const ToySrsSecret& secret,
-                                 const kernels::G1Affine& point,
-                                 std::span<const kernels::Fr> h, unsigned threads,
-                                 NttMsmHCheck* check = nullptr);
+                                 const kernels::G1Affine& point, std::span<const kernels::Fr> h,
+                                 unsigned threads, NttMsmHCheck* check = nullptr,
+                                 std::span<const kernels::Fr> tau_weights = {});
 
 }  // namespace stoker::engine::workloads

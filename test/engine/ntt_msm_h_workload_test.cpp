@@ -150,6 +150,156 @@ TEST(NttMsmHWorkload, VerificationRejectsAWrongPointAndAWrongH) {
   EXPECT_FALSE(check.h_ok) << "h is not";
 }
 
+// The weights a job's checks share give the same verdicts as the check that
+// works them out itself: the right point and h pass, another partition's
+// point, a point off by G and a changed coefficient of h do not.
+TEST(NttMsmHWorkload, VerificationWithSharedWeightsCatchesWhatTheOwnWeightsCatch) {
+  const unsigned log_n = 7;
+  const std::size_t n = std::size_t{1} << log_n;
+  Fixture f(1, log_n);
+  const auto secret = workloads::toy_srs_secret(kSrsSeed);
+  std::vector<Fr> weights(n);
+  workloads::hpoly_weights(secret.tau, log_n, weights, 2);
+  for (std::size_t p = 0; p < 3; ++p) {
+    std::vector<Fr> h;
+    const auto good = reference_point(f.points, 11, p, log_n, &h);
+    workloads::NttMsmHCheck shared, own;
+    EXPECT_FALSE(
+        workloads::ntt_msm_h_verify(11, p, log_n, log_n, secret, good, h, 2, &shared, weights));
+    EXPECT_FALSE(workloads::ntt_msm_h_verify(11, p, log_n, log_n, secret, good, h, 2, &own));
+    EXPECT_TRUE(shared.ok && shared.h_checked && shared.h_ok) << "partition " << p;
+    EXPECT_TRUE(same(shared.expected, own.expected)) << "partition " << p;
+
+    EXPECT_EQ(
+        workloads::ntt_msm_h_verify(11, p + 1, log_n, log_n, secret, good, {}, 2, &shared, weights),
+        make_error_code(Errc::verification_failed))
+        << "partition " << p + 1 << " with partition " << p << "'s point";
+    kernels::G1Xyzz moved = kernels::to_xyzz(good);
+    kernels::add_mixed(moved, G1Affine::generator());
+    EXPECT_EQ(workloads::ntt_msm_h_verify(11, p, log_n, log_n, secret, kernels::to_affine(moved),
+                                          {}, 2, &shared, weights),
+              make_error_code(Errc::verification_failed))
+        << "partition " << p << "'s point plus G";
+    EXPECT_FALSE(shared.ok);
+    h[n / 2 + p] += Fr::one();
+    EXPECT_EQ(
+        workloads::ntt_msm_h_verify(11, p, log_n, log_n, secret, good, h, 2, &shared, weights),
+        make_error_code(Errc::verification_failed))
+        << "partition " << p << " with one coefficient of h changed";
+    EXPECT_TRUE(shared.ok) << "the point is right";
+    EXPECT_FALSE(shared.h_ok) << "h is not";
+  }
+}
+
+TEST(NttMsmHWorkload, VerificationRefusesWeightsOfAnotherPointOrSize) {
+  const unsigned log_n = 5;
+  const std::size_t n = std::size_t{1} << log_n;
+  Fixture f(1, log_n);
+  const auto secret = workloads::toy_srs_secret(kSrsSeed);
+  const auto good = reference_point(f.points, 11, 0, log_n);
+  std::vector<Fr> other(n), shorter(n / 2);
+  workloads::hpoly_weights(workloads::toy_srs_secret(kSrsSeed + 1).tau, log_n, other);
+  workloads::hpoly_weights(secret.tau, log_n - 1, shorter);
+  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 0, log_n, log_n, secret, good, {}, 1, nullptr, other),
+            make_error_code(Errc::invalid_argument));
+  EXPECT_EQ(workloads::ntt_msm_h_verify(11, 0, log_n, log_n, secret, good, {}, 1, nullptr, shorter),
+            make_error_code(Errc::invalid_argument));
+}
+
+TEST(NttMsmHWorkload, EveryPartitionOfAJobSharesOneWeightsComputation) {
+  const unsigned log_n = 8;
+  Fixture f(3, log_n);
+  auto o = f.options(log_n, 6);
+  o.verify_threads = 2;
+  std::shared_ptr<workloads::NttMsmHRun> run;
+  auto job = workloads::make_ntt_msm_h_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  EXPECT_EQ(run->weights.computations(), 0u) << "computed before any check needs them";
+  std::error_code ec;
+  const auto report = run_job(f.engine, f.io, std::move(*job), ec);
+  ASSERT_FALSE(ec) << report.error;
+  EXPECT_TRUE(run->all_verified());
+  EXPECT_EQ(run->weights.computations(), 1u);
+  const auto weights = run->weights.get(o.secret->tau, log_n, 1);
+  ASSERT_EQ(weights.size(), std::size_t{1} << log_n);
+  EXPECT_EQ((o.secret->tau - Fr::one()) * weights[0], Fr::one()) << "the weights of tau";
+  EXPECT_EQ(run->weights.computations(), 1u);
+}
+
+TEST(NttMsmHWorkload, AJobWithSharedWeightsFailsOnACorruptedPoint) {
+  const unsigned log_n = 7;
+  Fixture f(2, log_n);
+  auto o = f.options(log_n, 4);
+  std::shared_ptr<workloads::NttMsmHRun> run;
+  auto job = workloads::make_ntt_msm_h_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  // Partition 2's device work returns its point plus G.
+  auto& work = job->partitions[2].work.cpu;
+  work = [inner = work](const KernelContext& c) {
+    auto ec = inner(c);
+    auto* sum = reinterpret_cast<kernels::G1Xyzz*>(c.outputs[0]);
+    kernels::add_mixed(*sum, G1Affine::generator());
+    return ec;
+  };
+  std::error_code ec;
+  const auto report = run_job(f.engine, f.io, std::move(*job), ec);
+  EXPECT_EQ(ec, make_error_code(Errc::verification_failed)) << report.error;
+  EXPECT_NE(report.error.find("partition 2"), std::string::npos) << report.error;
+  EXPECT_TRUE(run->checks[2].checked);
+  EXPECT_FALSE(run->checks[2].ok);
+  EXPECT_EQ(run->weights.computations(), 1u);
+  test::expect_idle(f.engine);
+}
+
+TEST(NttMsmHWorkload, AJobWithSharedWeightsFailsOnACorruptedH) {
+  const unsigned log_n = 7;
+  Fixture f(2, log_n);
+  auto o = f.options(log_n, 3);
+  o.keep_h = true;
+  std::shared_ptr<workloads::NttMsmHRun> run;
+  auto job = workloads::make_ntt_msm_h_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  // Partition 1's h comes back with one coefficient changed after the MSM
+  // used the right one.
+  auto& work = job->partitions[1].work.cpu;
+  work = [inner = work](const KernelContext& c) {
+    auto ec = inner(c);
+    reinterpret_cast<Fr*>(c.outputs[1])[33] += Fr::one();
+    return ec;
+  };
+  std::error_code ec;
+  const auto report = run_job(f.engine, f.io, std::move(*job), ec);
+  EXPECT_EQ(ec, make_error_code(Errc::verification_failed)) << report.error;
+  EXPECT_NE(report.error.find("partition 1"), std::string::npos) << report.error;
+  EXPECT_TRUE(run->checks[1].ok) << "the point is right";
+  EXPECT_TRUE(run->checks[1].h_checked);
+  EXPECT_FALSE(run->checks[1].h_ok);
+  EXPECT_EQ(run->weights.computations(), 1u);
+}
+
+TEST(NttMsmHWorkload, BuilderCountsTheSharedWeightsOnceAgainstTheMemoryLimit) {
+  const unsigned log_n = 10;  // weights of 32 KiB
+  Fixture f(1, log_n);
+  auto o = f.options(log_n, 4);
+  o.limits.host_memory_bytes = 4 * (sizeof(kernels::G1Xyzz) + sizeof(workloads::NttMsmHCheck) +
+                                    workloads::kPartitionBookkeepingBytes) +
+                               (std::size_t{32} << 10) - 1;
+  std::shared_ptr<workloads::NttMsmHRun> run;
+  auto job = workloads::make_ntt_msm_h_job(o, run);
+  ASSERT_FALSE(job);
+  EXPECT_EQ(job.error().code, make_error_code(Errc::out_of_host_memory));
+  EXPECT_NE(job.error().what().find("and 32768 bytes for the whole job"), std::string::npos)
+      << job.error().what();
+  EXPECT_EQ(run, nullptr);
+  o.limits.host_memory_bytes += 1;
+  job = workloads::make_ntt_msm_h_job(o, run);
+  EXPECT_TRUE(job) << job.error().what();
+  o.limits.host_memory_bytes -= 1;
+  o.verify = false;
+  job = workloads::make_ntt_msm_h_job(o, run);
+  EXPECT_TRUE(job) << "no weights without verification: " << job.error().what();
+}
+
 TEST(NttMsmHWorkload, SmallerJobsOverALargerToySrsVerify) {
   Fixture f(2, 9);  // 511 points
   for (unsigned log_n : {4u, 6u, 9u}) {
