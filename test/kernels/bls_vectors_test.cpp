@@ -1,8 +1,9 @@
-// The G1 and G2 encodings and scalar multiples against @noble/curves, an
-// independent implementation: data/bls_vectors.txt (written by
-// data/make_bls_vectors.mjs) holds [k]G1 and [k]G2 for a few dozen k,
-// compressed and uncompressed. Our [k]G must encode to the same bytes, and
-// the bytes must decode to our point.
+// The G1 and G2 encodings, scalar multiples and the pairing against
+// @noble/curves, an independent implementation: data/bls_vectors.txt
+// (written by data/make_bls_vectors.mjs) holds [k]G1 and [k]G2 for a few
+// dozen k, compressed and uncompressed, and e([a]G1, [b]G2) for two (a, b).
+// Our [k]G must encode to the same bytes, the bytes must decode to our
+// point, and our pairing must give the same Fq12.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,14 +14,17 @@
 
 #include "kernels/g1_encoding.hpp"
 #include "kernels/g2_encoding.hpp"
+#include "kernels/pairing.hpp"
 
 namespace stoker::kernels {
 namespace {
 
 struct Vector {
-  std::string group;  // g1 or g2
+  std::string group;  // g1, g2 or gt
   std::uint64_t k[4];
-  std::vector<unsigned char> compressed, uncompressed;
+  std::vector<unsigned char> compressed, uncompressed;  // g1, g2
+  std::uint64_t b[4];                                   // gt: e([k]G1, [b]G2)
+  std::vector<unsigned char> gt;                        // 12 x 48 bytes
 };
 
 std::vector<unsigned char> from_hex(const std::string& s) {
@@ -28,6 +32,15 @@ std::vector<unsigned char> from_hex(const std::string& s) {
   for (std::size_t i = 0; i < out.size(); ++i)
     out[i] = static_cast<unsigned char>(std::stoul(s.substr(2 * i, 2), nullptr, 16));
   return out;
+}
+
+// 32 bytes big-endian to little-endian limbs.
+void scalar_limbs(const std::string& hex, std::uint64_t out[4]) {
+  const std::vector<unsigned char> kb = from_hex(hex);
+  for (int i = 0; i < 4; ++i) {
+    out[i] = 0;
+    for (int b = 0; b < 8; ++b) out[i] = (out[i] << 8) | kb[8 * (3 - i) + b];
+  }
 }
 
 std::vector<Vector> load() {
@@ -39,15 +52,18 @@ std::vector<Vector> load() {
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
-    std::string group, k, comp, uncomp;
-    fields >> group >> k;
-    if (group != "g1" && group != "g2") continue;
-    fields >> comp >> uncomp;
-    Vector v{group, {}, from_hex(comp), from_hex(uncomp)};
-    const std::vector<unsigned char> kb = from_hex(k);  // 32 bytes big-endian
-    for (int i = 0; i < 4; ++i) {
-      v.k[i] = 0;
-      for (int b = 0; b < 8; ++b) v.k[i] = (v.k[i] << 8) | kb[8 * (3 - i) + b];
+    std::string group, k, second, third;
+    fields >> group >> k >> second;
+    Vector v{group, {}, {}, {}, {}, {}};
+    scalar_limbs(k, v.k);
+    if (group == "gt") {
+      scalar_limbs(second, v.b);
+      fields >> third;
+      v.gt = from_hex(third);
+    } else {
+      fields >> third;
+      v.compressed = from_hex(second);
+      v.uncompressed = from_hex(third);
     }
     out.push_back(std::move(v));
   }
@@ -106,6 +122,28 @@ TEST(BlsVectors, G2MultiplesAndEncodingsMatchNoble) {
     ASSERT_FALSE(decode_g2(v.uncompressed.data(), back));
     EXPECT_EQ(back.x, p.x);
     EXPECT_EQ(back.y, p.y);
+  }
+}
+
+TEST(BlsVectors, PairingMatchesNoble) {
+  const std::vector<Vector> vs = load();
+  ASSERT_GE(count(vs, "gt"), 2u);
+  for (const auto& v : vs) {
+    if (v.group != "gt") continue;
+    ASSERT_EQ(v.gt.size(), 12 * 48u);
+    const G1Affine p = to_affine(scalar_mul(G1Affine::generator(), v.k));
+    const G2Affine q = to_affine(scalar_mul(G2Affine::generator(), v.b));
+    const Fq12 e = cpu::pairing(p, q);
+    // c0.c0.c0, c0.c0.c1, ..., c1.c2.c1, each 48 bytes big-endian.
+    const Fq* coefficients = &e.c0.c0.c0;
+    static_assert(sizeof(Fq12) == 12 * sizeof(Fq), "Fq12 is 12 Fq in tower order");
+    for (int i = 0; i < 12; ++i) {
+      std::vector<unsigned char> bytes(48);
+      point_encoding_detail::write_fq(coefficients[i], bytes.data());
+      EXPECT_EQ(bytes,
+                std::vector<unsigned char>(v.gt.begin() + 48 * i, v.gt.begin() + 48 * i + 48))
+          << "coefficient " << i;
+    }
   }
 }
 

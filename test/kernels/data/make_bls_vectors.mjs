@@ -1,5 +1,5 @@
-// Writes bls_vectors.txt: BLS12-381 point encodings from an independent
-// implementation, @noble/curves, for the kernels' encoding tests.
+// Writes bls_vectors.txt: BLS12-381 point encodings and pairing values from
+// an independent implementation, @noble/curves, for the kernels' tests.
 //
 //   node test/kernels/data/make_bls_vectors.mjs > test/kernels/data/bls_vectors.txt
 //
@@ -10,6 +10,8 @@
 // Lines (hex without 0x; scalars 32 bytes big-endian, below r):
 //   g1 <k> <[k]G1 compressed, 48 bytes> <[k]G1 uncompressed, 96 bytes>
 //   g2 <k> <[k]G2 compressed, 96 bytes> <[k]G2 uncompressed, 192 bytes>
+//   gt <a> <b> <e([a]G1, [b]G2): 12 Fq of 48 bytes, c0.c0.c0, c0.c0.c1,
+//      c0.c1.c0, ..., c1.c2.c1 (Fq12 = Fq6[w], Fq6 = Fq2[v], Fq2 = Fq[u])>
 // k = 0 is the point at infinity; k and r - k are a point and its negation.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -51,6 +53,7 @@ function scalars(group) {
 const lines = [
   `# BLS12-381 encodings written by ${NOBLE} through test/kernels/data/make_bls_vectors.mjs.`,
   '# g1 <k> <[k]G1 compressed> <[k]G1 uncompressed>; g2 <k> <[k]G2 compressed> <[k]G2 uncompressed>',
+  '# gt <a> <b> <e([a]G1, [b]G2), 12 coefficients c0.c0.c0 .. c1.c2.c1>',
 ];
 for (const [name, Point] of [
   ['g1', bls.G1.Point],
@@ -60,5 +63,19 @@ for (const [name, Point] of [
     const p = mul(Point, k);
     lines.push(`${name} ${scalarHex(k)} ${hex(p.toBytes(true))} ${hex(p.toBytes(false))}`);
   }
+}
+const fqHex = (x) => x.toString(16).padStart(96, '0');
+const fq12Hex = (f) =>
+  [f.c0, f.c1]
+    .flatMap((f6) => [f6.c0, f6.c1, f6.c2])
+    .flatMap((f2) => [f2.c0, f2.c1])
+    .map(fqHex)
+    .join('');
+for (const [a, b] of [
+  [1n, 1n],
+  [scalar('gt a'), scalar('gt b')],
+]) {
+  const e = bls.pairing(mul(bls.G1.Point, a), mul(bls.G2.Point, b));
+  lines.push(`gt ${scalarHex(a)} ${scalarHex(b)} ${fq12Hex(e)}`);
 }
 process.stdout.write(lines.join('\n') + '\n');
