@@ -10,9 +10,9 @@
 // end because z < 0), then the easy part of the exponent, (q^6 - 1)(q^2 + 1),
 // and the hard part 3 (q^4 - q^2 + 1) / r by the chain of Hayashida,
 // Hayasaka and Teruya (five exponentiations by z). The factor 3 is what
-// that chain computes, and what zcash's bls12_381, blst and @noble/curves
-// compute too, so values match theirs; 3 is prime to r, so the map is
-// still bilinear and non-degenerate.
+// that chain computes, and what zcash's bls12_381, RELIC and @noble/curves
+// compute too (e(G1, G2) is the value their tests hold); 3 is prime to r,
+// so the map is still bilinear and non-degenerate.
 //
 // Inputs must be in G1 and G2 (the decoders check it); for other points the
 // value means nothing. A term with the point at infinity on either side
