@@ -355,6 +355,16 @@ HpolySums hpoly_sums(std::uint64_t seed, std::size_t partition, unsigned log_n,
   return sums(seed, partition, log_n, h, x, all ? weights.data() : nullptr, threads);
 }
 
+HpolySums hpoly_sums_range(std::uint64_t seed, std::size_t partition, unsigned log_n, const Fr& x,
+                           std::span<const Fr> weights, std::size_t lo, std::size_t hi) {
+  const std::size_t n = std::size_t{1} << log_n;
+  if (weights.size() != n || lo > hi || hi > n) return HpolySums{};
+  const Fr w_inv = Fr::root_of_unity(log_n).inverse();
+  return sums_adx_supported()
+             ? sums_range<true>(seed, partition, w_inv, x, weights.data(), nullptr, lo, hi)
+             : sums_range<false>(seed, partition, w_inv, x, weights.data(), nullptr, lo, hi);
+}
+
 void hpoly_weights(const Fr& x, unsigned log_n, std::span<Fr> weights, unsigned threads) {
   const Fr w_inv = Fr::root_of_unity(log_n).inverse();
   const bool adx = sums_adx_supported();

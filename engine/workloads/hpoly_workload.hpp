@@ -153,6 +153,13 @@ HpolySums hpoly_sums(std::uint64_t seed, std::size_t partition, unsigned log_n,
                      std::span<const kernels::Fr> h, const kernels::Fr& x,
                      std::span<const kernels::Fr> weights, unsigned threads = 0);
 
+// The sums a, b, c of hpoly_sums over elements [lo, hi) alone, on the
+// calling thread, with all 2^log_n weights of x given (hx is zero): the
+// shares of a partition's sums, which add up to hpoly_sums's.
+HpolySums hpoly_sums_range(std::uint64_t seed, std::size_t partition, unsigned log_n,
+                           const kernels::Fr& x, std::span<const kernels::Fr> weights,
+                           std::size_t lo, std::size_t hi);
+
 // Verifies h for partition `partition` at hpoly_point(); fills `check` when
 // given. Errc::verification_failed when the identity does not hold,
 // Errc::invalid_argument when h does not have 2^log_n elements.

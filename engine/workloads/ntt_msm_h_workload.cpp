@@ -24,8 +24,8 @@ G1Affine NttMsmHRun::point(std::size_t p) const {
 
 bool NttMsmHRun::all_verified() const {
   return !checks.empty() && std::all_of(checks.begin(), checks.end(), [](const NttMsmHCheck& c) {
-           return c.checked && c.ok && (!c.h_checked || c.h_ok);
-         });
+    return c.checked && c.ok && (!c.h_checked || c.h_ok);
+  });
 }
 
 std::span<const Fr> NttMsmHWeights::get(const Fr& tau, unsigned log_n, unsigned threads) {
@@ -49,7 +49,8 @@ std::error_code ntt_msm_h_plan(int ordinal, unsigned log_n, std::size_t srs_byte
     std::size_t free = 0, total = 0;
     int previous = 0;
     cudaGetDevice(&previous);
-    const bool ok = cudaSetDevice(ordinal) == cudaSuccess && cudaMemGetInfo(&free, &total) == cudaSuccess;
+    const bool ok =
+        cudaSetDevice(ordinal) == cudaSuccess && cudaMemGetInfo(&free, &total) == cudaSuccess;
     cudaSetDevice(previous);
     if (!ok) return make_error_code(Errc::no_device);
     budget = Config{}.device_budget(total);
@@ -92,8 +93,10 @@ std::error_code ntt_msm_h_prepare(const devices::DeviceSet& set, unsigned log_n)
     if (auto ec = dev.make_current()) return ec;
     kernels::gpu::MsmPlan plan;
     if (auto ec = kernels::gpu::plan_msm(kPoints, dev.info().ordinal, plan)) return ec;
-    const std::size_t points_bytes = kPoints * sizeof(G1Affine), scalars_bytes = kPoints * sizeof(Fr);
-    auto mem = dev.allocate(points_bytes + scalars_bytes + sizeof(G1Xyzz) + plan.scratch_bytes + 1024);
+    const std::size_t points_bytes = kPoints * sizeof(G1Affine),
+                      scalars_bytes = kPoints * sizeof(Fr);
+    auto mem =
+        dev.allocate(points_bytes + scalars_bytes + sizeof(G1Xyzz) + plan.scratch_bytes + 1024);
     if (!mem) return mem.error().code;
     auto* base = mem->as<std::byte>();
     auto stream = dev.create_stream();
@@ -112,23 +115,15 @@ std::error_code ntt_msm_h_prepare(const devices::DeviceSet& set, unsigned log_n)
   return {};
 }
 
-std::error_code ntt_msm_h_verify(std::uint64_t seed, std::size_t partition, unsigned log_n,
-                                 unsigned srs_log_n, const ToySrsSecret& secret,
-                                 const G1Affine& point, std::span<const Fr> h, unsigned threads,
-                                 NttMsmHCheck* check, std::span<const Fr> tau_weights) {
+namespace {
+
+// The check from the sums on: the expected point, and h's own check where h
+// is given (its h(tau) in s.hx).
+std::error_code check_from_sums(const HpolySums& s, unsigned log_n, unsigned srs_log_n,
+                                const ToySrsSecret& secret, const G1Affine& point,
+                                std::span<const Fr> h, NttMsmHCheck* check) {
   const std::uint64_t n = std::uint64_t{1} << log_n;
-  if (log_n < kNttMsmHMinLogN || log_n > kNttMsmHMaxLogN || srs_log_n < log_n ||
-      srs_log_n > 40 || (!h.empty() && h.size() != n))
-    return make_error_code(Errc::invalid_argument);
   const Fr& tau = secret.tau;
-  // Another point's weights would make every check fail for no fault of
-  // the GPU's: their first, 1 / (tau - 1), says whose they are.
-  if (!tau_weights.empty() &&
-      (tau_weights.size() != n || (tau - Fr::one()) * tau_weights[0] != Fr::one()))
-    return make_error_code(Errc::invalid_argument);
-  const HpolySums s = tau_weights.empty()
-                          ? hpoly_sums(seed, partition, log_n, h, tau, threads)
-                          : hpoly_sums(seed, partition, log_n, h, tau, tau_weights, threads);
   const Fr z = tau.pow(n) - Fr::one();
   const Fr z_over_n = z * Fr::from_u64(n).inverse();
   const Fr ab_c = (z_over_n * s.a) * (z_over_n * s.b) - z_over_n * s.c;  // h(tau) Z(tau)
@@ -147,6 +142,38 @@ std::error_code ntt_msm_h_verify(std::uint64_t seed, std::size_t partition, unsi
                                           : make_error_code(Errc::verification_failed);
 }
 
+bool bad_sizes(unsigned log_n, unsigned srs_log_n) {
+  return log_n < kNttMsmHMinLogN || log_n > kNttMsmHMaxLogN || srs_log_n < log_n || srs_log_n > 40;
+}
+
+}  // namespace
+
+std::error_code ntt_msm_h_verify(std::uint64_t seed, std::size_t partition, unsigned log_n,
+                                 unsigned srs_log_n, const ToySrsSecret& secret,
+                                 const G1Affine& point, std::span<const Fr> h, unsigned threads,
+                                 NttMsmHCheck* check, std::span<const Fr> tau_weights) {
+  const std::uint64_t n = std::uint64_t{1} << log_n;
+  if (bad_sizes(log_n, srs_log_n) || (!h.empty() && h.size() != n))
+    return make_error_code(Errc::invalid_argument);
+  const Fr& tau = secret.tau;
+  // Another point's weights would make every check fail for no fault of
+  // the GPU's: their first, 1 / (tau - 1), says whose they are.
+  if (!tau_weights.empty() &&
+      (tau_weights.size() != n || (tau - Fr::one()) * tau_weights[0] != Fr::one()))
+    return make_error_code(Errc::invalid_argument);
+  const HpolySums s = tau_weights.empty()
+                          ? hpoly_sums(seed, partition, log_n, h, tau, threads)
+                          : hpoly_sums(seed, partition, log_n, h, tau, tau_weights, threads);
+  return check_from_sums(s, log_n, srs_log_n, secret, point, h, check);
+}
+
+std::error_code ntt_msm_h_verify_sums(const HpolySums& sums, unsigned log_n, unsigned srs_log_n,
+                                      const ToySrsSecret& secret, const G1Affine& point,
+                                      NttMsmHCheck* check) {
+  if (bad_sizes(log_n, srs_log_n)) return make_error_code(Errc::invalid_argument);
+  return check_from_sums(sums, log_n, srs_log_n, secret, point, {}, check);
+}
+
 namespace {
 
 Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmHRun>& run) {
@@ -160,10 +187,10 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
   const std::size_t n = std::size_t{1} << log_n, bytes = n * sizeof(Fr);
   if (!o.srs) return Error{Errc::invalid_argument, who + "needs an SRS (Engine::load_srs)"};
   if (o.srs.points() < n - 1)
-    return Error{Errc::invalid_argument,
-                 who + "log_n " + std::to_string(log_n) + " needs " + std::to_string(n - 1) +
-                     " SRS points; SRS '" + o.srs.label() + "' has " +
-                     std::to_string(o.srs.points())};
+    return Error{Errc::invalid_argument, who + "log_n " + std::to_string(log_n) + " needs " +
+                                             std::to_string(n - 1) + " SRS points; SRS '" +
+                                             o.srs.label() + "' has " +
+                                             std::to_string(o.srs.points())};
   if (o.devices == nullptr)
     return Error{Errc::invalid_argument, who + "needs the engine's devices (options.devices)"};
   if (o.verify && !o.secret)
@@ -184,8 +211,8 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
   BuildNeeds needs;
   needs.workload = "ntt_msm_h";
   needs.partitions = o.partitions;
-  needs.caller_bytes = sizeof(G1Xyzz) + sizeof(NttMsmHCheck) + kPartitionBookkeepingBytes +
-                       (o.keep_h ? bytes : 0);
+  needs.caller_bytes =
+      sizeof(G1Xyzz) + sizeof(NttMsmHCheck) + kPartitionBookkeepingBytes + (o.keep_h ? bytes : 0);
   needs.job_bytes = o.verify ? bytes : 0;  // the checks' shared weights
   needs.pinned_bytes = Engine::pinned_bytes(shape);
   if (auto e = check_build(needs, o.limits)) return e;
@@ -223,6 +250,15 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
     }
   }
 
+  // The sums' weights now, so that producers can take their shares' sums
+  // (see the header); partitions before summed_from, the first on each
+  // device, are summed by their checks instead.
+  std::size_t summed_from = o.partitions;
+  if (o.verify && !o.keep_h && !run->weights.get(o.secret->tau, log_n, o.verify_threads).empty()) {
+    run->produced_sums = std::make_unique<NttMsmHProducedSums[]>(o.partitions);
+    summed_from = std::min(o.partitions, o.devices->size());
+  }
+
   Job job;
   job.name = o.name;
   job.priority = o.priority;
@@ -234,6 +270,17 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
     Partition part;
     for (int k = 0; k < 3; ++k) part.inputs.push_back(Input::produced(bytes));
     part.split_producer = hpoly_producer(o.seed, p, log_n);
+    if (p >= summed_from)
+      part.split_producer = [fill = std::move(part.split_producer), run, seed = o.seed, p, log_n, n,
+                             tau = o.secret->tau](std::span<const std::span<std::byte>> produced,
+                                                  ProducerTask task) -> std::error_code {
+        if (auto ec = fill(produced, task)) return ec;
+        const auto [begin, end] = task.range(n, kHpolyShareAlign / sizeof(Fr));
+        const auto weights = run->weights.get(tau, log_n, 0);  // computed by the builder
+        run->produced_sums[p].add(hpoly_sums_range(seed, p, log_n, tau, weights, begin, end),
+                                  end - begin);
+        return {};
+      };
     part.share_align = kHpolyShareAlign;
     part.outputs.push_back(
         Output::to(std::span(reinterpret_cast<std::byte*>(&run->sums[p]), sizeof(G1Xyzz))));
@@ -279,10 +326,10 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
   const std::size_t outputs = keep_h ? 2 : 1;
   job.validate = [bytes, log_n, outputs](const Partition& part, std::size_t) -> Error {
     if (part.inputs.size() != 3 || part.outputs.size() != outputs)
-      return {Errc::invalid_argument,
-              "ntt_msm_h needs inputs a, b, c and " + std::to_string(outputs) + " outputs, not " +
-                  std::to_string(part.inputs.size()) + " inputs and " +
-                  std::to_string(part.outputs.size()) + " outputs"};
+      return {Errc::invalid_argument, "ntt_msm_h needs inputs a, b, c and " +
+                                          std::to_string(outputs) + " outputs, not " +
+                                          std::to_string(part.inputs.size()) + " inputs and " +
+                                          std::to_string(part.outputs.size()) + " outputs"};
     for (std::size_t k = 0; k < 3; ++k)
       if (part.inputs[k].bytes != bytes)
         return {Errc::invalid_argument, "ntt_msm_h input " + std::string(1, "abc"[k]) + " has " +
@@ -295,7 +342,18 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
   };
   if (o.verify)
     job.verify = [run_ptr = run, seed = o.seed, log_n, srs_log_n, secret = *o.secret,
-                  threads = o.verify_threads](const Partition&, std::size_t p) {
+                  threads = o.verify_threads, n](const Partition&, std::size_t p) {
+      if (run_ptr->produced_sums) {
+        auto& produced = run_ptr->produced_sums[p];
+        std::lock_guard lock(produced.mutex);
+        if (produced.elements == n) {
+          auto& check = run_ptr->checks[p];
+          const auto ec = ntt_msm_h_verify_sums(produced.sums, log_n, srs_log_n, secret,
+                                                run_ptr->point(p), &check);
+          check.sums_from_producer = true;
+          return ec;
+        }
+      }
       const auto weights = run_ptr->weights.get(secret.tau, log_n, threads);
       return ntt_msm_h_verify(seed, p, log_n, srs_log_n, secret, run_ptr->point(p),
                               run_ptr->h_of(p), threads, &run_ptr->checks[p], weights);

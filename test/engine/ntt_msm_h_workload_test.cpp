@@ -214,12 +214,16 @@ TEST(NttMsmHWorkload, EveryPartitionOfAJobSharesOneWeightsComputation) {
   std::shared_ptr<workloads::NttMsmHRun> run;
   auto job = workloads::make_ntt_msm_h_job(o, run);
   ASSERT_TRUE(job) << job.error().what();
-  EXPECT_EQ(run->weights.computations(), 0u) << "computed before any check needs them";
+  EXPECT_EQ(run->weights.computations(), 1u) << "computed by the builder, for the producers";
   std::error_code ec;
   const auto report = run_job(f.engine, f.io, std::move(*job), ec);
   ASSERT_FALSE(ec) << report.error;
   EXPECT_TRUE(run->all_verified());
   EXPECT_EQ(run->weights.computations(), 1u);
+  // The first partition on each of the 3 devices is summed by its check,
+  // the others by their producers.
+  for (std::size_t p = 0; p < 6; ++p)
+    EXPECT_EQ(run->checks[p].sums_from_producer, p >= 3) << "partition " << p;
   const auto weights = run->weights.get(o.secret->tau, log_n, 1);
   ASSERT_EQ(weights.size(), std::size_t{1} << log_n);
   EXPECT_EQ((o.secret->tau - Fr::one()) * weights[0], Fr::one()) << "the weights of tau";
@@ -247,6 +251,7 @@ TEST(NttMsmHWorkload, AJobWithSharedWeightsFailsOnACorruptedPoint) {
   EXPECT_NE(report.error.find("partition 2"), std::string::npos) << report.error;
   EXPECT_TRUE(run->checks[2].checked);
   EXPECT_FALSE(run->checks[2].ok);
+  EXPECT_TRUE(run->checks[2].sums_from_producer) << "caught from its producer's sums";
   EXPECT_EQ(run->weights.computations(), 1u);
   test::expect_idle(f.engine);
 }
