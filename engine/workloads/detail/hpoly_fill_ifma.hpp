@@ -21,8 +21,5 @@ namespace stoker::engine::workloads::detail {
 void fill_ifma_lanes(std::uint64_t ka, std::uint64_t kb, std::size_t first, std::size_t count,
                      kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, bool nontemporal);
 
-// c[e] = a[e] * b[e] (Fr's product) for e < 8 through the lanes, for tests.
-void mont_mul_ifma8(const kernels::Fr* a, const kernels::Fr* b, kernels::Fr* c);
-
 }  // namespace stoker::engine::workloads::detail
 #endif
