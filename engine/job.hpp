@@ -67,12 +67,16 @@ struct Input {
 struct Output {
   std::byte* destination = nullptr;  // host memory the result lands in
   std::size_t bytes = 0;
-  // true: destination is pinned or registered, so the D2H copy lands there
-  // directly; false: through a pinned bounce block, then a host copy.
+  // true: destination is page-locked, whoever locked it (a PinnedVec or
+  // other pool block, cudaHostAlloc, cudaHostRegister), so the D2H copy
+  // lands there directly; false: through a pinned bounce block, then a host
+  // copy. Unlike InputKind::pinned (storage the engine takes over and gives
+  // back to its pool), it says nothing about who owns the memory; the name
+  // stays so that callers' code keeps building.
   bool pinned = false;
 
-  static Output to(std::span<std::byte> s, bool is_pinned = false) {
-    return {s.data(), s.size(), is_pinned};
+  static Output to(std::span<std::byte> s, bool page_locked = false) {
+    return {s.data(), s.size(), page_locked};
   }
 };
 
