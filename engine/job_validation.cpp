@@ -2,6 +2,7 @@
 #include <string>
 
 #include "common/bytes_str.hpp"
+#include "engine/detail/device_layout.hpp"
 #include "engine/detail/engine_core.hpp"
 #include "engine/detail/guarded_call.hpp"
 #include "engine/job.hpp"
@@ -106,7 +107,9 @@ Error EngineCore::validate(const Job& job) const {
     std::size_t largest = 0;
     for (std::size_t d = 0; d < slots_->size(); ++d)
       if (allowed_on(job, d)) largest = std::max(largest, slots_->budget(d));
-    if (p.device_bytes() + 256 * (p.inputs.size() + p.outputs.size() + 1) > largest)
+    // What the slot allocates: the inputs, outputs and scratch each at an
+    // aligned offset.
+    if (detail::DeviceLayout::of(p).bytes > largest)
       return {Errc::invalid_argument, where + " needs " + bytes_str(p.device_bytes()) +
                                           " of device memory; the largest device budget is " +
                                           bytes_str(largest)};
