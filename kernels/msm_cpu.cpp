@@ -27,17 +27,12 @@
 // two XYZZ additions per bucket (2^(c-1) buckets, about 24 Fq products
 // each) against about 7 to 10 per point's addition. c is capped at 16 so a
 // thread's buckets (2^15 of them) stay near its cache.
-//
-// G2 keeps these ratios (each count above about 3 times as large, in Fq2's
-// products), so both groups run the same code over their point types
-// (detail/msm_group.hpp).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>
 #include <vector>
 
-#include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/msm.hpp"
 
@@ -102,30 +97,26 @@ int digit(const Recoded& s, unsigned c, unsigned w) {
 // already in the batch waits for the next one. When too many wait (many
 // equal digits), they go into XYZZ overflow buckets instead, so no input
 // degrades into one inversion per addition.
-template <typename Affine>
 class AffineBuckets {
-  using Xyzz = detail::XyzzOf<Affine>;
-  using Field = typename detail::MsmGroupTraits<Affine>::Field;
-
  public:
   static constexpr std::size_t kBatch = 1024;
 
   void reset(std::size_t count) {
-    sums_.assign(count, Affine::infinity());
+    sums_.assign(count, G1Affine::infinity());
     stamp_.assign(count, 0);
     overflow_.clear();
     batch_ = 1;
   }
 
-  void add(std::uint32_t b, const Affine& p) {
+  void add(std::uint32_t b, const G1Affine& p) {
     offer(b, p);
     if (pending_.size() >= kBatch) flush();
   }
 
   // sum_b b B_b (B_b = buckets[b - 1]) after the last additions.
-  Xyzz weighted_sum() {
+  G1Xyzz weighted_sum() {
     while (!pending_.empty() || !waiting_.empty()) flush();
-    Xyzz running = Xyzz::infinity(), sum = Xyzz::infinity();
+    G1Xyzz running = G1Xyzz::infinity(), sum = G1Xyzz::infinity();
     for (std::size_t b = sums_.size(); b-- > 0;) {
       add_mixed(running, sums_[b]);
       if (!overflow_.empty()) kernels::add(running, overflow_[b]);
@@ -137,18 +128,18 @@ class AffineBuckets {
  private:
   struct Entry {
     std::uint32_t bucket;
-    Affine point;
+    G1Affine point;
   };
 
-  void offer(std::uint32_t b, const Affine& p) {
-    Affine& s = sums_[b];
+  void offer(std::uint32_t b, const G1Affine& p) {
+    G1Affine& s = sums_[b];
     if (s.is_infinity()) {
       s = p;
     } else if (stamp_[b] == batch_) {
       waiting_.push_back({b, p});
     } else if (s.x == p.x) {
       // The same point (double it, rare: one inversion) or its negation.
-      s = s.y == p.y ? to_affine(dbl(to_xyzz(s))) : Affine::infinity();
+      s = s.y == p.y ? to_affine(dbl(to_xyzz(s))) : G1Affine::infinity();
     } else {
       stamp_[b] = batch_;
       pending_.push_back({b, p});
@@ -159,20 +150,20 @@ class AffineBuckets {
     const std::size_t n = pending_.size();
     prefix_.resize(n);
     diff_.resize(n);
-    Field acc = Field::one();
+    Fq acc = Fq::one();
     for (std::size_t i = 0; i < n; ++i) {
       prefix_[i] = acc;
       diff_[i] = pending_[i].point.x - sums_[pending_[i].bucket].x;
       acc = acc * diff_[i];
     }
-    Field inv = acc.inverse();
+    Fq inv = acc.inverse();
     for (std::size_t i = n; i-- > 0;) {
-      const Field d_inv = inv * prefix_[i];
+      const Fq d_inv = inv * prefix_[i];
       inv = inv * diff_[i];
-      Affine& s = sums_[pending_[i].bucket];
-      const Affine& p = pending_[i].point;
-      const Field lambda = (p.y - s.y) * d_inv;
-      const Field x3 = lambda.sqr() - s.x - p.x;
+      G1Affine& s = sums_[pending_[i].bucket];
+      const G1Affine& p = pending_[i].point;
+      const Fq lambda = (p.y - s.y) * d_inv;
+      const Fq x3 = lambda.sqr() - s.x - p.x;
       s.y = lambda * (s.x - x3) - s.y;
       s.x = x3;
     }
@@ -181,7 +172,7 @@ class AffineBuckets {
     retry_.swap(waiting_);
     waiting_.clear();
     if (retry_.size() > kBatch) {
-      if (overflow_.empty()) overflow_.assign(sums_.size(), Xyzz::infinity());
+      if (overflow_.empty()) overflow_.assign(sums_.size(), G1Xyzz::infinity());
       for (const Entry& e : retry_) add_mixed(overflow_[e.bucket], e.point);
     } else {
       for (const Entry& e : retry_) offer(e.bucket, e.point);
@@ -189,11 +180,11 @@ class AffineBuckets {
     retry_.clear();
   }
 
-  std::vector<Affine> sums_;
+  std::vector<G1Affine> sums_;
   std::vector<std::uint32_t> stamp_;  // the batch a bucket is in
-  std::vector<Xyzz> overflow_;        // empty until needed
+  std::vector<G1Xyzz> overflow_;      // empty until needed
   std::vector<Entry> pending_, waiting_, retry_;
-  std::vector<Field> prefix_, diff_;
+  std::vector<Fq> prefix_, diff_;
   std::uint32_t batch_ = 1;
 };
 
@@ -213,10 +204,9 @@ void run_tasks(std::size_t tasks, unsigned threads, F&& f) {
   for (auto& th : pool) th.join();
 }
 
-template <typename Affine>
-detail::XyzzOf<Affine> bucket_msm(const Affine* points, const Fr* scalars, std::size_t n,
-                                  unsigned threads) {
-  using Xyzz = detail::XyzzOf<Affine>;
+}  // namespace
+
+G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned threads) {
   threads = detail::resolve_threads(threads);
 
   // Sort the scalars: the ones' points and the others' indices.
@@ -228,17 +218,17 @@ detail::XyzzOf<Affine> bucket_msm(const Affine* points, const Fr* scalars, std::
   }
 
   // Ones: plain additions, one partial sum per range.
-  std::vector<Xyzz> one_sums(threads, Xyzz::infinity());
+  std::vector<G1Xyzz> one_sums(threads, G1Xyzz::infinity());
   detail::parallel_for(
       ones.size(), threads,
       [&](std::size_t t, std::size_t b, std::size_t e) {
-        Xyzz acc = Xyzz::infinity();
+        G1Xyzz acc = G1Xyzz::infinity();
         for (std::size_t j = b; j < e; ++j) add_mixed(acc, points[ones[j]]);
         one_sums[t] = acc;
       },
       1024);
-  Xyzz result = Xyzz::infinity();
-  for (const Xyzz& s : one_sums) add(result, s);
+  G1Xyzz result = G1Xyzz::infinity();
+  for (const G1Xyzz& s : one_sums) add(result, s);
   if (big.empty()) return result;
 
   const std::size_t m = big.size();
@@ -259,12 +249,12 @@ detail::XyzzOf<Affine> bucket_msm(const Affine* points, const Fr* scalars, std::
   std::size_t ranges = (threads + windows - 1) / windows;
   ranges = std::max<std::size_t>(1, std::min<std::size_t>(ranges, m / 4096));
   const std::size_t range = (m + ranges - 1) / ranges;
-  std::vector<Xyzz> partial(std::size_t{windows} * ranges, Xyzz::infinity());
-  std::vector<AffineBuckets<Affine>> buckets(threads);
+  std::vector<G1Xyzz> partial(std::size_t{windows} * ranges, G1Xyzz::infinity());
+  std::vector<AffineBuckets> buckets(threads);
   run_tasks(partial.size(), threads, [&](unsigned id, std::size_t task) {
     const unsigned w = static_cast<unsigned>(task / ranges);
     const std::size_t r = task % ranges, b = r * range, e = std::min(m, b + range);
-    AffineBuckets<Affine>& bk = buckets[id];
+    AffineBuckets& bk = buckets[id];
     bk.reset(std::size_t{1} << (c - 1));
     for (std::size_t j = b; j < e; ++j) {
       const int d = digit(digits[j], c, w);
@@ -276,23 +266,13 @@ detail::XyzzOf<Affine> bucket_msm(const Affine* points, const Fr* scalars, std::
     partial[task] = bk.weighted_sum();
   });
 
-  Xyzz acc = Xyzz::infinity();
+  G1Xyzz acc = G1Xyzz::infinity();
   for (unsigned w = windows; w-- > 0;) {
     for (unsigned i = 0; i < c; ++i) acc = dbl(acc);
     for (std::size_t r = 0; r < ranges; ++r) add(acc, partial[std::size_t{w} * ranges + r]);
   }
   add(result, acc);
   return result;
-}
-
-}  // namespace
-
-G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned threads) {
-  return bucket_msm(points, scalars, n, threads);
-}
-
-G2Xyzz msm(const G2Affine* points, const Fr* scalars, std::size_t n, unsigned threads) {
-  return bucket_msm(points, scalars, n, threads);
 }
 
 }  // namespace stoker::kernels::cpu

@@ -2,17 +2,15 @@
 // points by scalar multiplication would take seconds, so
 //   P_i = R_(i mod 1024) + S_(i / 1024),
 // with R_j = [a_j] G and S_l = [b_l] G for 64-bit a_j, b_l drawn from the
-// seed and G the group's generator: one mixed addition per point, and the
-// conversion to affine shares one inversion among each thread's run of
-// points (Montgomery's trick: 3 products per value instead of an inversion
-// each). The points are in G1 (G2) by construction, distinct in practice,
-// and their discrete logarithms are no secret: fine for timing and for
-// GPU == CPU checks, not for anything that needs unknown logarithms. The
-// same code makes both groups' points (msm_group.hpp).
+// seed: one mixed addition per point, and the conversion to affine shares
+// one inversion among each thread's run of points (Montgomery's trick:
+// 3 products per value instead of an inversion each). The points are in G1
+// by construction, distinct in practice, and their discrete logarithms are
+// no secret: fine for timing and for GPU == CPU checks, not for anything
+// that needs unknown logarithms.
 #include "common/error.hpp"
 #include "common/splitmix64.hpp"
 #include "kernels/detail/launch_geometry.cuh"
-#include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/msm_point_io.cuh"
 #include "kernels/msm.hpp"
 
@@ -22,13 +20,9 @@ namespace {
 constexpr unsigned kRowLog = 10;  // 1024 points R_j
 constexpr unsigned kRun = 16;     // points per thread sharing one inversion
 
-using detail::MsmGroupTraits;
-using detail::XyzzOf;
-
-template <typename Affine>
-__device__ XyzzOf<Affine> times_generator(std::uint64_t k) {
-  const Affine g = Affine::generator();
-  XyzzOf<Affine> acc = XyzzOf<Affine>::infinity();
+__device__ G1Xyzz times_generator(std::uint64_t k) {
+  const G1Affine g = G1Affine::generator();
+  G1Xyzz acc = G1Xyzz::infinity();
   for (int b = 63; b >= 0; --b) {
     acc = dbl(acc);
     if ((k >> b) & 1) add_mixed(acc, g);
@@ -37,52 +31,48 @@ __device__ XyzzOf<Affine> times_generator(std::uint64_t k) {
 }
 
 // Affine forms of xs[0..count) with one inversion: x = X / ZZ, y = Y / ZZZ.
-template <typename Affine>
-__device__ void batch_to_affine(const XyzzOf<Affine>* xs, unsigned count, Affine* out) {
-  using Field = typename MsmGroupTraits<Affine>::Field;
-  Field prefix[2 * kRun];
-  Field acc = Field::one();
+__device__ void batch_to_affine(const G1Xyzz* xs, unsigned count, G1Affine* out) {
+  Fq prefix[2 * kRun];
+  Fq acc = Fq::one();
   for (unsigned i = 0; i < count; ++i) {
     const bool inf = xs[i].is_infinity();
     prefix[2 * i] = acc;
-    acc = acc * (inf ? Field::one() : xs[i].zz);
+    acc = acc * (inf ? Fq::one() : xs[i].zz);
     prefix[2 * i + 1] = acc;
-    acc = acc * (inf ? Field::one() : xs[i].zzz);
+    acc = acc * (inf ? Fq::one() : xs[i].zzz);
   }
-  Field inv = acc.inverse();
+  Fq inv = acc.inverse();
   for (unsigned i = count; i-- > 0;) {
     const bool inf = xs[i].is_infinity();
-    const Field inv_zzz = inv * prefix[2 * i + 1];
-    inv = inv * (inf ? Field::one() : xs[i].zzz);
-    const Field inv_zz = inv * prefix[2 * i];
-    inv = inv * (inf ? Field::one() : xs[i].zz);
-    out[i] =
-        inf ? Affine{Field::zero(), Field::zero()} : Affine{xs[i].x * inv_zz, xs[i].y * inv_zzz};
+    const Fq inv_zzz = inv * prefix[2 * i + 1];
+    inv = inv * (inf ? Fq::one() : xs[i].zzz);
+    const Fq inv_zz = inv * prefix[2 * i];
+    inv = inv * (inf ? Fq::one() : xs[i].zz);
+    out[i] = inf ? G1Affine{Fq::zero(), Fq::zero()} : G1Affine{xs[i].x * inv_zz, xs[i].y * inv_zzz};
   }
 }
 
-template <typename Affine>
-__global__ void table_kernel(Affine* table, std::size_t count, std::uint64_t seed) {
+__global__ void table_kernel(G1Affine* table, std::size_t count, std::uint64_t seed) {
   const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::size_t first = t * kRun;
   if (first >= count) return;
   const unsigned run = static_cast<unsigned>(count - first < kRun ? count - first : kRun);
-  XyzzOf<Affine> xs[kRun];
+  G1Xyzz xs[kRun];
   for (unsigned i = 0; i < run; ++i)
-    xs[i] = times_generator<Affine>(common::splitmix64(seed ^ common::splitmix64(first + i)) | 1);
+    xs[i] = times_generator(common::splitmix64(seed ^ common::splitmix64(first + i)) | 1);
   batch_to_affine(xs, run, table + first);
 }
 
-template <typename Affine>
-__global__ void points_kernel(Affine* out, std::size_t n, const Affine* rows, const Affine* cols) {
+__global__ void points_kernel(G1Affine* out, std::size_t n, const G1Affine* rows,
+                              const G1Affine* cols) {
   const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::size_t first = t * kRun;
   if (first >= n) return;
   const unsigned run = static_cast<unsigned>(n - first < kRun ? n - first : kRun);
-  XyzzOf<Affine> xs[kRun];
+  G1Xyzz xs[kRun];
   for (unsigned i = 0; i < run; ++i) {
     const std::size_t k = first + i;
-    xs[i] = XyzzOf<Affine>::infinity();
+    xs[i] = G1Xyzz::infinity();
     add_mixed(xs[i], detail::load_affine(rows + (k & ((1u << kRowLog) - 1))));
     add_mixed(xs[i], detail::load_affine(cols + (k >> kRowLog)));
   }
@@ -120,40 +110,28 @@ std::error_code launch_threads(std::size_t threads, cudaStream_t stream, auto...
   return make_cuda_error(cudaGetLastError());
 }
 
-template <typename Affine>
-std::error_code make_points(Affine* d_out, std::size_t n, std::uint64_t seed, void* d_scratch,
-                            std::size_t scratch_bytes, cudaStream_t stream) {
-  constexpr MsmGroup group = MsmGroupTraits<Affine>::kGroup;
-  if (n == 0) return {};
-  if (!d_out || !d_scratch || scratch_bytes < random_points_scratch_bytes(group, n) ||
-      reinterpret_cast<std::uintptr_t>(d_out) % 16 ||
-      reinterpret_cast<std::uintptr_t>(d_scratch) % 16)
-    return make_error_code(Errc::invalid_argument);
-  const std::size_t rows = std::size_t{1} << kRowLog;
-  const std::size_t table = random_points_scratch_bytes(group, n) / sizeof(Affine);
-  auto* t = static_cast<Affine*>(d_scratch);
-  if (auto ec =
-          launch_threads<table_kernel<Affine>>((table + kRun - 1) / kRun, stream, t, table, seed))
-    return ec;
-  return launch_threads<points_kernel<Affine>>((n + kRun - 1) / kRun, stream, d_out, n,
-                                               static_cast<const Affine*>(t),
-                                               static_cast<const Affine*>(t + rows));
-}
-
 }  // namespace
 
-std::size_t random_points_scratch_bytes(MsmGroup group, std::size_t n) {
+std::size_t random_points_scratch_bytes(std::size_t n) {
   const std::size_t cols = (n + (1u << kRowLog) - 1) >> kRowLog;
-  return ((std::size_t{1} << kRowLog) + cols) * detail::affine_bytes(group);
+  return ((std::size_t{1} << kRowLog) + cols) * sizeof(G1Affine);
 }
 
 std::error_code random_points(G1Affine* d_out, std::size_t n, std::uint64_t seed, void* d_scratch,
                               std::size_t scratch_bytes, cudaStream_t stream) {
-  return make_points(d_out, n, seed, d_scratch, scratch_bytes, stream);
-}
-std::error_code random_points(G2Affine* d_out, std::size_t n, std::uint64_t seed, void* d_scratch,
-                              std::size_t scratch_bytes, cudaStream_t stream) {
-  return make_points(d_out, n, seed, d_scratch, scratch_bytes, stream);
+  if (n == 0) return {};
+  if (!d_out || !d_scratch || scratch_bytes < random_points_scratch_bytes(n) ||
+      reinterpret_cast<std::uintptr_t>(d_out) % 16 ||
+      reinterpret_cast<std::uintptr_t>(d_scratch) % 16)
+    return make_error_code(Errc::invalid_argument);
+  const std::size_t rows = std::size_t{1} << kRowLog;
+  const std::size_t table = random_points_scratch_bytes(n) / sizeof(G1Affine);
+  auto* t = static_cast<G1Affine*>(d_scratch);
+  if (auto ec = launch_threads<table_kernel>((table + kRun - 1) / kRun, stream, t, table, seed))
+    return ec;
+  return launch_threads<points_kernel>((n + kRun - 1) / kRun, stream, d_out, n,
+                                       static_cast<const G1Affine*>(t),
+                                       static_cast<const G1Affine*>(t + rows));
 }
 
 std::error_code random_scalars(Fr* d_out, std::size_t n, std::uint64_t seed, bool sparse,
