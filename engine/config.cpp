@@ -36,6 +36,8 @@ constexpr NumberSetting kNumbers[] = {
     {"staging-ring-mib", 1, 16 * 1024},
 };
 
+constexpr double kMaxSlowdown = 1000;
+
 Result<long long> number(std::string_view source, std::string_view text, long long lo,
                          long long hi) {
   if (auto v = parse_integer(text, lo, hi)) return *v;
@@ -131,10 +133,12 @@ Error Config::set(std::string_view name, std::string_view value, std::string_vie
     if (!items) return items.error();
     std::vector<double> factors;
     // A factor below 1 would make an emulated device faster than the CPU
-    // that runs it: not a slowdown.
+    // that runs it: not a slowdown. Above kMaxSlowdown the host backend
+    // refuses it (devices/device_set.cpp), so it is refused here, where
+    // the option or the variable can be named.
     for (const auto item : *items) {
-      const auto v = parse_real(item, 1, 1e6);
-      if (!v) return {Errc::invalid_argument, real_problem(source, item, 1, 1e6)};
+      const auto v = parse_real(item, 1, kMaxSlowdown);
+      if (!v) return {Errc::invalid_argument, real_problem(source, item, 1, kMaxSlowdown)};
       factors.push_back(*v);
     }
     c.devices.host.slowdown = std::move(factors);
@@ -218,13 +222,24 @@ Config Config::resolved(devices::Backend backend, std::size_t devices) const {
 }
 
 Result<Config> Config::from_env() {
+  return from_env({});
+}
+
+Result<Config> Config::from_env(std::span<const std::string_view> overridden) {
+  const auto given = [&](std::string_view name) {
+    return std::find(overridden.begin(), overridden.end(), name) != overridden.end();
+  };
+  // Either chunk option sets the chunk, so it overrides both variables.
+  const bool chunk_given = given("chunk-mib") || given("chunk-kib");
   Config c;
   std::string chunk_var;
   for (const auto name : kNames) {
+    const bool chunk = name == "chunk-mib" || name == "chunk-kib";
+    if (given(name) || (chunk && chunk_given)) continue;
     const std::string var = variable_name(name);
     const char* v = std::getenv(var.c_str());
     if (v == nullptr) continue;
-    if (name == "chunk-mib" || name == "chunk-kib") {
+    if (chunk) {
       if (!chunk_var.empty())
         return Error{Errc::invalid_argument,
                      chunk_var + " and " + var + " both set the staging chunk: set one"};

@@ -108,6 +108,12 @@ struct Config {
 
   // Reads STOKER_* variables over the defaults; an error names the variable.
   static Result<Config> from_env();
+  // The same, leaving out the variables of the settings in `overridden`
+  // (names as setting_names() gives them): for a caller that sets those
+  // from its command line, where an option beats its variable, so a bad
+  // variable of a setting given as an option is not read at all. Either
+  // chunk setting overrides both chunk variables.
+  static Result<Config> from_env(std::span<const std::string_view> overridden);
   // Reads --backend, --devices, --host-devices, --slowdown, --depth,
   // --host-budget-mib, --device-budget-mib, --chunk-mib, --chunk-kib, --workers,
   // --staging-threads, --staging-ring-mib, --pageable-inputs, --early-upload, --bind-threads,

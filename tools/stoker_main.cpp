@@ -64,9 +64,10 @@ int usage(FILE* out) {
     std::fprintf(out, "    %-8.*s %.*s\n", int(b.name.size()), b.name.data(), int(b.help.size()),
                  b.help.data());
   std::fprintf(out,
-               "\n'stoker <command> --help' describes a command's options.\n"
+               "\n'stoker <command> --help' describes a command's options; 'stoker --version'\n"
+               "prints the version.\n"
                "Exit status: 0 done, 1 a failure while running, 2 a usage error (the command\n"
-               "line or a STOKER_* variable).\n");
+               "line or a STOKER_* variable, including devices this machine does not have).\n");
   return out == stderr ? 2 : 0;
 }
 
@@ -83,6 +84,10 @@ int dispatch(int argc, char** argv) {
   if (argc < 2) return usage(stderr);
   const std::string_view cmd = argv[1];
   if (cmd == "-h" || cmd == "--help" || cmd == "help") return usage(stdout);
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("stoker %s\n", STOKER_VERSION);
+    return 0;
+  }
   if (cmd == "bench") {
     if (argc < 3) return bench_usage(stderr);
     const std::string_view name = argv[2];
@@ -104,7 +109,9 @@ int dispatch(int argc, char** argv) {
 // that failed, a library's exception) ends the process with one line and
 // status 1, not std::terminate's abort and core dump.
 int main(int argc, char** argv) {
-  const char* command = argc >= 2 ? argv[1] : "";
+  std::string name = argc >= 2 ? argv[1] : "";
+  if (name == "bench" && argc >= 3) name += std::string(" ") + argv[2];
+  const char* command = name.c_str();
   try {
     return dispatch(argc, argv);
   } catch (const std::bad_alloc&) {

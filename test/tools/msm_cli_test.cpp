@@ -167,7 +167,7 @@ TEST_F(MsmCli, RefusesSizesThatAreNotWholeElements) {
 }
 
 TEST_F(MsmCli, RefusesDifferentCounts) {
-  expect_refused(msm(concat({kG, kG}), scalar(1)), {"2 points", "1 scalars"});
+  expect_refused(msm(concat({kG, kG}), scalar(1)), {"2 points", "1 scalar"});
 }
 
 TEST_F(MsmCli, RefusesScalarNotBelowR) {

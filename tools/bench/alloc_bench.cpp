@@ -296,19 +296,28 @@ int bench_alloc_command(int argc, char** argv) {
     return 1;
   }
   const auto backend = set->backend();
-  bool failed = false;
+  // The first failure, told on stderr as well as in the table or the JSON.
+  std::string failure;
 
   std::vector<CycleRow> cycles;
   for (auto mib : opt->sizes_mib) {
     cycles.push_back(measure_cycle(backend, mib * MiB, opt->reps));
-    failed |= !cycles.back().error.empty();
+    if (const auto& e = cycles.back().error; !e.empty() && failure.empty())
+      failure = "cycle of " + std::to_string(mib) + " MiB: " + e;
   }
   auto h2d = measure_h2d(*set, opt->h2d_mib * MiB, opt->reps);
-  if (backend == devices::Backend::cuda && !h2d.measured) failed = true;
+  if (backend == devices::Backend::cuda && !h2d.measured && failure.empty())
+    failure = "H2D: " + h2d.error;
   auto tput = measure_throughput(backend, opt->threads, opt->seconds);
+  const auto done = [&] {
+    if (failure.empty()) return 0;
+    std::fprintf(stderr, "stoker bench alloc: %s\n", failure.c_str());
+    return 1;
+  };
 
   if (opt->json) {
     Json j;
+    j["ok"] = failure.empty();
     j["backend"] = devices::to_string(backend);
     j["cycle"] = Json::array();
     for (const auto& c : cycles) {
@@ -330,7 +339,7 @@ int bench_alloc_command(int argc, char** argv) {
       j["throughput"].push_back(
           {{"what", t.what}, {"threads", t.threads}, {"ops_per_s", t.ops_per_s}});
     std::puts(json_text(j).c_str());
-    return failed ? 1 : 0;
+    return done();
   }
 
   std::printf("stoker bench alloc (backend: %s)\n\n", devices::to_string(backend));
@@ -352,7 +361,8 @@ int bench_alloc_command(int argc, char** argv) {
     std::printf("  skipped: %s\n", h2d.error.c_str());
   std::printf("\nthroughput, %d threads, %.1f s each\n", opt->threads, opt->seconds);
   for (const auto& t : tput) std::printf("  %-45s %14.0f ops/s\n", t.what.c_str(), t.ops_per_s);
-  return failed ? 1 : 0;
+  std::fflush(stdout);
+  return done();
 }
 
 }  // namespace stoker::tools

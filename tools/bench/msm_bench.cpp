@@ -79,8 +79,11 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   cl.number("--reps", o.reps, 1, 1000);
   cl.number("--window", o.window, 2u, 26u);
   cl.number("--parts", o.parts, 1u, 4u);
-  cl.number("--device", o.device, 0, 63);
-  return cl.parse(argc, argv);
+  std::optional<int> device;
+  cl.gpu("--device", device);
+  auto rc = cl.parse(argc, argv);
+  o.device = device.value_or(0);
+  return rc;
 }
 
 // Fails the bench with a message naming what was being done.

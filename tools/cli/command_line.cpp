@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "devices/device_set.hpp"
+#include "tools/cli/counted.hpp"
+
 namespace stoker::tools {
 
 CommandLine::CommandLine(std::string command, std::string help)
@@ -51,6 +54,16 @@ void CommandLine::real(std::string name, double& out, double lo, double hi) {
   custom(name, [&out, name, lo, hi](std::string_view text) {
     const auto v = engine::parse_real(text, lo, hi);
     if (!v) return engine::real_problem(name, text, lo, hi);
+    out = *v;
+    return std::string();
+  });
+}
+
+void CommandLine::gpu(std::string name, std::optional<int>& out) {
+  custom(name, [&out, name](std::string_view text) {
+    const auto v = engine::parse_integer(text, 0, 1023);
+    if (!v) return engine::integer_problem(name, text, 0, 1023);
+    if (auto problem = gpu_problem(name, *v); !problem.empty()) return problem;
     out = *v;
     return std::string();
   });
@@ -121,16 +134,66 @@ std::optional<int> CommandLine::parse(const std::vector<std::string>& args) {
     if (auto problem = o->take(text); !problem.empty()) return usage_error(problem);
   }
   if (config_ != nullptr) {
-    auto base = engine::Config::from_env();
+    std::vector<std::string_view> overridden;
+    for (const auto& [flag, text] : engine_values_)
+      overridden.push_back(std::string_view(flag).substr(2));
+    auto base = engine::Config::from_env(overridden);
     if (!base) return usage_error(base.error().what());
     engine::Config c = std::move(*base);
     for (const auto& [flag, text] : engine_values_)
       if (auto e = c.set(std::string_view(flag).substr(2), text, flag))
         return usage_error(e.what());
     if (auto e = c.validate()) return usage_error(e.what());
+    if (auto problem = machine_problem(c); !problem.empty()) return usage_error(problem);
     *config_ = std::move(c);
   }
   return std::nullopt;
+}
+
+std::string CommandLine::setting_source(std::string_view name) const {
+  const std::string flag = "--" + std::string(name);
+  return given(flag) ? flag : engine::Config::variable_for(name);
+}
+
+// The checks devices::discover makes of the device settings, made before it
+// so that each names the option or variable to change.
+std::string CommandLine::machine_problem(const engine::Config& c) const {
+  const auto& d = c.devices;
+  const int gpus = devices::cuda_device_count();
+  if (d.backend == devices::BackendChoice::cuda && gpus == 0)
+    return setting_source("backend") + ": 'cuda', but this machine has no CUDA device";
+  const bool on_cuda = d.backend == devices::BackendChoice::cuda ||
+                       (d.backend == devices::BackendChoice::automatic && gpus > 0);
+  if (on_cuda) {
+    for (const int o : d.cuda_ordinals)
+      if (auto problem = gpu_problem(setting_source("devices"), o); !problem.empty())
+        return problem;
+    if (d.host.device_count != 1 || !d.host.slowdown.empty())
+      return setting_source(d.host.slowdown.empty() ? "host-devices" : "slowdown") +
+             ": sets the host backend, but the backend is CUDA (" +
+             (d.backend == devices::BackendChoice::cuda ? setting_source("backend")
+                                                        : std::string("auto, and this machine has "
+                                                                      "a GPU")) +
+             "); ask for the host backend to use it";
+    return {};
+  }
+  if (!d.cuda_ordinals.empty())
+    return setting_source("devices") + ": names CUDA devices, but the backend is the host's" +
+           (d.backend == devices::BackendChoice::automatic ? " (this machine has no CUDA device)"
+                                                           : "");
+  if (d.host.slowdown.size() > static_cast<std::size_t>(d.host.device_count))
+    return setting_source("slowdown") + ": " + counted(d.host.slowdown.size(), "slowdown factor") +
+           " for " + counted(static_cast<std::size_t>(d.host.device_count), "host device");
+  return {};
+}
+
+std::string gpu_problem(std::string_view option, int ordinal) {
+  const int gpus = devices::cuda_device_count();
+  if (ordinal >= 0 && ordinal < gpus) return {};
+  std::string problem = std::string(option) + " " + std::to_string(ordinal) + ": this machine has ";
+  if (gpus == 0) return problem + "no CUDA device";
+  return problem + counted(static_cast<std::size_t>(gpus), "CUDA device") + " (0.." +
+         std::to_string(gpus - 1) + ")";
 }
 
 bool CommandLine::given(std::string_view name) const {

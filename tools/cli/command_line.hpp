@@ -13,10 +13,15 @@
 // - reads the engine's settings, when asked, from STOKER_* variables and
 //   then the engine options (engine/config.hpp); an error from a variable
 //   names the variable.
+// - gives an option precedence over its STOKER_* variable: the variable of
+//   a setting given on the command line is not read at all;
+// - checks the devices asked for against the machine (--device N, and the
+//   engine's --backend, --devices, --host-devices, --slowdown or their
+//   variables) before any device is opened, naming the option or variable.
 // Exit statuses are the same in every command: 0 done, 1 a failure while
-// running (including a machine that lacks what was asked, e.g. --devices 5
-// on a one-GPU host), 2 a usage error: the command line or a STOKER_*
-// variable is wrong on its face. Messages are "stoker <command>: <problem>".
+// running, 2 a usage error: the command line or a STOKER_* variable is
+// wrong, on its face or for this machine (--devices 5 on a one-GPU host,
+// --backend cuda without a GPU). Messages are "stoker <command>: <problem>".
 //
 // CLI11 (Debian libcli11-dev 2.1.2) was tried for this and not kept: with
 // its defaults it took `--trace --json` as a file named --json, read
@@ -73,7 +78,9 @@ inline constexpr const char* kEngineOptionsHelp =
     "  --pageable-inputs stage|register --early-upload on|off --bind-threads on|off\n"
     "  --copy-priority low|normal|high --compute-priority low|normal|high\n"
     "  Counts and sizes are 1 or more; leave one out for its default (chosen from the\n"
-    "  machine: half of memory for the host budget, hardware threads for workers).\n";
+    "  machine: half of memory for the host budget, hardware threads for workers).\n"
+    "  Slowdown factors are 1..1000, one per host device. An option overrides its\n"
+    "  variable, which is then not read.\n";
 
 class CommandLine {
  public:
@@ -108,6 +115,9 @@ class CommandLine {
       return {};
     });
   }
+  // A CUDA device ordinal this machine has ("--device 3: this machine has 2
+  // CUDA devices (0..1)" otherwise).
+  void gpu(std::string name, std::optional<int>& out);
   // A real number in lo..hi (NaN never is).
   void real(std::string name, double& out, double lo, double hi);
   // Anything else: `take` returns what is wrong with the text, or "" when
@@ -123,6 +133,10 @@ class CommandLine {
   // usage error (printed).
   std::optional<int> parse(int argc, char** argv);
   std::optional<int> parse(const std::vector<std::string>& args);
+
+  // Where the engine setting `name` ("devices") came from, for a message:
+  // its option when given, else its STOKER_* variable.
+  std::string setting_source(std::string_view name) const;
 
   // Whether `name` was on the command line.
   bool given(std::string_view name) const;
@@ -144,6 +158,7 @@ class CommandLine {
     std::function<std::string(std::string_view)> take;
   };
   Option* find(std::string_view name);
+  std::string machine_problem(const engine::Config& c) const;
   void add(Option o);
 
   std::string command_, help_;
@@ -153,5 +168,9 @@ class CommandLine {
   engine::Config* config_ = nullptr;
   std::vector<std::pair<std::string, std::string>> engine_values_;  // name, value
 };
+
+// What is wrong with CUDA device `ordinal` as the value of `option` on this
+// machine, or "" when it has that device.
+std::string gpu_problem(std::string_view option, int ordinal);
 
 }  // namespace stoker::tools

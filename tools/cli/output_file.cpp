@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "tools/cli/temporary_files.hpp"
+
 namespace stoker::tools {
 namespace {
 
@@ -68,6 +70,15 @@ Result<OutputFile> OutputFile::check(std::string path) {
     struct stat st {};
     if (::lstat(target.c_str(), &st) != 0) {
       if (errno != ENOENT) return cannot(path, reason(errno));
+      // A link whose text names no file may still lead to one that stat()
+      // reaches: /dev/stdout into a pipe is /proc/self/fd/1, which reads
+      // "pipe:[N]". Such a file cannot be replaced by name.
+      if (target != path && ::stat(path.c_str(), &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+          return Error{Errc::invalid_argument, path + ": is " + file_kind(st.st_mode) +
+                                                   ", not a regular file; refusing to replace it"};
+        return cannot(path, "its links lead to " + target + ", which names no file");
+      }
       break;  // a new file: its directory decides
     }
     if (S_ISLNK(st.st_mode)) {
@@ -103,9 +114,12 @@ Error OutputFile::write(std::string_view bytes) const {
   if (!now) return now.error();
   const std::string& target = now->target_;
   const std::string dir = directory_of(target);
-  std::string tmp =
-      (fs::path(dir) / ("." + fs::path(target).filename().string() + ".XXXXXX")).string();
-  FdCloser fd{::mkstemp(tmp.data())};
+  sweep_stale_temporaries(dir, target);
+  std::string tmp = temporary_template(dir, target);
+  // Made and registered with the fatal signals blocked, so that no signal
+  // can leave it behind.
+  const TemporaryFile guard(tmp);
+  FdCloser fd{guard.fd()};
   if (fd.fd < 0) return cannot(path_, "temporary file in " + dir + ": " + reason(errno));
   const auto fail = [&](int err) {
     ::unlink(tmp.c_str());
@@ -143,6 +157,17 @@ Error OutputFile::write(std::string_view bytes) const {
     ::close(dfd);
   }
   return {};
+}
+
+Error OutputFile::not_input(std::string_view out_option, std::string_view in_option,
+                            const std::string& input) const {
+  struct stat out {
+  }, in{};
+  if (::stat(target_.c_str(), &out) != 0 || ::stat(input.c_str(), &in) != 0) return {};
+  if (out.st_dev != in.st_dev || out.st_ino != in.st_ino) return {};
+  return {Errc::invalid_argument, std::string(out_option) + " " + path_ + " is the same file as " +
+                                      std::string(in_option) + " " + input +
+                                      "; refusing to replace an input"};
 }
 
 Error OutputFile::write(const std::function<void(std::ostream&)>& fill) const {

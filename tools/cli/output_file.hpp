@@ -3,8 +3,9 @@
 //
 // - The path is checked when the command starts, before its work: an
 //   existing path that is not a regular file once links are followed (a
-//   FIFO, a character or block device, a socket, a directory) is refused
-//   with an error that says which it is, and left alone; a missing
+//   FIFO, a character or block device, a socket, a directory; /dev/stdout
+//   when it is a pipe or a terminal) is refused with an error that says
+//   which it is, and left alone; a missing
 //   directory or one without write permission is named with the reason.
 // - write() replaces the contents atomically: the bytes go to a temporary
 //   file in the target's own directory, are fsync'ed, and the temporary is
@@ -14,7 +15,13 @@
 //   link stays a link. A new file gets 0666 less the umask, a replaced one
 //   keeps its permission bits.
 // - Nothing is created before write(): a command that ends early leaves
-//   the path as it found it.
+//   the path as it found it. A signal that ends the process mid-write
+//   removes the temporary file; one left by a process killed outright
+//   (SIGKILL) is removed by the next write to that path
+//   (tools/cli/temporary_files.hpp).
+// - not_input() refuses an output that is one of the command's inputs (the
+//   same file, through a symlink or a hard link too), so that a result
+//   never replaces what it was computed from.
 //
 // Usage in a command (see tools/cli/command_line.hpp for the parser):
 //
@@ -51,6 +58,12 @@ class OutputFile {
   // The same with what `fill` writes to a stream (kept in memory first: for
   // reports and traces, not for gigabytes).
   Error write(const std::function<void(std::ostream&)>& fill) const;
+
+  // An error when the file a write would replace is `input` (same device
+  // and inode), naming both options: "--out P is the same file as --points
+  // P; refusing to replace an input".
+  Error not_input(std::string_view out_option, std::string_view in_option,
+                  const std::string& input) const;
 
   // The path as given, and the file a write replaces (links followed).
   const std::string& path() const { return path_; }

@@ -12,6 +12,7 @@
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/counted.hpp"
 #include "tools/cli/json_output.hpp"
 #include "tools/commands/doctor_copies.hpp"
 #include "tools/commands/doctor_host_memory.hpp"
@@ -149,7 +150,11 @@ int run_doctor(const Options& opt) {
     print_json(rep);
   else
     print_text(rep);
-  return rep.errors.list.empty() ? 0 : 1;
+  if (rep.errors.list.empty()) return 0;
+  std::fprintf(stderr, "stoker doctor: %s missing: %s%s\n",
+               counted(rep.errors.list.size(), "figure").c_str(), rep.errors.list[0].c_str(),
+               rep.errors.list.size() > 1 ? " (and more, listed above)" : "");
+  return 1;
 }
 
 }  // namespace
@@ -160,11 +165,9 @@ int doctor_command(int argc, char** argv) {
   const auto opt = doctor::parse_options(argc, argv, status);
   if (!opt) return status;
   if (devices::cuda_device_count() == 0) {
-    if (opt->json)
-      std::printf("%s\n",
-                  json_text(Json{{"error", "no CUDA device visible: nothing to measure"}}).c_str());
-    else
-      std::fputs("stoker doctor: no CUDA device visible: nothing to measure\n", stderr);
+    const char* problem = "no CUDA device visible: nothing to measure";
+    if (opt->json) std::printf("%s\n", json_text(Json{{"ok", false}, {"error", problem}}).c_str());
+    std::fprintf(stderr, "stoker doctor: %s\n", problem);
     return 1;
   }
   return doctor::run_doctor(*opt);

@@ -102,6 +102,7 @@ void print_json(const Report& r) {
     return v && std::isfinite(*v) ? Json(*v) : Json(nullptr);
   };
   Json j;
+  j["ok"] = r.errors.list.empty();
   j["copy_bytes"] = p.copy_bytes;
   j["reps"] = p.reps;
   j["warmup"] = p.warmup;

@@ -13,14 +13,14 @@
 
 namespace stoker::tools::kernel_cli {
 
-using engine::integer_problem;
 using engine::parse_integer;
 
 std::optional<int> parse(const std::string& name, const std::string& help, int argc, char** argv,
                          Args& a, std::vector<std::string> value_names,
                          const std::vector<std::string>& flag_names) {
   CommandLine cl(name, help);
-  value_names.push_back("--device");
+  std::optional<int> device;
+  cl.gpu("--device", device);
   for (const auto& v : value_names)
     cl.custom(v, [&a, v](std::string_view text) {
       a.values[v] = text;
@@ -30,19 +30,12 @@ std::optional<int> parse(const std::string& name, const std::string& help, int a
   cl.exclusive({"--device", "--cpu"});
   if (auto rc = cl.parse(argc, argv)) return rc;
   std::erase_if(a.flags, [](const auto& f) { return !f.second; });
-  // --device N: the GPU to run on (CUDA's numbering; the default is 0). A
-  // GPU this machine lacks is a failure of the run, as with the engine's
-  // --devices, not a usage error.
-  if (const auto it = a.values.find("--device"); it != a.values.end()) {
-    const std::string& text = it->second;
-    if (!parse_integer(text, 0, 1023))
-      return cl.usage_error(integer_problem("--device", text, 0, 1023));
-    const int gpus = devices::cuda_device_count();
-    if (gpus == 0) return cl.failure("--device " + text + ": this machine has no CUDA device");
-    const auto d = parse_integer(text, 0, gpus - 1);
-    if (!d) return cl.failure(integer_problem("--device", text, 0, gpus - 1));
-    if (const cudaError_t e = cudaSetDevice(*d))
-      return cl.failure(cuda_message("--device " + text, e));
+  // --device N: the GPU to run on (CUDA's numbering; the default is 0),
+  // one this machine has (CommandLine::gpu checked it).
+  if (device) {
+    a.values["--device"] = std::to_string(*device);
+    if (const cudaError_t e = cudaSetDevice(*device))
+      return cl.failure(cuda_message("--device " + std::to_string(*device), e));
   }
   return std::nullopt;
 }

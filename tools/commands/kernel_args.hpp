@@ -21,7 +21,7 @@ struct Args {
 // Reads the command line into `a`: options in `value_names` take a value,
 // those in `flag_names` none, and every command takes --device N (not with
 // --cpu). nullopt to go on; otherwise the exit status (--help: 0, a usage
-// error: 2, a --device this machine lacks: 1), the problem printed. A
+// error or a --device this machine lacks: 2), the problem printed. A
 // --device this machine has is made the current CUDA device.
 std::optional<int> parse(const std::string& name, const std::string& help, int argc, char** argv,
                          Args& a, std::vector<std::string> value_names,

@@ -1,7 +1,6 @@
 // `stoker ntt` and `stoker hpoly`; see kernel_commands.hpp.
 #include "tools/commands/kernel_commands.hpp"
 
-#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -10,6 +9,7 @@
 #include "kernels/field.cuh"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
+#include "tools/cli/input_file.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/commands/kernel_args.hpp"
 #include "tools/commands/kernel_element_file.hpp"
@@ -42,7 +42,8 @@ int ntt_command(int argc, char** argv) {
       std::to_string(kernels::kMaxLogN) +
       "\n"
       "  --in FILE    the scalars\n"
-      "  --out FILE   where the result goes (written whole or not at all; through a symlink)\n"
+      "  --out FILE   where the result goes (written whole or not at all; through a symlink);\n"
+      "               it may be --in: the transform in place\n"
       "  --inverse    the inverse NTT\n"
       "  --coset      on the coset (the multiplicative generator times the roots)\n"
       "  --cpu        the CPU version instead of the GPU\n"
@@ -116,7 +117,8 @@ int hpoly_command(int argc, char** argv) {
       "\nThe Groth16 H polynomial of files a, b, c of 2^K BLS12-381 scalars each (32 bytes,\n"
       "little-endian, canonical): h = (AB - C) / Z on the coset, back in coefficients.\n"
       "  --a FILE, --b FILE, --c FILE   the evaluations, all of one size\n"
-      "  --out FILE   where h goes (written whole or not at all; through a symlink)\n"
+      "  --out FILE   where h goes (written whole or not at all; through a symlink); not\n"
+      "               one of the inputs\n"
       "  --cpu        the CPU version instead of the GPU\n"
       "  --device N   the GPU (default 0)\n";
   Args a;
@@ -126,6 +128,9 @@ int hpoly_command(int argc, char** argv) {
     if (!a.values.count(req)) return usage("hpoly", std::string("missing ") + req, synopsis);
   auto out = OutputFile::check(a.values["--out"]);
   if (!out) return usage("hpoly", "--out: " + out.error().what(), synopsis);
+  for (const char* input : {"--a", "--b", "--c"})
+    if (Error e = out->not_input("--out", input, a.values[input]))
+      return usage("hpoly", e.what(), synopsis);
   std::vector<Fr> va, vb, vc;
   std::string error;
   std::optional<unsigned> log_n;
@@ -134,11 +139,10 @@ int hpoly_command(int argc, char** argv) {
     return 1;
   }
   for (auto [flag, vec] : {std::pair{"--b", &vb}, std::pair{"--c", &vc}}) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(a.values[flag], ec);
-    if (!ec && size != va.size() * 32) {
+    const auto size = input_size(a.values[flag]);
+    if (size && *size != va.size() * 32) {
       std::cerr << "stoker hpoly: size mismatch: " << a.values["--a"] << " has " << va.size() * 32
-                << " bytes, " << a.values[flag] << " has " << size << "\n";
+                << " bytes, " << a.values[flag] << " has " << *size << "\n";
       return 1;
     }
     if (!read_elements(a.values[flag], log_n, *vec, error)) {

@@ -2,10 +2,10 @@
 #include "tools/commands/kernel_element_file.hpp"
 
 #include <cstdint>
-#include <filesystem>
 #include <fstream>
 
 #include "kernels/ntt.hpp"
+#include "tools/cli/input_file.hpp"
 
 namespace stoker::tools::kernel_cli {
 
@@ -13,12 +13,12 @@ using kernels::Fr;
 
 bool read_elements(const std::string& path, std::optional<unsigned>& log_n, std::vector<Fr>& out,
                    std::string& error) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    error = path + ": cannot read (" + ec.message() + ")";
+  const auto sized = input_size(path);
+  if (!sized) {
+    error = sized.error().what();
     return false;
   }
+  const std::uint64_t size = *sized;
   if (log_n) {
     const std::uint64_t want = std::uint64_t{32} << *log_n;
     if (size != want) {

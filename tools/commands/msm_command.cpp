@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "devices/device_set.hpp"
@@ -16,6 +16,8 @@
 #include "kernels/g1_encoding.hpp"
 #include "kernels/msm.hpp"
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/counted.hpp"
+#include "tools/cli/input_file.hpp"
 #include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
@@ -33,7 +35,7 @@ constexpr const char* kHelp =
     "  --points FILE    G1 points, 96 bytes each: the uncompressed zcash/IETF encoding\n"
     "                   (big-endian x then y; byte 0: 0x80 clear, 0x40 infinity, 0x20 clear)\n"
     "  --scalars FILE   scalars, 32 bytes each: little-endian integers below r\n"
-    "  --out FILE       the result, 96 bytes in the point encoding\n"
+    "  --out FILE       the result, 96 bytes in the point encoding; not one of the inputs\n"
     "  --cpu            run on the CPU even where a GPU exists\n"
     "  --device N       the GPU to run on (CUDA's numbering; default 0)\n"
     "  --trust-points   skip the check that every point is on the curve and in G1\n"
@@ -52,12 +54,12 @@ struct Failure {
 // The number of `element`-byte elements in `path`.
 std::optional<std::size_t> count_elements(const std::string& path, std::size_t element,
                                           const char* what, std::string& error) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    error = path + ": cannot read (" + ec.message() + ")";
+  const auto sized = input_size(path);
+  if (!sized) {
+    error = sized.error().what();
     return std::nullopt;
   }
+  const std::uint64_t size = *sized;
   if (size % element) {
     error = path + ": size is " + std::to_string(size) + " bytes, not a multiple of " +
             std::to_string(element) + " (" + what + ")";
@@ -177,7 +179,7 @@ int msm_command(int argc, char** argv) {
   cl.value("--scalars", scalars_path);
   cl.value("--out", out_path);
   cl.flag("--cpu", cpu);
-  cl.number("--device", device, 0, 1023);
+  cl.gpu("--device", device);
   cl.flag("--trust-points", trust_points);
   cl.exclusive({"--cpu", "--device"});
   if (auto rc = cl.parse(argc, argv)) return *rc;
@@ -185,22 +187,23 @@ int msm_command(int argc, char** argv) {
   if (scalars_path.empty()) return cl.usage_error("--scalars is required");
   if (out_path.empty()) return cl.usage_error("--out is required");
   const int gpus = devices::cuda_device_count();
-  if (device && *device >= gpus)
-    return cl.usage_error("--device " + std::to_string(*device) + ": this machine has " +
-                          std::to_string(gpus) + " CUDA device" + (gpus == 1 ? "" : "s"));
   const bool use_gpu = !cpu && gpus > 0;
   auto out = OutputFile::check(out_path);
   if (!out) return cl.usage_error(out.error().what());
+  for (const auto& [option, input] :
+       {std::pair{"--points", &points_path}, {"--scalars", &scalars_path}})
+    if (Error e = out->not_input("--out", option, *input)) return cl.usage_error(e.what());
 
   // Sizes and counts first: nothing is read when they do not match.
   std::string error;
+  if (const auto sized = input_size(points_path); !sized) return cl.failure(sized.error().what());
   const auto n_points = engine::g1_file_points(points_path);
   if (!n_points) return cl.failure(n_points.error().what());
   const auto n_scalars = count_elements(scalars_path, 32, "32-byte scalars", error);
   if (!n_scalars) return cl.failure(error);
   if (*n_points != *n_scalars)
-    return cl.failure(points_path + " holds " + std::to_string(*n_points) + " points but " +
-                      scalars_path + " holds " + std::to_string(*n_scalars) + " scalars");
+    return cl.failure(points_path + " holds " + counted(*n_points, "point") + " but " +
+                      scalars_path + " holds " + counted(*n_scalars, "scalar"));
   const std::size_t n = *n_points;
 
   std::vector<Fr> scalars;

@@ -87,6 +87,19 @@ void reserve_pools(engine::Engine& e, const engine::Job& job, bool cold, bool js
                 e.config().pipeline_depth, common::seconds_since(t0));
 }
 
+// The likely cause of a failed verification where the user chose the SRS:
+// the check draws the SRS's secret from --srs-seed, which must be the seed
+// the file was made with.
+std::string verification_hint(std::error_code result,
+                              const engine::workloads::WorkloadRequest& request) {
+  if (result != make_error_code(Errc::verification_failed) || !request.values.given("srs"))
+    return {};
+  const std::string seed = request.values.text("srs-seed").value_or("1 (the default)");
+  return " (the check takes the SRS's secret from --srs-seed, here " + seed + ": was " +
+         request.values.text("srs").value_or("") +
+         " made by `stoker srs generate` with that seed?)";
+}
+
 }  // namespace
 
 int run_command(int argc, char** argv) {
@@ -164,6 +177,7 @@ int run_command(int argc, char** argv) {
     }
   if (json) {
     Json extra;
+    extra["ok"] = !result && trace_written;
     extra["workload"] = chosen->workload->name();
     const Json fields = built->fields ? json_fields(built->fields(!result)) : Json::object();
     for (const auto& [key, value] : fields.items()) extra[key] = value;
@@ -175,7 +189,7 @@ int run_command(int argc, char** argv) {
   } else {
     print_summary(report, !result, *built);
   }
-  if (result) return cl.failure("job failed: " + report.error);
+  if (result) return cl.failure("job failed: " + report.error + verification_hint(result, request));
   return trace_written ? 0 : 1;
 }
 

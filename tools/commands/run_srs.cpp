@@ -5,6 +5,7 @@
 
 #include "engine/workloads/toy_srs.hpp"
 #include "kernels/g1_encoding.hpp"
+#include "tools/cli/input_file.hpp"
 #include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
@@ -25,6 +26,8 @@ std::string toy_srs_cache_path(unsigned log_n, std::uint64_t seed) {
 Result<engine::workloads::LoadedSrs> load_run_srs(engine::Engine& engine,
                                                   const engine::workloads::SrsRequest& request) {
   using engine::workloads::LoadedSrs;
+  if (!request.path.empty())
+    if (auto size = input_size(request.path); !size) return std::move(size).error();
   const bool gpu = engine.devices().backend() == devices::Backend::cuda;
   if (!request.path.empty() || !gpu) return engine::workloads::load_srs_or_toy(engine, request);
   const std::string cache = toy_srs_cache_path(request.log_n, request.seed);

@@ -19,6 +19,7 @@
 #include "kernels/detail/parallel.hpp"
 #include "kernels/g1_encoding.hpp"
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/counted.hpp"
 #include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
@@ -63,16 +64,13 @@ int generate(int argc, char** argv) {
   cl.number("--seed", seed);
   cl.value("--out", out_path);
   cl.flag("--cpu", cpu);
-  cl.number("--device", device, 0, 1023);
+  cl.gpu("--device", device);
   cl.exclusive({"--cpu", "--device"});
   if (auto rc = cl.parse(argc, argv)) return *rc;
   if (!log_n) return cl.usage_error("--log-n is required");
   if (!seed) return cl.usage_error("--seed is required");
   if (out_path.empty()) return cl.usage_error("--out is required");
   const int gpus = devices::cuda_device_count();
-  if (device && *device >= gpus)
-    return cl.usage_error("--device " + std::to_string(*device) + ": this machine has " +
-                          std::to_string(gpus) + " CUDA device" + (gpus == 1 ? "" : "s"));
   const bool use_gpu = !cpu && gpus > 0;
   const int ordinal = use_gpu ? device.value_or(0) : -1;
   auto out = OutputFile::check(out_path);
@@ -104,8 +102,8 @@ int generate(int argc, char** argv) {
   if (Error e = out->write(file)) return cl.failure(e.what());
   const double seconds = common::seconds_since(start);
   const std::string where = use_gpu ? "GPU " + std::to_string(ordinal) : "the CPU";
-  std::printf("toy SRS (testing only) for 2^%u: %zu points, %zu bytes to %s in %.2f s on %s\n",
-              *log_n, n, bytes, out_path.c_str(), seconds, where.c_str());
+  std::printf("toy SRS (testing only) for 2^%u: %s, %zu bytes to %s in %.2f s on %s\n", *log_n,
+              counted(n, "point").c_str(), bytes, out_path.c_str(), seconds, where.c_str());
   return 0;
 }
 
