@@ -344,12 +344,20 @@ Result<Job> build_ntt_msm_h_job(const NttMsmHOptions& o, std::shared_ptr<NttMsmH
     job.verify = [run_ptr = run, seed = o.seed, log_n, srs_log_n, secret = *o.secret,
                   threads = o.verify_threads, n](const Partition&, std::size_t p) {
       if (run_ptr->produced_sums) {
+        // Taken out under the lock; the check (a multiplication of the
+        // generator) runs without it.
         auto& produced = run_ptr->produced_sums[p];
-        std::lock_guard lock(produced.mutex);
-        if (produced.elements == n) {
+        HpolySums sums{};
+        bool complete = false;
+        {
+          std::lock_guard lock(produced.mutex);
+          sums = produced.sums;
+          complete = produced.elements == n;
+        }
+        if (complete) {
           auto& check = run_ptr->checks[p];
-          const auto ec = ntt_msm_h_verify_sums(produced.sums, log_n, srs_log_n, secret,
-                                                run_ptr->point(p), &check);
+          const auto ec =
+              ntt_msm_h_verify_sums(sums, log_n, srs_log_n, secret, run_ptr->point(p), &check);
           check.sums_from_producer = true;
           return ec;
         }
