@@ -123,6 +123,15 @@ void* map_and_register(std::size_t bytes, std::size_t& mapped) {
 
 Result<PinnedBuffer> allocate_pinned(Backend backend, std::size_t bytes) {
   if (bytes == 0) return Error{Errc::invalid_argument, "pinned allocation of 0 bytes"};
+  // Page-locked memory stays in RAM, so a request beyond the machine's RAM
+  // can never succeed: refuse it in words instead of asking the allocator
+  // (which, under a sanitizer, aborts on such a size instead of failing).
+  const auto physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+  if (physical != 0 && bytes > physical)
+    return Error{Errc::out_of_host_memory, "pinned allocation of " + std::to_string(bytes) +
+                                               " bytes is more than this host's " +
+                                               std::to_string(physical) + " bytes of memory"};
   void* p = nullptr;
   if (backend == Backend::cuda) {
     detail::PinningContext context;

@@ -249,6 +249,19 @@ TEST(HostRegistration, OverlappingPagesAreRefusedUntilReleased) {
 }
 #endif
 
+// More page-locked memory than the machine has can never be granted: the
+// request fails in words, on every backend and under every sanitizer.
+TEST_F(DeviceTest, PinnedRequestBeyondTheHostsMemoryFailsNamingBoth) {
+  const auto physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+  auto p = allocate_pinned(kBackend, physical + 4096);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, make_error_code(Errc::out_of_host_memory));
+  EXPECT_NE(p.error().what().find(std::to_string(physical + 4096) + " bytes is more than"),
+            std::string::npos)
+      << p.error().what();
+}
+
 #ifndef STOKER_TEST_BACKEND_HOST
 // The engine's copy streams ask for high priority so copies are not queued
 // behind kernels; the request must reach the driver.
