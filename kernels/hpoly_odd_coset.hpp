@@ -1,0 +1,48 @@
+// The H scalars of a snarkjs proving key: evaluations of P = A B - C on the
+// odd coset of the 2n-th roots of unity, the basis a .zkey's H points are
+// in (H_i = L^(2n)_{2i+1}(tau) / delta, so sum_i h_i H_i = P(tau) / delta
+// with no division by Z and no final inverse transform).
+//
+// snarkjs builds its roots of unity from 5, the smallest non-residue, where
+// stoker's NTTs (ntt.hpp) use the generator 7: omega5_n = 5^((r-1)/n). Both
+// are primitive n-th roots, so omega5_n = omega7_n^e for one odd e that
+// serves every n <= 2^32 (taken mod n): snarkjs's point i is stoker's point
+// e i mod n. That lets the odd coset run on stoker's transforms, on the CPU
+// and the GPU alike:
+//   A = intt(a permuted into stoker's order), then A_j *= s^j for
+//   s = omega5_2n, then ntt: entry j is A(s omega7_n^j) = A(omega5_2n^(2i+1))
+//   for the i with e i = j mod n.
+// The same for B and C; h_i = A' B' - C' at stoker's index e i mod n.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/field.cuh"
+
+namespace stoker::kernels {
+
+// omega5_n = 5^((r-1)/n) for n = 2^log_n, log_n <= 32: the root a snarkjs
+// key's domain of n points is built on (point i is omega5_n^i).
+Fr snarkjs_root_of_unity(unsigned log_n);
+
+// The odd e < 2^32 with omega5_n = omega7_n^(e mod n) for every n <= 2^32.
+std::uint32_t snarkjs_root_exponent();
+
+// Where snarkjs's point i of a domain of 2^log_n points sits among
+// stoker's: e i mod n.
+inline std::size_t snarkjs_point_to_ntt_index(std::size_t i, unsigned log_n) {
+  const std::size_t mask = (std::size_t{1} << log_n) - 1;
+  return (static_cast<std::size_t>(snarkjs_root_exponent()) * (i & mask)) & mask;
+}
+
+namespace cpu {
+// h_i = (a b - c)(omega5_2n^(2i+1)) for i < n = 2^log_n (log_n <= 31), with
+// a, b, c the evaluations at snarkjs's points omega5_n^i, natural order in
+// and out. threads == 0: std::thread::hardware_concurrency(). Leaves its
+// inputs alone; h may not alias them.
+void hpoly_odd_coset(Fr* h, const Fr* a, const Fr* b, const Fr* c, unsigned log_n,
+                     unsigned threads = 0);
+}  // namespace cpu
+
+}  // namespace stoker::kernels
