@@ -1,0 +1,315 @@
+// bellman / bellperson .params files; see params_file.hpp.
+#include "engine/groth16/params_file.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <exception>
+#include <new>
+#include <span>
+#include <vector>
+
+#include "engine/groth16/detail/file_io.hpp"
+#include "engine/groth16/detail/first_failure.hpp"
+#include "kernels/g1_encoding.hpp"
+#include "kernels/g2_encoding.hpp"
+
+namespace stoker::engine::groth16 {
+namespace {
+
+using detail::InputFile;
+using detail::OutputFile;
+using kernels::G1Affine;
+using kernels::G2Affine;
+using kernels::kG1EncodedBytes;
+using kernels::kG2EncodedBytes;
+
+// Points decoded per read: 4096 G2 points are 768 KiB.
+constexpr std::size_t kBatch = 4096;
+
+std::string byte_at(std::uint64_t offset) {
+  return "byte " + std::to_string(offset);
+}
+
+std::uint32_t load_u32_be(const unsigned char* p) {
+  return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 |
+         std::uint32_t{p[3]};
+}
+
+Error invalid(const InputFile& f, const std::string& what) {
+  return Error{Errc::invalid_argument, f.path() + ": " + what};
+}
+
+// Decoding of one point, the same call for G1 and G2. G2 decoding checks
+// the curve equation too; subgroups are checked in bulk afterwards.
+std::error_code decode(const unsigned char* b, G1Affine& p) {
+  return kernels::decode_g1(b, p);
+}
+std::error_code decode(const unsigned char* b, G2Affine& p) {
+  return kernels::decode_g2(b, p, kernels::SubgroupCheck::skip);
+}
+template <typename Point>
+constexpr std::size_t encoded_bytes() {
+  return std::is_same_v<Point, G1Affine> ? kG1EncodedBytes : kG2EncodedBytes;
+}
+
+// Reads a file front to back, remembering where each vector starts so
+// that the bulk checks can name a point's byte.
+class Cursor {
+ public:
+  Cursor(const InputFile& f, unsigned threads) : f_(f), threads_(threads) {}
+  std::uint64_t pos() const { return pos_; }
+
+  template <typename Point>
+  Error point(const char* name, Point& out, PointCheck check) {
+    constexpr std::size_t kBytes = encoded_bytes<Point>();
+    if (f_.size() - pos_ < kBytes)
+      return invalid(f_, "truncated: " + std::string(name) + " at " + byte_at(pos_) + " needs " +
+                             std::to_string(kBytes) + " bytes, the file ends at " +
+                             byte_at(f_.size()));
+    unsigned char b[kBytes];
+    if (Error e = f_.read(pos_, b, kBytes, name)) return e;
+    if (auto ec = decode(b, out))
+      return invalid(f_, std::string(name) + " (" + byte_at(pos_) + "): " + ec.message());
+    if (auto bad = find_bad_point(std::span<const Point>(&out, 1), check, 1))
+      return invalid(f_, std::string(name) + " (" + byte_at(pos_) + "): " + bad->reason);
+    pos_ += kBytes;
+    return {};
+  }
+
+  Error count(const char* name, std::uint32_t& out) {
+    if (f_.size() - pos_ < 4)
+      return invalid(f_, "truncated: the " + std::string(name) + " count at " + byte_at(pos_) +
+                             " needs 4 bytes, the file ends at " + byte_at(f_.size()));
+    unsigned char b[4];
+    if (Error e = f_.read(pos_, b, 4, name)) return e;
+    out = load_u32_be(b);
+    pos_ += 4;
+    return {};
+  }
+
+  // `count` points, read kBatch at a time and decoded on the threads.
+  template <typename Point>
+  Error points(const char* name, std::uint32_t count, std::vector<Point>& out,
+               std::uint64_t& first_byte) {
+    constexpr std::size_t kBytes = encoded_bytes<Point>();
+    const std::uint64_t total = std::uint64_t{kBytes} * count;
+    if (f_.size() - pos_ < total)
+      return invalid(f_, std::string(name) + ": truncated: " + std::to_string(count) +
+                             " points from " + byte_at(pos_) + " need " + std::to_string(total) +
+                             " bytes, the file ends at " + byte_at(f_.size()) + " (" +
+                             std::to_string(total - (f_.size() - pos_)) + " bytes missing)");
+    std::vector<unsigned char> buf;
+    try {
+      out.resize(count);
+      buf.resize(kBytes * std::min<std::size_t>(count, kBatch));
+    } catch (const std::bad_alloc&) {
+      return Error{Errc::out_of_host_memory, f_.path() + ": " + name + ": no memory for " +
+                                                 std::to_string(count) + " points"};
+    }
+    first_byte = pos_;
+    for (std::size_t first = 0; first < count; first += kBatch) {
+      const std::size_t n = std::min<std::size_t>(kBatch, count - first);
+      if (Error e = f_.read(pos_, buf.data(), n * kBytes, name)) return e;
+      const std::size_t bad = detail::first_failure(n, threads_, 512, [&](std::size_t i) {
+        return !decode(buf.data() + i * kBytes, out[first + i]);
+      });
+      if (bad < n) {
+        Point p;
+        const auto ec = decode(buf.data() + bad * kBytes, p);
+        return invalid(f_, std::string(name) + ": point " + std::to_string(first + bad) + " (" +
+                               byte_at(pos_ + bad * kBytes) + "): " + ec.message());
+      }
+      pos_ += n * kBytes;
+    }
+    return {};
+  }
+
+ private:
+  const InputFile& f_;
+  unsigned threads_;
+  std::uint64_t pos_ = 0;
+};
+
+template <typename Point>
+Error check_points(const InputFile& f, const char* name, const std::vector<Point>& points,
+                   std::uint64_t first_byte, PointCheck check, unsigned threads) {
+  if (auto bad = find_bad_point(std::span<const Point>(points), check, threads))
+    return invalid(f, std::string(name) + ": point " + std::to_string(bad->index) + " (" +
+                          byte_at(first_byte + bad->index * encoded_bytes<Point>()) +
+                          "): " + bad->reason);
+  return {};
+}
+
+Result<ProvingKey> read_params_body(const std::string& path, PointCheck check, unsigned threads) {
+  auto opened = InputFile::open(path);
+  if (!opened) return std::move(opened).error();
+  const InputFile& f = *opened;
+  Cursor c(f, threads);
+  ProvingKey k;
+  k.format = KeyFormat::bellman;
+  if (Error e = c.point("alpha_g1", k.vk.alpha_1, check)) return e;
+  if (Error e = c.point("beta_g1", k.beta_1, check)) return e;
+  if (Error e = c.point("beta_g2", k.vk.beta_2, check)) return e;
+  if (Error e = c.point("gamma_g2", k.vk.gamma_2, check)) return e;
+  if (Error e = c.point("delta_g1", k.delta_1, check)) return e;
+  if (Error e = c.point("delta_g2", k.vk.delta_2, check)) return e;
+
+  std::uint32_t n_ic = 0, n_h = 0, n_l = 0, n_a = 0, n_b1 = 0, n_b2 = 0;
+  std::uint64_t at_ic = 0, at_h = 0, at_l = 0, at_a = 0, at_b1 = 0, at_b2 = 0;
+  std::uint64_t count_at = c.pos();
+  if (Error e = c.count("IC", n_ic)) return e;
+  if (n_ic == 0)
+    return invalid(f, "the IC count at " + byte_at(count_at) +
+                          " is 0; IC needs a point for the constant wire 1 at least");
+  if (Error e = c.points("IC", n_ic, k.vk.ic, at_ic)) return e;
+
+  count_at = c.pos();
+  if (Error e = c.count("H", n_h)) return e;
+  if (!std::has_single_bit(std::uint64_t{n_h} + 1))
+    return invalid(f, "the H count " + std::to_string(n_h) + " at " + byte_at(count_at) +
+                          " is not n - 1 for a power of two n");
+  if (Error e = c.points("H", n_h, k.h, at_h)) return e;
+
+  if (Error e = c.count("L", n_l)) return e;
+  if (Error e = c.points("L", n_l, k.l, at_l)) return e;
+  const std::uint64_t n_vars = std::uint64_t{n_ic} + n_l;
+
+  count_at = c.pos();
+  if (Error e = c.count("A", n_a)) return e;
+  if (n_a > n_vars)
+    return invalid(f, "the A count " + std::to_string(n_a) + " at " + byte_at(count_at) +
+                          " exceeds the IC + L = " + std::to_string(n_vars) + " wires");
+  if (Error e = c.points("A", n_a, k.a, at_a)) return e;
+
+  count_at = c.pos();
+  if (Error e = c.count("B_G1", n_b1)) return e;
+  if (n_b1 > n_vars)
+    return invalid(f, "the B_G1 count " + std::to_string(n_b1) + " at " + byte_at(count_at) +
+                          " exceeds the IC + L = " + std::to_string(n_vars) + " wires");
+  if (Error e = c.points("B_G1", n_b1, k.b_g1, at_b1)) return e;
+
+  count_at = c.pos();
+  if (Error e = c.count("B_G2", n_b2)) return e;
+  if (n_b2 != n_b1)
+    return invalid(f, "the B_G2 count " + std::to_string(n_b2) + " at " + byte_at(count_at) +
+                          " differs from the B_G1 count " + std::to_string(n_b1) +
+                          " (both hold the wires of the B density)");
+  if (Error e = c.points("B_G2", n_b2, k.b_g2, at_b2)) return e;
+  if (c.pos() != f.size())
+    return invalid(
+        f, std::to_string(f.size() - c.pos()) + " bytes after B_G2, from " + byte_at(c.pos()));
+
+  if (Error e = check_points(f, "IC", k.vk.ic, at_ic, check, threads)) return e;
+  if (Error e = check_points(f, "H", k.h, at_h, check, threads)) return e;
+  if (Error e = check_points(f, "L", k.l, at_l, check, threads)) return e;
+  if (Error e = check_points(f, "A", k.a, at_a, check, threads)) return e;
+  if (Error e = check_points(f, "B_G1", k.b_g1, at_b1, check, threads)) return e;
+  if (Error e = check_points(f, "B_G2", k.b_g2, at_b2, check, threads)) return e;
+
+  k.log_n = static_cast<unsigned>(std::countr_zero(std::uint64_t{n_h} + 1));
+  k.num_public = n_ic - 1;
+  k.num_vars = static_cast<std::size_t>(n_vars);
+  return k;
+}
+
+std::string key_problem(const ProvingKey& k) {
+  if (k.format != KeyFormat::bellman)
+    return "the key is in snarkjs form (H in the Lagrange basis of the odd coset); a .params "
+           "file holds bellman's";
+  if (k.vk.ic.size() != k.num_public + 1)
+    return "IC has " + std::to_string(k.vk.ic.size()) +
+           " points where num_public + 1 = " + std::to_string(k.num_public + 1);
+  if (k.num_vars < k.vk.ic.size() || k.l.size() != k.num_vars - k.vk.ic.size())
+    return "L has " + std::to_string(k.l.size()) +
+           " points where num_vars - num_public - 1 = " + std::to_string(k.num_vars) + " - " +
+           std::to_string(k.vk.ic.size());
+  if (k.log_n > 32 || k.h.size() != k.domain_size() - 1)
+    return "H has " + std::to_string(k.h.size()) + " points where n - 1 for log_n " +
+           std::to_string(k.log_n) + " is needed";
+  if (k.a.size() > k.num_vars)
+    return "A has " + std::to_string(k.a.size()) + " points, more than the " +
+           std::to_string(k.num_vars) + " wires";
+  if (k.b_g1.size() > k.num_vars || k.b_g2.size() != k.b_g1.size())
+    return "B_G1 and B_G2 have " + std::to_string(k.b_g1.size()) + " and " +
+           std::to_string(k.b_g2.size()) + " points: the same number, at most num_vars " +
+           std::to_string(k.num_vars) + ", is needed";
+  for (std::size_t n : {k.vk.ic.size(), k.h.size(), k.l.size(), k.a.size(), k.b_g1.size()})
+    if (n > UINT32_MAX) return std::to_string(n) + " points in one vector, more than a u32 counts";
+  return {};
+}
+
+void encode(const G1Affine& p, unsigned char* b) {
+  kernels::encode_g1(p, b);
+}
+void encode(const G2Affine& p, unsigned char* b) {
+  kernels::encode_g2(p, b);
+}
+
+template <typename Point>
+Error write_point(OutputFile& f, const Point& p) {
+  unsigned char b[encoded_bytes<Point>()];
+  encode(p, b);
+  return f.write(b, sizeof b);
+}
+
+template <typename Point>
+Error write_vector(OutputFile& f, const std::vector<Point>& points) {
+  constexpr std::size_t kBytes = encoded_bytes<Point>();
+  const auto n = static_cast<std::uint32_t>(points.size());
+  const unsigned char count[4] = {
+      static_cast<unsigned char>(n >> 24), static_cast<unsigned char>(n >> 16),
+      static_cast<unsigned char>(n >> 8), static_cast<unsigned char>(n)};
+  if (Error e = f.write(count, 4)) return e;
+  std::vector<unsigned char> buf(kBytes * std::min(points.size(), kBatch));
+  for (std::size_t first = 0; first < points.size(); first += kBatch) {
+    const std::size_t m = std::min(kBatch, points.size() - first);
+    for (std::size_t i = 0; i < m; ++i) encode(points[first + i], buf.data() + i * kBytes);
+    if (Error e = f.write(buf.data(), m * kBytes)) return e;
+  }
+  return {};
+}
+
+Error write_params_body(const std::string& path, const ProvingKey& k) {
+  if (std::string p = key_problem(k); !p.empty())
+    return Error{Errc::invalid_argument, "write_params: " + path + ": " + p};
+  auto created = OutputFile::create(path);
+  if (!created) return std::move(created).error();
+  OutputFile& f = *created;
+  if (Error e = write_point(f, k.vk.alpha_1)) return e;
+  if (Error e = write_point(f, k.beta_1)) return e;
+  if (Error e = write_point(f, k.vk.beta_2)) return e;
+  if (Error e = write_point(f, k.vk.gamma_2)) return e;
+  if (Error e = write_point(f, k.delta_1)) return e;
+  if (Error e = write_point(f, k.vk.delta_2)) return e;
+  if (Error e = write_vector(f, k.vk.ic)) return e;
+  if (Error e = write_vector(f, k.h)) return e;
+  if (Error e = write_vector(f, k.l)) return e;
+  if (Error e = write_vector(f, k.a)) return e;
+  if (Error e = write_vector(f, k.b_g1)) return e;
+  if (Error e = write_vector(f, k.b_g2)) return e;
+  return f.close();
+}
+
+}  // namespace
+
+Result<ProvingKey> read_params(const std::string& path, PointCheck check, unsigned threads) {
+  try {
+    return read_params_body(path, check, threads);
+  } catch (const std::bad_alloc&) {
+    return Error{Errc::out_of_host_memory, path + ": out of memory while reading the key"};
+  } catch (const std::exception& e) {
+    return Error{Errc::io_error, path + ": " + e.what()};
+  }
+}
+
+Error write_params(const std::string& path, const ProvingKey& key) {
+  try {
+    return write_params_body(path, key);
+  } catch (const std::bad_alloc&) {
+    return Error{Errc::out_of_host_memory, path + ": out of memory while writing the key"};
+  } catch (const std::exception& e) {
+    return Error{Errc::io_error, path + ": " + e.what()};
+  }
+}
+
+}  // namespace stoker::engine::groth16

@@ -1,0 +1,156 @@
+// Witness files; see wtns_file.hpp.
+#include "engine/groth16/wtns_file.hpp"
+
+#include <bit>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string_view>
+
+#include "engine/groth16/detail/bin_file.hpp"
+#include "engine/groth16/detail/decimal.hpp"
+#include "engine/groth16/detail/first_failure.hpp"
+
+namespace stoker::engine::groth16 {
+namespace {
+
+using detail::BinFileReader;
+using detail::load_u32_le;
+using detail::Section;
+using kernels::Fr;
+
+// The values are read into the vector as they lie in the file and
+// converted in place: 32 little-endian bytes are an Fr's four words.
+static_assert(std::endian::native == std::endian::little && sizeof(Fr) == 32,
+              "a witness value is read as the words of an Fr");
+
+constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kN8 = 32;
+enum Sec : std::uint32_t { kHeader = 1, kValues = 2 };
+constexpr std::size_t kHeaderBytes = 4 + kN8 + 4;
+
+std::string_view section_name(std::uint32_t id) {
+  switch (id) {
+    case kHeader:
+      return "header";
+    case kValues:
+      return "witness values";
+    default:
+      return {};
+  }
+}
+
+void r_bytes(unsigned char out[kN8]) {
+  using namespace kernels::fr_detail;
+  const std::uint64_t r[4] = {kP0, kP1, kP2, kP3};
+  for (std::size_t i = 0; i < kN8; ++i)
+    out[i] = static_cast<unsigned char>(r[i / 8] >> (8 * (i % 8)));
+}
+
+Result<std::vector<Fr>> read_wtns_body(const std::string& path, unsigned threads) {
+  auto opened = BinFileReader::open(path, "wtns", section_name);
+  if (!opened) return std::move(opened).error();
+  const BinFileReader& f = *opened;
+  if (f.version() != kVersion)
+    return Error{Errc::invalid_argument, path + ": wtns version " + std::to_string(f.version()) +
+                                             "; stoker reads version 2 (circom 2, snarkjs 0.7)"};
+  auto hs = f.require(kHeader);
+  if (!hs) return std::move(hs).error();
+  const Section& h = **hs;
+  // Room for n8 and the modulus of any field circom compiles to, not more.
+  unsigned char b[4 + 64 + 4];
+  const std::size_t got = static_cast<std::size_t>(std::min<std::uint64_t>(h.size, sizeof b));
+  if (Error e = f.read(h, 0, b, got)) return e;
+  if (got < 4) return f.error(kHeader, std::to_string(h.size) + " bytes, shorter than n8");
+  const std::uint32_t n8 = load_u32_le(b);
+  if (n8 != kN8) {
+    std::string what = "n8 = " + std::to_string(n8) + " (byte " + std::to_string(h.offset) + ")";
+    if (4 + std::size_t{n8} <= got) what += ", r = " + detail::describe_modulus({b + 4, n8});
+    return f.error(kHeader, what + ": not BLS12-381's scalar field (n8 = 32)");
+  }
+  if (h.size != kHeaderBytes)
+    return f.error(kHeader, std::to_string(h.size) + " bytes where n8 = 32 makes 4 + 32 + 4 = 40");
+  unsigned char want_r[kN8];
+  r_bytes(want_r);
+  if (std::memcmp(b + 4, want_r, kN8) != 0)
+    return f.error(kHeader,
+                   "r = " + detail::describe_modulus({b + 4, kN8}) + " (byte " +
+                       std::to_string(h.offset + 4) +
+                       "): not BLS12-381's scalar field; stoker proves over BLS12-381 only");
+  const std::uint32_t n = load_u32_le(b + 4 + kN8);
+
+  auto vs = f.require(kValues);
+  if (!vs) return std::move(vs).error();
+  const Section& v = **vs;
+  if (v.size != std::uint64_t{kN8} * n)
+    return f.error(kValues, std::to_string(v.size) +
+                                " bytes where nWitness = " + std::to_string(n) + " makes 32 * " +
+                                std::to_string(n) + " = " + std::to_string(std::uint64_t{kN8} * n));
+  std::vector<Fr> w;
+  try {
+    w.resize(n);
+  } catch (const std::bad_alloc&) {
+    return Error{Errc::out_of_host_memory,
+                 f.where(kValues) + ": no memory for " + std::to_string(n) + " values"};
+  }
+  if (Error e = f.read(v, 0, w.data(), v.size)) return e;
+  const std::size_t bad =
+      detail::first_failure(n, threads, std::size_t{1} << 14, [&](std::size_t i) {
+        if (!Fr::is_canonical(w[i].l)) return false;
+        w[i] = Fr::from_canonical(w[i].l);
+        return true;
+      });
+  if (bad < n)
+    return f.error(kValues, "value " + std::to_string(bad) + " (byte " +
+                                std::to_string(v.offset + kN8 * bad) + ") is not below r");
+  return w;
+}
+
+Error write_wtns_body(const std::string& path, std::span<const Fr> witness) {
+  if (witness.size() > UINT32_MAX)
+    return Error{Errc::invalid_argument, "write_wtns: " + path + ": " +
+                                             std::to_string(witness.size()) +
+                                             " values, more than a wtns file counts"};
+  auto created = detail::BinFileWriter::create(path, "wtns", kVersion, 2);
+  if (!created) return std::move(created).error();
+  detail::BinFileWriter& out = *created;
+  unsigned char h[kHeaderBytes];
+  detail::store_u32_le(kN8, h);
+  r_bytes(h + 4);
+  detail::store_u32_le(static_cast<std::uint32_t>(witness.size()), h + 4 + kN8);
+  if (Error e = out.begin_section(kHeader, sizeof h)) return e;
+  if (Error e = out.write(h, sizeof h)) return e;
+  if (Error e = out.begin_section(kValues, std::uint64_t{kN8} * witness.size())) return e;
+  constexpr std::size_t kChunk = 4096;
+  std::vector<unsigned char> buf(kN8 * std::min(kChunk, witness.size()));
+  for (std::size_t first = 0; first < witness.size(); first += kChunk) {
+    const std::size_t count = std::min(kChunk, witness.size() - first);
+    for (std::size_t i = 0; i < count; ++i) witness[first + i].to_bytes(buf.data() + kN8 * i);
+    if (Error e = out.write(buf.data(), kN8 * count)) return e;
+  }
+  return out.finish();
+}
+
+}  // namespace
+
+Result<std::vector<Fr>> read_wtns(const std::string& path, unsigned threads) {
+  try {
+    return read_wtns_body(path, threads);
+  } catch (const std::bad_alloc&) {
+    return Error{Errc::out_of_host_memory, path + ": out of memory while reading the witness"};
+  } catch (const std::exception& e) {
+    return Error{Errc::io_error, path + ": " + e.what()};
+  }
+}
+
+Error write_wtns(const std::string& path, std::span<const Fr> witness) {
+  try {
+    return write_wtns_body(path, witness);
+  } catch (const std::bad_alloc&) {
+    return Error{Errc::out_of_host_memory, path + ": out of memory while writing the witness"};
+  } catch (const std::exception& e) {
+    return Error{Errc::io_error, path + ": " + e.what()};
+  }
+}
+
+}  // namespace stoker::engine::groth16
