@@ -1,0 +1,124 @@
+// engine/groth16/wtns_file.hpp against the witnesses `snarkjs wtns
+// calculate` made with circom's wasm witness generators (data/).
+#include "engine/groth16/wtns_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include "engine/groth16/snarkjs_json.hpp"
+#include "groth16_files_test_util.hpp"
+
+namespace stoker::engine::groth16 {
+namespace {
+
+using kernels::Fr;
+using namespace test;
+
+std::vector<Fr> read_ok(const std::string& path) {
+  auto w = read_wtns(path);
+  EXPECT_TRUE(w.ok()) << w.error().what();
+  return w.ok() ? std::move(*w) : std::vector<Fr>{};
+}
+
+std::string refusal(const std::string& path) {
+  auto w = read_wtns(path);
+  EXPECT_FALSE(w.ok()) << path << " was read";
+  return w.ok() ? std::string{} : w.error().what();
+}
+
+TEST(WtnsFile, ReadsTheMultipliersWiresInCircomsOrder) {
+  const std::vector<Fr> w = read_ok(data_file("multiplier.wtns"));
+  ASSERT_EQ(w.size(), 26u);
+  EXPECT_EQ(w[0], Fr::one());
+  const std::uint64_t y[12] = {2, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41};
+  Fr product = Fr::from_u64(3);
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(w[3 + i], Fr::from_u64(y[i]));
+    product *= Fr::from_u64(y[i]);
+    if (i < 11) {
+      EXPECT_EQ(w[15 + i], product) << "acc[" << i + 1 << "]";
+    }
+  }
+  EXPECT_EQ(w[1], product);          // the public output first
+  EXPECT_EQ(w[2], Fr::from_u64(3));  // then the public input x
+}
+
+TEST(WtnsFile, PublicWiresAreSnarkjsPublicJson) {
+  for (const char* c : {"multiplier", "bits", "nopublic"}) {
+    const std::vector<Fr> w = read_ok(data_file(std::string(c) + ".wtns"));
+    auto pub = read_public_json(data_file(std::string(c) + "_public.json"));
+    ASSERT_TRUE(pub.ok()) << pub.error().what();
+    ASSERT_LE(pub->size() + 1, w.size());
+    for (std::size_t i = 0; i < pub->size(); ++i) EXPECT_EQ((*pub)[i], w[1 + i]) << c << " " << i;
+  }
+}
+
+TEST(WtnsFile, BitsWitnessIsMostlyZerosAndOnes) {
+  const std::vector<Fr> w = read_ok(data_file("bits.wtns"));
+  ASSERT_EQ(w.size(), 100u);
+  const std::uint64_t x = 3735928559, y = 4042322160;
+  EXPECT_EQ(w[1], Fr::from_u64(x & y));
+  EXPECT_EQ(w[2], Fr::from_u64(y));
+  std::size_t bits = 0;
+  for (const Fr& v : w) bits += v == Fr::zero() || v == Fr::one();
+  EXPECT_EQ(bits, 97u);  // w[0] = 1 and the 96 bits: all but out, y and x
+}
+
+TEST(WtnsFile, WrittenWitnessIsCircomsBytes) {
+  ScratchDir dir;
+  for (const char* c : {"multiplier", "bits", "nopublic"}) {
+    const std::string original = data_file(std::string(c) + ".wtns");
+    const std::vector<Fr> w = read_ok(original);
+    const std::string copy = dir.path(std::string(c) + ".wtns");
+    const Error e = write_wtns(copy, w);
+    ASSERT_FALSE(e) << e.what();
+    EXPECT_EQ(read_bytes(copy), read_bytes(original)) << c;
+  }
+}
+
+TEST(WtnsFile, RefusesAnotherFieldVersionOrValueWidth) {
+  ScratchDir dir;
+  EXPECT_TRUE(
+      names(refusal(data_file("multiplier_bn128.wtns")),
+            {"section 1 (header)",
+             "21888242871839275222246405745257275088548364400416034343698204186575808495617 "
+             "(bn128's r)",
+             "not BLS12-381's scalar field"}));
+  const Bytes full = read_bytes(data_file("multiplier.wtns"));
+  Bytes b = full;
+  put_u32(b, 4, 1);
+  EXPECT_TRUE(names(refusal(dir.file("v1.wtns", b)), {"wtns version 1", "version 2"}));
+  b = full;
+  put_u32(b, sections(full).at(1).data, 48);
+  EXPECT_TRUE(names(refusal(dir.file("n8.wtns", b)), {"section 1 (header)", "n8 = 48"}));
+  EXPECT_TRUE(names(refusal(data_file("multiplier.zkey")), {"not a .wtns file", "'zkey'"}));
+}
+
+TEST(WtnsFile, RefusesAValueNotBelowRNamingItsIndex) {
+  ScratchDir dir;
+  Bytes b = read_bytes(data_file("multiplier.wtns"));
+  const std::size_t v5 = sections(b).at(2).data + 5 * 32;
+  std::fill(b.begin() + v5, b.begin() + v5 + 32, 0xff);
+  EXPECT_TRUE(names(
+      refusal(dir.file("r.wtns", b)),
+      {"section 2 (witness values)", "value 5 (byte " + std::to_string(v5) + ")", "not below r"}));
+}
+
+TEST(WtnsFile, RefusesTruncationAndCountsThatDisagree) {
+  ScratchDir dir;
+  const Bytes full = read_bytes(data_file("multiplier.wtns"));
+  const auto s = sections(full);
+  Bytes b(full.begin(), full.end() - 32);
+  EXPECT_TRUE(names(refusal(dir.file("cut.wtns", b)),
+                    {"section 2 (witness values) is truncated", "32 bytes missing"}));
+  b = full;
+  put_u32(b, s.at(1).data + 36, 27);
+  EXPECT_TRUE(names(refusal(dir.file("n.wtns", b)),
+                    {"section 2 (witness values)", "832 bytes where nWitness = 27", "864"}));
+  b = full;
+  put_u32(b, s.at(2).header, 3);
+  EXPECT_TRUE(
+      names(refusal(dir.file("missing.wtns", b)), {"section 2 (witness values) is missing"}));
+}
+
+}  // namespace
+}  // namespace stoker::engine::groth16
