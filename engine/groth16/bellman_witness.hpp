@@ -1,0 +1,35 @@
+// What a bellperson synthesis hands a Groth16 GPU prover for one circuit
+// (supraseal-c2 takes the same from Rust): the evaluations of a, b and c on
+// the domain (n each, zeros past the last constraint), the input and aux
+// assignments (inputs[0] = 1), and which wires appear in A and B, one bit
+// per wire of each kind. A bellman key's A query holds the inputs and the
+// aux wires whose A bit is set, its B queries the wires whose B bits are.
+//
+// BellmanAssignment views the data (spans the caller keeps alive);
+// BellmanWitness owns it, as the witness file (bellman_witness_file.hpp)
+// and the toy circuits give it.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "kernels/field.cuh"
+
+namespace stoker::engine::groth16 {
+
+struct BellmanAssignment {
+  std::span<const kernels::Fr> a, b, c;
+  std::span<const kernels::Fr> inputs, aux;
+  std::vector<bool> a_aux_density, b_input_density, b_aux_density;
+};
+
+struct BellmanWitness {
+  std::vector<kernels::Fr> a, b, c, inputs, aux;  // Montgomery form
+  std::vector<bool> a_aux_density, b_input_density, b_aux_density;
+
+  BellmanAssignment view() const {
+    return BellmanAssignment{a, b, c, inputs, aux, a_aux_density, b_input_density, b_aux_density};
+  }
+};
+
+}  // namespace stoker::engine::groth16

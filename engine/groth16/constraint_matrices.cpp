@@ -1,0 +1,80 @@
+#include "engine/groth16/constraint_matrices.hpp"
+
+#include <string>
+
+#include "kernels/detail/parallel.hpp"
+
+namespace stoker::engine::groth16 {
+
+using kernels::Fr;
+
+Result<ConstraintMatrices> ConstraintMatrices::from(const ProvingKey& key) {
+  if (key.format != KeyFormat::snarkjs)
+    return Error{Errc::invalid_argument,
+                 "a bellman key has no constraint matrices: its prover hands a, b and c"};
+  const std::size_t n = key.domain_size();
+  for (std::size_t k = 0; k < key.coefficients.size(); ++k) {
+    const auto& e = key.coefficients[k];
+    if (e.matrix > 1 || e.row >= n || e.signal >= key.num_vars)
+      return Error{Errc::invalid_argument,
+                   "constraint matrix entry " + std::to_string(k) + " (matrix " +
+                       std::to_string(e.matrix) + ", row " + std::to_string(e.row) + ", signal " +
+                       std::to_string(e.signal) + ") is outside the key's " + std::to_string(n) +
+                       " rows and " + std::to_string(key.num_vars) + " wires"};
+  }
+  ConstraintMatrices m;
+  m.rows_ = n;
+  m.wires_ = key.num_vars;
+  m.a_ = compress(key.coefficients, 0, n);
+  m.b_ = compress(key.coefficients, 1, n);
+  return m;
+}
+
+// A counting sort by row that keeps the file's order within a row, so sums
+// are taken in the order snarkjs takes them (the result is the same either
+// way; the order only matters to whoever reads a trace).
+ConstraintMatrices::Rows ConstraintMatrices::compress(const std::vector<MatrixEntry>& entries,
+                                                      std::uint32_t matrix, std::size_t rows) {
+  Rows out;
+  out.begin.assign(rows + 1, 0);
+  for (const auto& e : entries)
+    if (e.matrix == matrix) ++out.begin[e.row + 1];
+  for (std::size_t i = 0; i < rows; ++i) out.begin[i + 1] += out.begin[i];
+  out.signal.resize(out.begin[rows]);
+  out.value.resize(out.begin[rows]);
+  std::vector<std::uint64_t> next(out.begin.begin(), out.begin.end() - 1);
+  for (const auto& e : entries) {
+    if (e.matrix != matrix) continue;
+    const auto at = next[e.row]++;
+    out.signal[at] = e.signal;
+    out.value[at] = e.value;
+  }
+  return out;
+}
+
+Error ConstraintMatrices::evaluate(std::span<const Fr> w, std::span<Fr> a, std::span<Fr> b,
+                                   std::span<Fr> c, unsigned threads) const {
+  if (w.size() != wires_)
+    return Error{Errc::invalid_argument, "the witness has " + std::to_string(w.size()) +
+                                             " values; the key's circuit has " +
+                                             std::to_string(wires_) + " wires"};
+  if (a.size() != rows_ || b.size() != rows_ || c.size() != rows_)
+    return Error{Errc::invalid_argument,
+                 "a, b and c must hold the domain's " + std::to_string(rows_) + " points each"};
+  kernels::detail::parallel_for(
+      rows_, threads,
+      [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) {
+          Fr sa = Fr::zero(), sb = Fr::zero();
+          for (auto k = a_.begin[i]; k < a_.begin[i + 1]; ++k) sa += a_.value[k] * w[a_.signal[k]];
+          for (auto k = b_.begin[i]; k < b_.begin[i + 1]; ++k) sb += b_.value[k] * w[b_.signal[k]];
+          a[i] = sa;
+          b[i] = sb;
+          c[i] = sa * sb;
+        }
+      },
+      1024);
+  return {};
+}
+
+}  // namespace stoker::engine::groth16

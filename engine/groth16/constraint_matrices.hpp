@@ -1,0 +1,51 @@
+// The A and B matrices of a snarkjs key by row, and the evaluations a prover
+// starts from: a = A w and b = B w at the domain's points, c = a * b.
+//
+// A .zkey lists the matrices' entries one by one in the order its writer
+// chose; built once per key into compressed rows, they let threads take
+// disjoint ranges of rows with no shared writes. c = a * b is how snarkjs
+// proves (the C matrix is not in the file): a witness that breaks a
+// constraint still gives evaluations, and only the proof's pairing check
+// then tells (the prover runs it).
+//
+// Immutable after from(); evaluate() may run from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/error.hpp"
+#include "engine/groth16/proving_key.hpp"
+#include "kernels/field.cuh"
+
+namespace stoker::engine::groth16 {
+
+class ConstraintMatrices {
+ public:
+  // Refuses a bellman key (its prover hands a, b, c itself) and entries out
+  // of range, naming the entry.
+  static Result<ConstraintMatrices> from(const ProvingKey& key);
+
+  // a[i], b[i] = row i of A w, B w; c[i] = a[i] b[i]; every span n long
+  // (rows without entries give 0). `w` holds num_vars values, Montgomery
+  // form. threads == 0: the hardware's.
+  Error evaluate(std::span<const kernels::Fr> w, std::span<kernels::Fr> a, std::span<kernels::Fr> b,
+                 std::span<kernels::Fr> c, unsigned threads = 0) const;
+
+  std::size_t rows() const { return rows_; }
+  std::size_t wires() const { return wires_; }
+
+ private:
+  struct Rows {
+    std::vector<std::uint64_t> begin;  // rows + 1 offsets into signal / value
+    std::vector<std::uint32_t> signal;
+    std::vector<kernels::Fr> value;
+  };
+  static Rows compress(const std::vector<MatrixEntry>& entries, std::uint32_t matrix,
+                       std::size_t rows);
+  std::size_t rows_ = 0, wires_ = 0;
+  Rows a_, b_;
+};
+
+}  // namespace stoker::engine::groth16

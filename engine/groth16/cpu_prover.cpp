@@ -1,0 +1,152 @@
+#include "engine/groth16/cpu_prover.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "engine/groth16/verifier.hpp"
+#include "kernels/hpoly.hpp"
+#include "kernels/hpoly_odd_coset.hpp"
+#include "kernels/msm.hpp"
+
+namespace stoker::engine::groth16 {
+namespace {
+
+using kernels::Fr;
+using kernels::G1Affine;
+using kernels::G1Xyzz;
+using kernels::G2Affine;
+using kernels::G2Xyzz;
+
+template <typename Affine>
+auto times(const Affine& p, const Fr& k) {
+  std::uint64_t limbs[4];
+  k.to_canonical(limbs);
+  return kernels::scalar_mul(p, limbs);
+}
+
+Error count_error(const std::string& what, std::size_t have, std::size_t want) {
+  return Error{Errc::invalid_argument,
+               what + " holds " + std::to_string(have) + ", the key wants " + std::to_string(want)};
+}
+
+// The sums of the witness over the key's queries, in the order the
+// assembly takes them.
+struct QuerySums {
+  G1Xyzz a, b1, c;  // c: the L and H sums
+  G2Xyzz b2;
+};
+
+Proof assemble(const ProvingKey& key, const QuerySums& sums, const ProofRandomness& rnd) {
+  G1Xyzz a = kernels::to_xyzz(key.vk.alpha_1);
+  kernels::add(a, sums.a);
+  kernels::add(a, times(key.delta_1, rnd.r));
+  G2Xyzz b = kernels::to_xyzz(key.vk.beta_2);
+  kernels::add(b, sums.b2);
+  kernels::add(b, times(key.vk.delta_2, rnd.s));
+  G1Xyzz b1 = kernels::to_xyzz(key.beta_1);
+  kernels::add(b1, sums.b1);
+  kernels::add(b1, times(key.delta_1, rnd.s));
+  G1Xyzz c = sums.c;
+  kernels::add(c, times(kernels::to_affine(a), rnd.s));
+  kernels::add(c, times(kernels::to_affine(b1), rnd.r));
+  kernels::add(c, kernels::neg(times(key.delta_1, rnd.r * rnd.s)));
+  return Proof{kernels::to_affine(a), kernels::to_affine(b), kernels::to_affine(c)};
+}
+
+Result<Proof> checked(const ProvingKey& key, const Proof& proof, std::span<const Fr> inputs,
+                      const CpuProverOptions& options) {
+  if (!options.verify) return proof;
+  if (auto e = verify(key.vk, proof, inputs)) {
+    if (e.code != make_error_code(Errc::verification_failed)) return e;
+    return Error{Errc::verification_failed,
+                 "the witness does not satisfy the key's circuit: its proof fails the pairing "
+                 "check"};
+  }
+  return proof;
+}
+
+std::size_t popcount(const std::vector<bool>& bits) {
+  return static_cast<std::size_t>(std::count(bits.begin(), bits.end(), true));
+}
+
+}  // namespace
+
+Result<Proof> prove_cpu(const ProvingKey& key, const ConstraintMatrices& matrices,
+                        std::span<const Fr> w, const ProofRandomness& randomness,
+                        const CpuProverOptions& options) {
+  if (key.format != KeyFormat::snarkjs)
+    return Error{Errc::invalid_argument, "a bellman key proves from an assignment, not a witness"};
+  const std::size_t n = key.domain_size(), vars = key.num_vars;
+  if (w.size() != vars) return count_error("the witness", w.size(), vars);
+  if (w[0] != Fr::one())
+    return Error{Errc::invalid_argument, "the witness's first value (the constant wire) is not 1"};
+  if (key.a.size() != vars || key.b_g1.size() != vars || key.b_g2.size() != vars ||
+      key.l.size() != key.num_private() || key.h.size() != n || matrices.rows() != n ||
+      matrices.wires() != vars)
+    return Error{Errc::invalid_argument, "the proving key's queries do not match its header"};
+  const unsigned threads = options.threads;
+
+  std::vector<Fr> a(n), b(n), c(n), h(n);
+  if (auto e = matrices.evaluate(w, a, b, c, threads)) return e;
+  kernels::cpu::hpoly_odd_coset(h.data(), a.data(), b.data(), c.data(), key.log_n, threads);
+
+  QuerySums sums;
+  sums.a = kernels::cpu::msm(key.a.data(), w.data(), vars, threads);
+  sums.b1 = kernels::cpu::msm(key.b_g1.data(), w.data(), vars, threads);
+  sums.b2 = kernels::cpu::msm(key.b_g2.data(), w.data(), vars, threads);
+  const std::size_t first_private = key.num_public + 1;
+  sums.c = kernels::cpu::msm(key.l.data(), w.data() + first_private, vars - first_private, threads);
+  kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n, threads));
+  return checked(key, assemble(key, sums, randomness), w.subspan(1, key.num_public), options);
+}
+
+Result<Proof> prove_cpu(const ProvingKey& key, const BellmanAssignment& in,
+                        const ProofRandomness& randomness, const CpuProverOptions& options) {
+  if (key.format != KeyFormat::bellman)
+    return Error{Errc::invalid_argument, "a snarkjs key proves from a witness, not an assignment"};
+  const std::size_t n = key.domain_size();
+  if (in.a.size() != n || in.b.size() != n || in.c.size() != n)
+    return Error{Errc::invalid_argument,
+                 "a, b and c must hold the domain's " + std::to_string(n) + " evaluations each"};
+  if (in.inputs.size() != key.num_public + 1)
+    return count_error("the input assignment", in.inputs.size(), key.num_public + 1);
+  if (in.inputs[0] != Fr::one())
+    return Error{Errc::invalid_argument, "the first input (the constant wire) is not 1"};
+  if (in.aux.size() != key.num_private())
+    return count_error("the aux assignment", in.aux.size(), key.num_private());
+  if (in.a_aux_density.size() != in.aux.size() || in.b_aux_density.size() != in.aux.size() ||
+      in.b_input_density.size() != in.inputs.size())
+    return Error{Errc::invalid_argument,
+                 "the density bit vectors must have one bit per input or aux wire"};
+  const std::size_t a_count = in.inputs.size() + popcount(in.a_aux_density);
+  const std::size_t b_count = popcount(in.b_input_density) + popcount(in.b_aux_density);
+  if (key.a.size() != a_count) return count_error("the A query", key.a.size(), a_count);
+  if (key.b_g1.size() != b_count || key.b_g2.size() != b_count)
+    return count_error("the B queries", key.b_g1.size(), b_count);
+  if (key.l.size() != in.aux.size()) return count_error("the L query", key.l.size(), in.aux.size());
+  if (key.h.size() != n - 1) return count_error("the H query", key.h.size(), n - 1);
+  const unsigned threads = options.threads;
+
+  std::vector<Fr> h(n);
+  kernels::cpu::hpoly(h.data(), in.a.data(), in.b.data(), in.c.data(), key.log_n, threads);
+
+  std::vector<Fr> a_scalars(in.inputs.begin(), in.inputs.end()), b_scalars;
+  a_scalars.reserve(a_count);
+  b_scalars.reserve(b_count);
+  for (std::size_t i = 0; i < in.inputs.size(); ++i)
+    if (in.b_input_density[i]) b_scalars.push_back(in.inputs[i]);
+  for (std::size_t i = 0; i < in.aux.size(); ++i) {
+    if (in.a_aux_density[i]) a_scalars.push_back(in.aux[i]);
+    if (in.b_aux_density[i]) b_scalars.push_back(in.aux[i]);
+  }
+
+  QuerySums sums;
+  sums.a = kernels::cpu::msm(key.a.data(), a_scalars.data(), a_count, threads);
+  sums.b1 = kernels::cpu::msm(key.b_g1.data(), b_scalars.data(), b_count, threads);
+  sums.b2 = kernels::cpu::msm(key.b_g2.data(), b_scalars.data(), b_count, threads);
+  sums.c = kernels::cpu::msm(key.l.data(), in.aux.data(), in.aux.size(), threads);
+  kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n - 1, threads));
+  return checked(key, assemble(key, sums, randomness), in.inputs.subspan(1), options);
+}
+
+}  // namespace stoker::engine::groth16

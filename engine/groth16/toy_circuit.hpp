@@ -1,0 +1,54 @@
+// A rank-1 constraint system and a circuit made up for tests and
+// benchmarks, with a witness that satisfies it. TESTING ONLY: nothing is
+// proved about anything real.
+//
+// The circuit has the shape that matters to a prover: wire 0 is the
+// constant 1, then the public wires, then private ones; each public wire is
+// bound by one constraint (p * 1 = p); every other constraint is a
+// multiplication gate z = x * y over earlier wires (now and then with a
+// second term and a coefficient), and the private inputs are 0 or 1 as
+// often as `zeros` and `ones` say, as bit decompositions make them in real
+// circuits, so that most witness values are 0 or 1 too.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/field.cuh"
+
+namespace stoker::engine::groth16 {
+
+// One term of a constraint: row `row` of the matrix takes value * w[signal].
+struct R1csTerm {
+  std::uint32_t row = 0;
+  std::uint32_t signal = 0;
+  kernels::Fr value;  // Montgomery form
+};
+
+// (A w) * (B w) = (C w), row by row, for rows < num_constraints.
+struct R1cs {
+  std::size_t num_vars = 0;    // wire 0 (the constant 1) included
+  std::size_t num_public = 0;  // public wires after wire 0
+  std::size_t num_constraints = 0;
+  std::vector<R1csTerm> a, b, c;
+};
+
+struct ToyCircuitShape {
+  std::size_t constraints = 0;  // at least num_public + 1
+  std::size_t num_public = 1;
+  double zeros = 0.4, ones = 0.5;  // the private inputs' mix; the rest are full-size values
+};
+
+struct ToyCircuit {
+  R1cs r1cs;
+  std::vector<kernels::Fr> witness;  // num_vars values, Montgomery form, witness[0] = 1
+};
+
+// Deterministic for a seed (and made in time linear in the constraints).
+ToyCircuit make_toy_circuit(const ToyCircuitShape& shape, std::uint64_t seed);
+
+// Whether `w` satisfies every constraint of `r1cs`.
+bool is_satisfied(const R1cs& r1cs, const std::vector<kernels::Fr>& w);
+
+}  // namespace stoker::engine::groth16
