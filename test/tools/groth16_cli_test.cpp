@@ -1,0 +1,149 @@
+// `stoker prove`, `stoker verify` and `stoker keys generate` as a user runs
+// them: exit statuses, one line on stderr for a failure, no output left
+// behind on an error, outputs that are never inputs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "test/tools/stoker_process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using stoker::test::run_stoker;
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+int lines(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+class Groth16Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("stoker_groth16_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  static std::string data(const std::string& name) {
+    return std::string(STOKER_GROTH16_DATA_DIR) + "/" + name;
+  }
+  std::string prove_line(const std::string& circuit) const {
+    return "prove --zkey " + data(circuit + ".zkey") + " --wtns " + data(circuit + ".wtns") +
+           " --proof " + path("proof.json") + " --public " + path("public.json") + " --threads 2";
+  }
+  fs::path dir_;
+};
+
+TEST_F(Groth16Cli, ProvesASnarkjsCircuitAndVerifiesTheProof) {
+  const auto proved = run_stoker(prove_line("bits"));
+  ASSERT_EQ(proved.status, 0) << proved.both();
+  EXPECT_TRUE(has(proved.out, "verified")) << proved.out;
+  EXPECT_EQ(slurp(path("public.json")), slurp(data("bits_public.json")));
+  const auto checked =
+      run_stoker("verify --vk " + data("bits_verification_key.json") + " --proof " +
+                 path("proof.json") + " --public " + path("public.json"));
+  EXPECT_EQ(checked.status, 0) << checked.both();
+  EXPECT_TRUE(has(checked.out, "valid")) << checked.out;
+}
+
+TEST_F(Groth16Cli, VerifyRefusesAProofForOtherPublicSignalsInOneLine) {
+  std::ofstream(path("other.json")) << "[\n \"1\",\n \"2\"\n]";
+  const auto r =
+      run_stoker("verify --vk " + data("multiplier_verification_key.json") + " --proof " +
+                 data("multiplier_proof.json") + " --public " + path("other.json"));
+  EXPECT_EQ(r.status, 1) << r.both();
+  EXPECT_TRUE(has(r.err, "stoker verify: the proof does not verify")) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  const auto count =
+      run_stoker("verify --vk " + data("multiplier_verification_key.json") + " --proof " +
+                 data("multiplier_proof.json") + " --public " + data("nopublic_public.json"));
+  EXPECT_EQ(count.status, 1) << count.both();
+  EXPECT_TRUE(has(count.err, "0 public inputs given; the verifying key takes 2")) << count.err;
+}
+
+TEST_F(Groth16Cli, AWitnessOfAnotherCircuitFailsAndLeavesNoOutput) {
+  const auto r =
+      run_stoker("prove --zkey " + data("multiplier.zkey") + " --wtns " + data("bits.wtns") +
+                 " --proof " + path("proof.json") + " --public " + path("public.json"));
+  EXPECT_EQ(r.status, 1) << r.both();
+  EXPECT_TRUE(has(r.err, "the witness holds 100, the key wants 26")) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_FALSE(fs::exists(path("proof.json")));
+  EXPECT_FALSE(fs::exists(path("public.json")));
+}
+
+TEST_F(Groth16Cli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(run_stoker("prove --zkey " + data("bits.zkey")).status, 2);
+  EXPECT_EQ(run_stoker("prove --wtns " + data("bits.wtns")).status, 2);
+  const auto same =
+      run_stoker("prove --zkey " + data("bits.zkey") + " --wtns " + data("bits.wtns") +
+                 " --proof " + path("p.json") + " --public " + path("p.json"));
+  EXPECT_EQ(same.status, 2) << same.both();
+  EXPECT_TRUE(has(same.err, "name the same file")) << same.err;
+  fs::copy_file(data("bits.wtns"), path("w.wtns"));
+  const auto onto_input =
+      run_stoker("prove --zkey " + data("bits.zkey") + " --wtns " + path("w.wtns") + " --proof " +
+                 path("w.wtns") + " --public " + path("p.json"));
+  EXPECT_EQ(onto_input.status, 2) << onto_input.both();
+  EXPECT_EQ(slurp(path("w.wtns")), slurp(data("bits.wtns")));
+  EXPECT_EQ(run_stoker("prove --zkey a --params b").status, 2);
+  EXPECT_EQ(run_stoker("verify --vk a --proof b").status, 2);
+}
+
+TEST_F(Groth16Cli, ToyBellmanKeyProvesAndVerifiesThroughItsFiles) {
+  const auto made = run_stoker("keys generate --log-n 6 --seed 4 --public 2 --params " +
+                               path("k.params") + " --witness " + path("k.bwit") + " --threads 2");
+  ASSERT_EQ(made.status, 0) << made.both();
+  EXPECT_TRUE(has(made.out, "testing only")) << made.out;
+  const auto proved =
+      run_stoker("prove --params " + path("k.params") + " --witness " + path("k.bwit") +
+                 " --proof-bytes " + path("p.bin") + " --inputs " + path("in.bin") +
+                 " --proof-json " + path("p.json") + " --threads 2");
+  ASSERT_EQ(proved.status, 0) << proved.both();
+  EXPECT_EQ(fs::file_size(path("p.bin")), 192u);
+  EXPECT_EQ(fs::file_size(path("in.bin")), 64u);
+  const auto checked = run_stoker("verify --params " + path("k.params") + " --proof-bytes " +
+                                  path("p.bin") + " --inputs " + path("in.bin"));
+  EXPECT_EQ(checked.status, 0) << checked.both();
+  const auto as_json = run_stoker("verify --params " + path("k.params") + " --proof " +
+                                  path("p.json") + " --inputs " + path("in.bin"));
+  EXPECT_EQ(as_json.status, 0) << as_json.both();
+  std::string inputs = slurp(path("in.bin"));
+  inputs[0] = static_cast<char>(inputs[0] ^ 1);
+  std::ofstream(path("bad.bin"), std::ios::binary) << inputs;
+  const auto bad = run_stoker("verify --params " + path("k.params") + " --proof-bytes " +
+                              path("p.bin") + " --inputs " + path("bad.bin"));
+  EXPECT_EQ(bad.status, 1) << bad.both();
+}
+
+TEST_F(Groth16Cli, ToySnarkjsKeyProvesWithStoker) {
+  const auto made = run_stoker("keys generate --log-n 5 --seed 2 --zkey " + path("k.zkey") +
+                               " --wtns " + path("k.wtns") + " --vk " + path("vk.json"));
+  ASSERT_EQ(made.status, 0) << made.both();
+  const auto proved =
+      run_stoker("prove --zkey " + path("k.zkey") + " --wtns " + path("k.wtns") + " --proof " +
+                 path("proof.json") + " --public " + path("public.json"));
+  ASSERT_EQ(proved.status, 0) << proved.both();
+  const auto checked = run_stoker("verify --vk " + path("vk.json") + " --proof " +
+                                  path("proof.json") + " --public " + path("public.json"));
+  EXPECT_EQ(checked.status, 0) << checked.both();
+}
+
+}  // namespace

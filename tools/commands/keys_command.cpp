@@ -1,0 +1,141 @@
+// `stoker keys`; see keys_command.hpp.
+#include "tools/commands/keys_command.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/elapsed.hpp"
+#include "engine/groth16/bellman_witness_file.hpp"
+#include "engine/groth16/params_file.hpp"
+#include "engine/groth16/snarkjs_json.hpp"
+#include "engine/groth16/toy_circuit.hpp"
+#include "engine/groth16/toy_key.hpp"
+#include "engine/groth16/wtns_file.hpp"
+#include "engine/groth16/zkey_file.hpp"
+#include "tools/cli/command_line.hpp"
+#include "tools/cli/output_file.hpp"
+
+namespace stoker::tools {
+namespace {
+
+namespace g16 = engine::groth16;
+
+constexpr const char* kKeysHelp =
+    "usage: stoker keys generate --log-n K --seed S (--zkey K --wtns W | --params P --witness W)\n"
+    "\n"
+    "subcommands:\n"
+    "  generate   a toy proving key and witness (testing only; 'stoker keys generate --help')\n";
+
+constexpr const char* kGenerateHelp =
+    "usage: stoker keys generate --log-n K --seed S --zkey FILE --wtns FILE [options]\n"
+    "       stoker keys generate --log-n K --seed S --params FILE --witness FILE [options]\n"
+    "\n"
+    "Writes a TOY Groth16 proving key for a made-up circuit that fills a domain of\n"
+    "2^K points, and a witness that satisfies it, for tests and benchmarks. The key's\n"
+    "secrets (tau, alpha, beta, gamma, delta) derive from the seed: anyone who knows\n"
+    "the seed can forge proofs. NEVER use it in production.\n"
+    "  --log-n K      the domain has 2^K points, K in 2..20; the circuit has\n"
+    "                 2^K - N - 1 constraints, most witness values 0 or 1\n"
+    "  --seed S       the seed of the secrets and the circuit (a 64-bit integer)\n"
+    "  --public N     public inputs (default 1)\n"
+    "  --threads N    CPU threads (default: all)\n"
+    "snarkjs's format:\n"
+    "  --zkey FILE    the proving key; `stoker prove` and `snarkjs groth16 prove` take it\n"
+    "  --wtns FILE    the witness\n"
+    "  --vk FILE      also the verifying key as snarkjs's verification_key.json\n"
+    "bellman's format:\n"
+    "  --params FILE  the parameters file, as bellperson writes it\n"
+    "  --witness FILE what bellperson's synthesis gives a prover (`stoker prove --witness`)\n";
+
+int generate(int argc, char** argv) {
+  CommandLine cl("keys generate", kGenerateHelp);
+  std::optional<unsigned> log_n;
+  std::optional<std::uint64_t> seed;
+  std::size_t num_public = 1;
+  unsigned threads = 0;
+  std::string zkey_path, wtns_path, vk_path, params_path, witness_path;
+  cl.number("--log-n", log_n, 2u, 20u);
+  cl.number("--seed", seed);
+  cl.number("--public", num_public, std::size_t{1}, std::size_t{1} << 16);
+  cl.number("--threads", threads, 1u, 4096u);
+  cl.value("--zkey", zkey_path);
+  cl.value("--wtns", wtns_path);
+  cl.value("--vk", vk_path);
+  cl.value("--params", params_path);
+  cl.value("--witness", witness_path);
+  for (const char* z : {"--zkey", "--wtns", "--vk"})
+    for (const char* b : {"--params", "--witness"}) cl.exclusive({z, b});
+  if (auto rc = cl.parse(argc, argv)) return *rc;
+  if (!log_n) return cl.usage_error("--log-n is required");
+  if (!seed) return cl.usage_error("--seed is required");
+  const bool bellman = !params_path.empty() || !witness_path.empty();
+  if (bellman && (params_path.empty() || witness_path.empty()))
+    return cl.usage_error("bellman's format takes --params and --witness");
+  if (!bellman && (zkey_path.empty() || wtns_path.empty()))
+    return cl.usage_error("--zkey and --wtns are required (or --params and --witness)");
+  const std::size_t n = std::size_t{1} << *log_n;
+  if (num_public + 2 > n)
+    return cl.usage_error("--public " + std::to_string(num_public) + " leaves no constraint in 2^" +
+                          std::to_string(*log_n) + " points");
+  std::optional<OutputFile> vk_out;
+  for (const auto& path : {zkey_path, wtns_path, params_path, witness_path})
+    if (!path.empty())
+      if (auto out = OutputFile::check(path); !out) return cl.usage_error(out.error().what());
+  if (!vk_path.empty()) {
+    auto out = OutputFile::check(vk_path);
+    if (!out) return cl.usage_error(out.error().what());
+    vk_out = std::move(*out);
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  const auto circuit =
+      g16::make_toy_circuit({.constraints = n - num_public - 1, .num_public = num_public}, *seed);
+  const auto format = bellman ? g16::KeyFormat::bellman : g16::KeyFormat::snarkjs;
+  auto key =
+      g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(*seed), format, *log_n, threads);
+  if (!key) return cl.failure(key.error().what());
+  std::string files;
+  if (bellman) {
+    if (auto e = g16::write_params(params_path, *key)) return cl.failure(e.what());
+    const auto witness = g16::synthesize_bellman(circuit.r1cs, circuit.witness, *log_n);
+    if (auto e = g16::write_bellman_witness(witness_path, witness)) return cl.failure(e.what());
+    files = params_path + " and " + witness_path;
+  } else {
+    if (auto e = g16::write_zkey(zkey_path, *key)) return cl.failure(e.what());
+    if (auto e = g16::write_wtns(wtns_path, circuit.witness)) return cl.failure(e.what());
+    files = zkey_path + " and " + wtns_path;
+    if (vk_out) {
+      if (auto e = vk_out->write(g16::verification_key_json(key->vk))) return cl.failure(e.what());
+      files += " and " + vk_path;
+    }
+  }
+  std::printf(
+      "toy %s key (testing only) for 2^%u points: %zu constraints, %zu wires, %zu public; "
+      "%s written in %.2f s\n",
+      bellman ? "bellman" : "snarkjs", *log_n, circuit.r1cs.num_constraints, circuit.r1cs.num_vars,
+      num_public, files.c_str(), common::seconds_since(start));
+  return 0;
+}
+
+}  // namespace
+
+int keys_command(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "stoker keys: a subcommand is required\n%s", kKeysHelp);
+    return 2;
+  }
+  const std::string_view sub = argv[1];
+  if (sub == "-h" || sub == "--help" || sub == "help") {
+    std::fputs(kKeysHelp, stdout);
+    return 0;
+  }
+  if (sub == "generate") return generate(argc - 1, argv + 1);
+  std::fprintf(stderr, "stoker keys: unknown subcommand '%s'\n%s", argv[1], kKeysHelp);
+  return 2;
+}
+
+}  // namespace stoker::tools

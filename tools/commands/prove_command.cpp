@@ -1,0 +1,205 @@
+// `stoker prove`; see prove_command.hpp.
+#include "tools/commands/prove_command.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/elapsed.hpp"
+#include "engine/groth16/bellman_witness_file.hpp"
+#include "engine/groth16/constraint_matrices.hpp"
+#include "engine/groth16/cpu_prover.hpp"
+#include "engine/groth16/params_file.hpp"
+#include "engine/groth16/snarkjs_json.hpp"
+#include "engine/groth16/wtns_file.hpp"
+#include "engine/groth16/zkey_file.hpp"
+#include "tools/cli/command_line.hpp"
+#include "tools/cli/input_file.hpp"
+#include "tools/cli/output_file.hpp"
+#include "tools/commands/public_inputs_file.hpp"
+
+namespace stoker::tools {
+namespace {
+
+namespace g16 = engine::groth16;
+
+constexpr const char* kHelp =
+    "usage: stoker prove --zkey K --wtns W --proof FILE --public FILE [options]\n"
+    "       stoker prove --params P --witness W --proof-bytes FILE [options]\n"
+    "\n"
+    "A Groth16 proof over BLS12-381, on the CPU's threads, from:\n"
+    "- a snarkjs proving key (circom circuits compiled with -p bls12381, snarkjs 0.7)\n"
+    "  and a witness from circom's generator or `snarkjs wtns calculate`:\n"
+    "  --zkey K         the proving key (.zkey)\n"
+    "  --wtns W         the witness (.wtns), one value per wire of the key's circuit\n"
+    "  --proof FILE     proof.json, as snarkjs writes it\n"
+    "  --public FILE    public.json: the public signals, as snarkjs writes them\n"
+    "- a bellman/bellperson key (.params, as Filecoin's) and what its synthesis gives:\n"
+    "  --params P       the parameters file\n"
+    "  --witness W      a, b, c, the assignments and density bits (the format is in\n"
+    "                   engine/groth16/bellman_witness_file.hpp)\n"
+    "  --proof-bytes F  the proof's 192 bytes: A, B, C compressed, as bellman writes it\n"
+    "  --proof-json F   also the proof as snarkjs's proof.json\n"
+    "  --inputs F       also the public inputs (the constant 1 left out), 32 bytes each,\n"
+    "                   little-endian, as `stoker verify --inputs` reads them\n"
+    "Either form:\n"
+    "  --trust-key      skip the curve and subgroup checks of the key's points (for keys\n"
+    "                   this machine made or checked before; coordinates are checked always)\n"
+    "  --no-verify      skip the pairing check of the proof before it is written\n"
+    "  --threads N      CPU threads (default: all)\n"
+    "\n"
+    "The proof's blinding scalars r and s come from the operating system's CSPRNG.\n"
+    "A witness that does not satisfy the circuit fails the check and nothing is\n"
+    "written. Prints one line: the circuit's size, where the time went, the files.\n";
+
+struct Paths {
+  std::string zkey, wtns, proof, public_, params, witness, proof_bytes, proof_json, inputs;
+};
+
+// Every output checked before the work: writable, not an input, not another output.
+Result<std::vector<std::pair<std::string, OutputFile>>> check_outputs(
+    const std::vector<std::pair<std::string, std::string>>& outputs,
+    const std::vector<std::pair<std::string, std::string>>& inputs) {
+  std::vector<std::pair<std::string, OutputFile>> out;
+  for (const auto& [option, path] : outputs) {
+    if (path.empty()) continue;
+    auto file = OutputFile::check(path);
+    if (!file) return file.error();
+    for (const auto& [in_option, in_path] : inputs)
+      if (auto e = file->not_input(option, in_option, in_path)) return e;
+    for (const auto& [other, earlier] : out)
+      if (earlier.target() == file->target())
+        return Error{Errc::invalid_argument,
+                     option + " and " + other + " name the same file, " + path};
+    out.emplace_back(option, std::move(*file));
+  }
+  return out;
+}
+
+const OutputFile* output(const std::vector<std::pair<std::string, OutputFile>>& outs,
+                         const std::string& option) {
+  for (const auto& [o, f] : outs)
+    if (o == option) return &f;
+  return nullptr;
+}
+
+int report(const g16::ProvingKey& key, double load_s, double prove_s, bool verified,
+           const std::vector<std::pair<std::string, OutputFile>>& outs) {
+  std::string files;
+  for (const auto& [option, file] : outs) files += (files.empty() ? "" : ", ") + file.path();
+  std::printf(
+      "proof for %zu wires over 2^%u points (%s key): read in %.3f s, proved in %.3f s "
+      "(%s) on the CPU; %s written\n",
+      key.num_vars, key.log_n, key.format == g16::KeyFormat::snarkjs ? "snarkjs" : "bellman",
+      load_s, prove_s, verified ? "verified" : "not verified", files.c_str());
+  return 0;
+}
+
+int prove_snarkjs(const CommandLine& cl, const Paths& p, g16::PointCheck check, bool verify,
+                  unsigned threads) {
+  if (p.wtns.empty()) return cl.usage_error("--zkey needs --wtns");
+  if (p.proof.empty()) return cl.usage_error("--zkey needs --proof");
+  if (p.public_.empty()) return cl.usage_error("--zkey needs --public");
+  for (const auto& in : {p.zkey, p.wtns})
+    if (auto size = input_size(in); !size) return cl.usage_error(size.error().what());
+  auto outs = check_outputs({{"--proof", p.proof}, {"--public", p.public_}},
+                            {{"--zkey", p.zkey}, {"--wtns", p.wtns}});
+  if (!outs) return cl.usage_error(outs.error().what());
+
+  const auto start = std::chrono::steady_clock::now();
+  auto key = g16::read_zkey(p.zkey, check, threads);
+  if (!key) return cl.failure(key.error().what());
+  auto witness = g16::read_wtns(p.wtns, threads);
+  if (!witness) return cl.failure(witness.error().what());
+  auto matrices = g16::ConstraintMatrices::from(*key);
+  if (!matrices) return cl.failure(matrices.error().what());
+  const double load_s = common::seconds_since(start);
+
+  auto randomness = g16::ProofRandomness::from_os();
+  if (!randomness) return cl.failure(randomness.error().what());
+  const auto prove_start = std::chrono::steady_clock::now();
+  auto proof = g16::prove_cpu(*key, *matrices, *witness, *randomness,
+                              {.threads = threads, .verify = verify});
+  if (!proof) return cl.failure(p.wtns + ": " + proof.error().what());
+  const double prove_s = common::seconds_since(prove_start);
+
+  const std::span<const kernels::Fr> inputs(witness->data() + 1, key->num_public);
+  if (auto e = output(*outs, "--proof")->write(g16::proof_json(*proof)))
+    return cl.failure(e.what());
+  if (auto e = output(*outs, "--public")->write(g16::public_json(inputs)))
+    return cl.failure(e.what());
+  return report(*key, load_s, prove_s, verify, *outs);
+}
+
+int prove_bellman(const CommandLine& cl, const Paths& p, g16::PointCheck check, bool verify,
+                  unsigned threads) {
+  if (p.witness.empty()) return cl.usage_error("--params needs --witness");
+  if (p.proof_bytes.empty()) return cl.usage_error("--params needs --proof-bytes");
+  for (const auto& in : {p.params, p.witness})
+    if (auto size = input_size(in); !size) return cl.usage_error(size.error().what());
+  auto outs = check_outputs(
+      {{"--proof-bytes", p.proof_bytes}, {"--proof-json", p.proof_json}, {"--inputs", p.inputs}},
+      {{"--params", p.params}, {"--witness", p.witness}});
+  if (!outs) return cl.usage_error(outs.error().what());
+
+  const auto start = std::chrono::steady_clock::now();
+  auto key = g16::read_params(p.params, check, threads);
+  if (!key) return cl.failure(key.error().what());
+  auto witness = g16::read_bellman_witness(p.witness, threads);
+  if (!witness) return cl.failure(witness.error().what());
+  const double load_s = common::seconds_since(start);
+
+  auto randomness = g16::ProofRandomness::from_os();
+  if (!randomness) return cl.failure(randomness.error().what());
+  const auto prove_start = std::chrono::steady_clock::now();
+  auto proof =
+      g16::prove_cpu(*key, witness->view(), *randomness, {.threads = threads, .verify = verify});
+  if (!proof) return cl.failure(p.witness + ": " + proof.error().what());
+  const double prove_s = common::seconds_since(prove_start);
+
+  std::string bytes(g16::kProofBytes, '\0');
+  g16::encode_proof_bytes(*proof,
+                          std::span<unsigned char, g16::kProofBytes>(
+                              reinterpret_cast<unsigned char*>(bytes.data()), g16::kProofBytes));
+  if (auto e = output(*outs, "--proof-bytes")->write(bytes)) return cl.failure(e.what());
+  if (const auto* f = output(*outs, "--proof-json"))
+    if (auto e = f->write(g16::proof_json(*proof))) return cl.failure(e.what());
+  if (const auto* f = output(*outs, "--inputs"))
+    if (auto e = write_public_inputs(*f, std::span(witness->inputs).subspan(1)))
+      return cl.failure(e.what());
+  return report(*key, load_s, prove_s, verify, *outs);
+}
+
+}  // namespace
+
+int prove_command(int argc, char** argv) {
+  CommandLine cl("prove", kHelp);
+  Paths p;
+  bool trust_key = false, no_verify = false;
+  unsigned threads = 0;
+  cl.value("--zkey", p.zkey);
+  cl.value("--wtns", p.wtns);
+  cl.value("--proof", p.proof);
+  cl.value("--public", p.public_);
+  cl.value("--params", p.params);
+  cl.value("--witness", p.witness);
+  cl.value("--proof-bytes", p.proof_bytes);
+  cl.value("--proof-json", p.proof_json);
+  cl.value("--inputs", p.inputs);
+  cl.flag("--trust-key", trust_key);
+  cl.flag("--no-verify", no_verify);
+  cl.number("--threads", threads, 1u, 4096u);
+  cl.exclusive({"--zkey", "--params"});
+  for (const char* o : {"--wtns", "--proof", "--public"}) cl.exclusive({o, "--params"});
+  for (const char* o : {"--witness", "--proof-bytes", "--proof-json", "--inputs"})
+    cl.exclusive({o, "--zkey"});
+  if (auto rc = cl.parse(argc, argv)) return *rc;
+  const auto check = trust_key ? g16::PointCheck::trusted : g16::PointCheck::full;
+  if (!p.zkey.empty()) return prove_snarkjs(cl, p, check, !no_verify, threads);
+  if (!p.params.empty()) return prove_bellman(cl, p, check, !no_verify, threads);
+  return cl.usage_error("a key is required: --zkey (snarkjs) or --params (bellman)");
+}
+
+}  // namespace stoker::tools
