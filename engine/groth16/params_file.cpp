@@ -140,6 +140,37 @@ Error check_points(const InputFile& f, const char* name, const std::vector<Point
   return {};
 }
 
+// The six points of the header and IC, which are all a verifier needs.
+Error read_head(const InputFile& f, Cursor& c, ProvingKey& k, std::uint64_t& at_ic,
+                PointCheck check) {
+  if (Error e = c.point("alpha_g1", k.vk.alpha_1, check)) return e;
+  if (Error e = c.point("beta_g1", k.beta_1, check)) return e;
+  if (Error e = c.point("beta_g2", k.vk.beta_2, check)) return e;
+  if (Error e = c.point("gamma_g2", k.vk.gamma_2, check)) return e;
+  if (Error e = c.point("delta_g1", k.delta_1, check)) return e;
+  if (Error e = c.point("delta_g2", k.vk.delta_2, check)) return e;
+  std::uint32_t n_ic = 0;
+  const std::uint64_t count_at = c.pos();
+  if (Error e = c.count("IC", n_ic)) return e;
+  if (n_ic == 0)
+    return invalid(f, "the IC count at " + byte_at(count_at) +
+                          " is 0; IC needs a point for the constant wire 1 at least");
+  return c.points("IC", n_ic, k.vk.ic, at_ic);
+}
+
+Result<VerifyingKey> read_params_vk_body(const std::string& path, PointCheck check,
+                                         unsigned threads) {
+  auto opened = InputFile::open(path);
+  if (!opened) return std::move(opened).error();
+  const InputFile& f = *opened;
+  Cursor c(f, threads);
+  ProvingKey k;
+  std::uint64_t at_ic = 0;
+  if (Error e = read_head(f, c, k, at_ic, check)) return e;
+  if (Error e = check_points(f, "IC", k.vk.ic, at_ic, check, threads)) return e;
+  return std::move(k.vk);
+}
+
 Result<ProvingKey> read_params_body(const std::string& path, PointCheck check, unsigned threads) {
   auto opened = InputFile::open(path);
   if (!opened) return std::move(opened).error();
@@ -147,23 +178,12 @@ Result<ProvingKey> read_params_body(const std::string& path, PointCheck check, u
   Cursor c(f, threads);
   ProvingKey k;
   k.format = KeyFormat::bellman;
-  if (Error e = c.point("alpha_g1", k.vk.alpha_1, check)) return e;
-  if (Error e = c.point("beta_g1", k.beta_1, check)) return e;
-  if (Error e = c.point("beta_g2", k.vk.beta_2, check)) return e;
-  if (Error e = c.point("gamma_g2", k.vk.gamma_2, check)) return e;
-  if (Error e = c.point("delta_g1", k.delta_1, check)) return e;
-  if (Error e = c.point("delta_g2", k.vk.delta_2, check)) return e;
-
-  std::uint32_t n_ic = 0, n_h = 0, n_l = 0, n_a = 0, n_b1 = 0, n_b2 = 0;
   std::uint64_t at_ic = 0, at_h = 0, at_l = 0, at_a = 0, at_b1 = 0, at_b2 = 0;
-  std::uint64_t count_at = c.pos();
-  if (Error e = c.count("IC", n_ic)) return e;
-  if (n_ic == 0)
-    return invalid(f, "the IC count at " + byte_at(count_at) +
-                          " is 0; IC needs a point for the constant wire 1 at least");
-  if (Error e = c.points("IC", n_ic, k.vk.ic, at_ic)) return e;
+  if (Error e = read_head(f, c, k, at_ic, check)) return e;
+  const auto n_ic = static_cast<std::uint32_t>(k.vk.ic.size());
+  std::uint32_t n_h = 0, n_l = 0, n_a = 0, n_b1 = 0, n_b2 = 0;
 
-  count_at = c.pos();
+  std::uint64_t count_at = c.pos();
   if (Error e = c.count("H", n_h)) return e;
   if (!std::has_single_bit(std::uint64_t{n_h} + 1))
     return invalid(f, "the H count " + std::to_string(n_h) + " at " + byte_at(count_at) +
@@ -295,6 +315,17 @@ Error write_params_body(const std::string& path, const ProvingKey& k) {
 Result<ProvingKey> read_params(const std::string& path, PointCheck check, unsigned threads) {
   try {
     return read_params_body(path, check, threads);
+  } catch (const std::bad_alloc&) {
+    return Error{Errc::out_of_host_memory, path + ": out of memory while reading the key"};
+  } catch (const std::exception& e) {
+    return Error{Errc::io_error, path + ": " + e.what()};
+  }
+}
+
+Result<VerifyingKey> read_params_verifying_key(const std::string& path, PointCheck check,
+                                               unsigned threads) {
+  try {
+    return read_params_vk_body(path, check, threads);
   } catch (const std::bad_alloc&) {
     return Error{Errc::out_of_host_memory, path + ": out of memory while reading the key"};
   } catch (const std::exception& e) {

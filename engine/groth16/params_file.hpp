@@ -32,6 +32,12 @@ namespace stoker::engine::groth16 {
 Result<ProvingKey> read_params(const std::string& path, PointCheck check = PointCheck::full,
                                unsigned threads = 0);
 
+// The verifying key alone (the header's points and IC, checked as above):
+// what a verifier reads of a file that may run to tens of gigabytes.
+Result<VerifyingKey> read_params_verifying_key(const std::string& path,
+                                               PointCheck check = PointCheck::full,
+                                               unsigned threads = 0);
+
 // Writes a key of format bellman. Errors: counts that break the rules
 // above, a snarkjs-format key (its H is another basis), the file cannot be
 // written (nothing is left behind).

@@ -86,11 +86,7 @@ int verify_command(int argc, char** argv) {
   if (!vk_path.empty()) {
     vk = g16::read_verification_key_json(vk_path);
   } else {
-    auto key = g16::read_params(params_path);
-    if (key)
-      vk = std::move(key->vk);
-    else
-      vk = key.error();
+    vk = g16::read_params_verifying_key(params_path);
   }
   if (!vk) return cl.failure(vk.error().what());
   auto proof =

@@ -137,6 +137,21 @@ TEST_F(ParamsFile, ReadsBackTheKeyWithItsShapeFromTheCounts) {
   EXPECT_TRUE(read_params(path_, PointCheck::trusted).ok());
 }
 
+// A verifier reads the header and IC only: a file cut right after IC still
+// gives the verifying key, and a bad IC point is still refused.
+TEST_F(ParamsFile, VerifyingKeyComesFromTheHeadAlone) {
+  const Bytes head(bytes_.begin(), bytes_.begin() + kHCount);
+  auto vk = read_params_verifying_key(dir_.file("head.params", head));
+  ASSERT_TRUE(vk.ok()) << vk.error().what();
+  EXPECT_TRUE(same(vk->alpha_1, key_.vk.alpha_1) && same(vk->beta_2, key_.vk.beta_2) &&
+              same(vk->gamma_2, key_.vk.gamma_2) && same(vk->delta_2, key_.vk.delta_2));
+  EXPECT_TRUE(same(vk->ic, key_.vk.ic));
+  const Bytes cut(bytes_.begin(), bytes_.begin() + kHCount - 1);
+  auto short_ic = read_params_verifying_key(dir_.file("cut.params", cut));
+  ASSERT_FALSE(short_ic.ok());
+  EXPECT_NE(short_ic.error().what().find("IC"), std::string::npos) << short_ic.error().what();
+}
+
 TEST_F(ParamsFile, TruncatedFileNamesWhatIsCutAndWhere) {
   const auto cut = [&](std::size_t n) { return Bytes(bytes_.begin(), bytes_.begin() + n); };
   EXPECT_TRUE(names(refusal(cut(500)), {"truncated: gamma_g2 at byte 384", "ends at byte 500"}));
