@@ -15,8 +15,11 @@
 // The same for B and C; h_i = A' B' - C' at stoker's index e i mod n.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <system_error>
 
 #include "kernels/field.cuh"
 
@@ -36,6 +39,22 @@ inline std::size_t snarkjs_point_to_ntt_index(std::size_t i, unsigned log_n) {
   return (static_cast<std::size_t>(snarkjs_root_exponent()) * (i & mask)) & mask;
 }
 
+// In "stoker's order" entry j of a, b, c is the evaluation at omega7_n^j and
+// entry j of h belongs to the coset point s omega7_n^j (s = omega5_2n): the
+// order the transforms work in. A prover that writes a, b, c there (row i
+// of a zkey to e i mod n) and holds the key's H points there too (H_i at
+// e i mod n, permuted once when the key is loaded) needs no permutation per
+// proof: sum_j h_j H'_j is the same sum.
+
+namespace gpu {
+// h from a, b, c in stoker's order, on `stream`: three inverse NTTs, the
+// scaling by s^j, three NTTs, A B - C. Overwrites a, b and c; h may be one
+// of them. Device pointers of the current device; the tables of ntt.hpp.
+std::error_code hpoly_odd_coset(Fr* h, Fr* a, Fr* b, Fr* c, unsigned log_n, cudaStream_t stream);
+// Builds the tables of (current device, log_n) and loads the kernels.
+std::error_code prepare_hpoly_odd_coset(unsigned log_n);
+}  // namespace gpu
+
 namespace cpu {
 // h_i = (a b - c)(omega5_2n^(2i+1)) for i < n = 2^log_n (log_n <= 31), with
 // a, b, c the evaluations at snarkjs's points omega5_n^i, natural order in
@@ -43,6 +62,9 @@ namespace cpu {
 // inputs alone; h may not alias them.
 void hpoly_odd_coset(Fr* h, const Fr* a, const Fr* b, const Fr* c, unsigned log_n,
                      unsigned threads = 0);
+// The same in stoker's order (as gpu::hpoly_odd_coset, bit for bit).
+void hpoly_odd_coset_in_ntt_order(Fr* h, const Fr* a, const Fr* b, const Fr* c, unsigned log_n,
+                                  unsigned threads = 0);
 }  // namespace cpu
 
 }  // namespace stoker::kernels

@@ -49,34 +49,59 @@ std::uint32_t snarkjs_root_exponent() {
 
 namespace cpu {
 
+namespace {
+
+// dst = the odd-coset evaluations of the polynomial whose evaluations on
+// stoker's domain src holds: intt, x_j *= s^j, ntt.
+void to_odd_coset(Fr* dst, const Fr* src, unsigned log_n, unsigned threads) {
+  const std::size_t n = std::size_t{1} << log_n;
+  if (dst != src)
+    detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) dst[i] = src[i];
+    });
+  if (log_n == 0) return;  // one point: the polynomial is its value
+  const Fr s = snarkjs_root_of_unity(log_n + 1);
+  transform(NttKind::inverse, dst, dst, log_n, 1, threads);
+  detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
+    Fr f = s.pow(static_cast<std::uint64_t>(lo));
+    for (std::size_t j = lo; j < hi; ++j) {
+      dst[j] *= f;
+      f *= s;
+    }
+  });
+  transform(NttKind::forward, dst, dst, log_n, 1, threads);
+}
+
+}  // namespace
+
+void hpoly_odd_coset_in_ntt_order(Fr* h, const Fr* a, const Fr* b, const Fr* c, unsigned log_n,
+                                  unsigned threads) {
+  if (log_n > kMaxLogN) return;
+  threads = detail::resolve_threads(threads);
+  const std::size_t n = std::size_t{1} << log_n;
+  std::vector<Fr> A(n), B(n), C(n);
+  to_odd_coset(A.data(), a, log_n, threads);
+  to_odd_coset(B.data(), b, log_n, threads);
+  to_odd_coset(C.data(), c, log_n, threads);
+  detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t j = lo; j < hi; ++j) h[j] = A[j] * B[j] - C[j];
+  });
+}
+
 void hpoly_odd_coset(Fr* h, const Fr* a, const Fr* b, const Fr* c, unsigned log_n,
                      unsigned threads) {
   if (log_n > kMaxLogN) return;
   threads = detail::resolve_threads(threads);
   const std::size_t n = std::size_t{1} << log_n;
-  const Fr s = snarkjs_root_of_unity(log_n + 1);
-  std::vector<Fr> A(n), B(n), C(n);
+  std::vector<Fr> A(n), B(n), C(n), H(n);
   const std::pair<const Fr*, Fr*> steps[] = {{a, A.data()}, {b, B.data()}, {c, C.data()}};
-  for (auto [src, dst] : steps) {
+  for (auto [src, dst] : steps)
     detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
       for (std::size_t i = lo; i < hi; ++i) dst[snarkjs_point_to_ntt_index(i, log_n)] = src[i];
     });
-    if (log_n == 0) continue;  // one point: the polynomial is its value
-    transform(NttKind::inverse, dst, dst, log_n, 1, threads);
-    detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
-      Fr f = s.pow(static_cast<std::uint64_t>(lo));
-      for (std::size_t j = lo; j < hi; ++j) {
-        dst[j] *= f;
-        f *= s;
-      }
-    });
-    transform(NttKind::forward, dst, dst, log_n, 1, threads);
-  }
+  hpoly_odd_coset_in_ntt_order(H.data(), A.data(), B.data(), C.data(), log_n, threads);
   detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t i = lo; i < hi; ++i) {
-      const std::size_t j = snarkjs_point_to_ntt_index(i, log_n);
-      h[i] = A[j] * B[j] - C[j];
-    }
+    for (std::size_t i = lo; i < hi; ++i) h[i] = H[snarkjs_point_to_ntt_index(i, log_n)];
   });
 }
 

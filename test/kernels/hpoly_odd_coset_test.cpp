@@ -77,6 +77,28 @@ TEST(HpolyOddCoset, EvaluatesABMinusCOnTheOddCosetOfTheDoubledDomain) {
   }
 }
 
+// In stoker's order the same scalars sit at e i mod n, inputs and outputs.
+TEST(HpolyOddCoset, InNttOrderIsThePermutationOfSnarkjssOrder) {
+  std::mt19937_64 rng(13);
+  for (unsigned log_n : {0u, 1u, 4u, 9u}) {
+    const std::size_t n = std::size_t{1} << log_n;
+    std::vector<Fr> a(n), b(n), c(n), h(n), a7(n), b7(n), c7(n), h7(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = random_fr(rng);
+      b[i] = random_fr(rng);
+      c[i] = random_fr(rng);
+      const std::size_t j = snarkjs_point_to_ntt_index(i, log_n);
+      a7[j] = a[i];
+      b7[j] = b[i];
+      c7[j] = c[i];
+    }
+    cpu::hpoly_odd_coset(h.data(), a.data(), b.data(), c.data(), log_n, 2);
+    cpu::hpoly_odd_coset_in_ntt_order(h7.data(), a7.data(), b7.data(), c7.data(), log_n, 2);
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(h7[snarkjs_point_to_ntt_index(i, log_n)], h[i]) << "n = " << n << ", i = " << i;
+  }
+}
+
 // What a zkey's H points rely on: for a satisfied system P vanishes on the
 // domain and sum_i h_i L^(2n)_{2i+1}(tau) = P(tau) at any tau.
 TEST(HpolyOddCoset, ScalarsOverTheOddLagrangeBasisGiveP) {
