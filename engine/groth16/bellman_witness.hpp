@@ -32,4 +32,24 @@ struct BellmanWitness {
   }
 };
 
+// The scalars of the A and B queries of a bellman key, in the queries'
+// order: A takes every input, then the aux wires whose A bit is set; B the
+// inputs and then the aux wires whose B bits are set. (L takes every aux
+// wire, H the h coefficients.)
+struct BellmanQueryScalars {
+  std::vector<kernels::Fr> a, b;
+};
+
+inline BellmanQueryScalars query_scalars(const BellmanAssignment& in) {
+  BellmanQueryScalars out;
+  out.a.assign(in.inputs.begin(), in.inputs.end());
+  for (std::size_t i = 0; i < in.inputs.size() && i < in.b_input_density.size(); ++i)
+    if (in.b_input_density[i]) out.b.push_back(in.inputs[i]);
+  for (std::size_t i = 0; i < in.aux.size(); ++i) {
+    if (i < in.a_aux_density.size() && in.a_aux_density[i]) out.a.push_back(in.aux[i]);
+    if (i < in.b_aux_density.size() && in.b_aux_density[i]) out.b.push_back(in.aux[i]);
+  }
+  return out;
+}
+
 }  // namespace stoker::engine::groth16

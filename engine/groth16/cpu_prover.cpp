@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "engine/groth16/verifier.hpp"
+#include "engine/groth16/proof_assembly.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/hpoly_odd_coset.hpp"
 #include "kernels/msm.hpp"
@@ -14,55 +14,17 @@ namespace {
 using kernels::Fr;
 using kernels::G1Affine;
 using kernels::G1Xyzz;
-using kernels::G2Affine;
-using kernels::G2Xyzz;
-
-template <typename Affine>
-auto times(const Affine& p, const Fr& k) {
-  std::uint64_t limbs[4];
-  k.to_canonical(limbs);
-  return kernels::scalar_mul(p, limbs);
-}
 
 Error count_error(const std::string& what, std::size_t have, std::size_t want) {
   return Error{Errc::invalid_argument,
                what + " holds " + std::to_string(have) + ", the key wants " + std::to_string(want)};
 }
 
-// The sums of the witness over the key's queries, in the order the
-// assembly takes them.
-struct QuerySums {
-  G1Xyzz a, b1, c;  // c: the L and H sums
-  G2Xyzz b2;
-};
-
-Proof assemble(const ProvingKey& key, const QuerySums& sums, const ProofRandomness& rnd) {
-  G1Xyzz a = kernels::to_xyzz(key.vk.alpha_1);
-  kernels::add(a, sums.a);
-  kernels::add(a, times(key.delta_1, rnd.r));
-  G2Xyzz b = kernels::to_xyzz(key.vk.beta_2);
-  kernels::add(b, sums.b2);
-  kernels::add(b, times(key.vk.delta_2, rnd.s));
-  G1Xyzz b1 = kernels::to_xyzz(key.beta_1);
-  kernels::add(b1, sums.b1);
-  kernels::add(b1, times(key.delta_1, rnd.s));
-  G1Xyzz c = sums.c;
-  kernels::add(c, times(kernels::to_affine(a), rnd.s));
-  kernels::add(c, times(kernels::to_affine(b1), rnd.r));
-  kernels::add(c, kernels::neg(times(key.delta_1, rnd.r * rnd.s)));
-  return Proof{kernels::to_affine(a), kernels::to_affine(b), kernels::to_affine(c)};
-}
-
-Result<Proof> checked(const ProvingKey& key, const Proof& proof, std::span<const Fr> inputs,
-                      const CpuProverOptions& options) {
+Result<Proof> finished(const ProvingKey& key, const QuerySums& sums, const ProofRandomness& rnd,
+                       std::span<const Fr> inputs, const CpuProverOptions& options) {
+  const Proof proof = assemble_proof(key, sums, rnd);
   if (!options.verify) return proof;
-  if (auto e = verify(key.vk, proof, inputs)) {
-    if (e.code != make_error_code(Errc::verification_failed)) return e;
-    return Error{Errc::verification_failed,
-                 "the witness does not satisfy the key's circuit: its proof fails the pairing "
-                 "check"};
-  }
-  return proof;
+  return checked_proof(key, proof, inputs);
 }
 
 std::size_t popcount(const std::vector<bool>& bits) {
@@ -97,7 +59,7 @@ Result<Proof> prove_cpu(const ProvingKey& key, const ConstraintMatrices& matrice
   const std::size_t first_private = key.num_public + 1;
   sums.c = kernels::cpu::msm(key.l.data(), w.data() + first_private, vars - first_private, threads);
   kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n, threads));
-  return checked(key, assemble(key, sums, randomness), w.subspan(1, key.num_public), options);
+  return finished(key, sums, randomness, w.subspan(1, key.num_public), options);
 }
 
 Result<Proof> prove_cpu(const ProvingKey& key, const BellmanAssignment& in,
@@ -130,15 +92,9 @@ Result<Proof> prove_cpu(const ProvingKey& key, const BellmanAssignment& in,
   std::vector<Fr> h(n);
   kernels::cpu::hpoly(h.data(), in.a.data(), in.b.data(), in.c.data(), key.log_n, threads);
 
-  std::vector<Fr> a_scalars(in.inputs.begin(), in.inputs.end()), b_scalars;
-  a_scalars.reserve(a_count);
-  b_scalars.reserve(b_count);
-  for (std::size_t i = 0; i < in.inputs.size(); ++i)
-    if (in.b_input_density[i]) b_scalars.push_back(in.inputs[i]);
-  for (std::size_t i = 0; i < in.aux.size(); ++i) {
-    if (in.a_aux_density[i]) a_scalars.push_back(in.aux[i]);
-    if (in.b_aux_density[i]) b_scalars.push_back(in.aux[i]);
-  }
+  const auto scalars = query_scalars(in);
+  const auto& a_scalars = scalars.a;
+  const auto& b_scalars = scalars.b;
 
   QuerySums sums;
   sums.a = kernels::cpu::msm(key.a.data(), a_scalars.data(), a_count, threads);
@@ -146,7 +102,7 @@ Result<Proof> prove_cpu(const ProvingKey& key, const BellmanAssignment& in,
   sums.b2 = kernels::cpu::msm(key.b_g2.data(), b_scalars.data(), b_count, threads);
   sums.c = kernels::cpu::msm(key.l.data(), in.aux.data(), in.aux.size(), threads);
   kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n - 1, threads));
-  return checked(key, assemble(key, sums, randomness), in.inputs.subspan(1), options);
+  return finished(key, sums, randomness, in.inputs.subspan(1), options);
 }
 
 }  // namespace stoker::engine::groth16
