@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "common/host_device.hpp"
+#include "kernels/detail/double_and_add.cuh"
 #include "kernels/fq.cuh"
 
 namespace stoker::kernels {
@@ -233,13 +234,7 @@ STOKER_HD bool in_subgroup(const G1Affine& p) {
 // [k] p for a 256-bit scalar (little-endian limbs, any value), by plain
 // double-and-add: for tests and checks, not for speed.
 STOKER_HD G1Xyzz scalar_mul(const G1Affine& p, const std::uint64_t k[4]) {
-  G1Xyzz acc = G1Xyzz::infinity();
-  for (int i = 3; i >= 0; --i)
-    for (int b = 63; b >= 0; --b) {
-      acc = dbl(acc);
-      if ((k[i] >> b) & 1) add_mixed(acc, p);
-    }
-  return acc;
+  return detail::double_and_add<G1Xyzz>(p, k);
 }
 
 }  // namespace stoker::kernels

@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "common/host_device.hpp"
+#include "kernels/detail/double_and_add.cuh"
 #include "kernels/fq2.cuh"
 #include "kernels/g1.cuh"
 
@@ -237,13 +238,7 @@ STOKER_HD bool in_subgroup(const G2Affine& p) {
 // [k] p for a 256-bit scalar (little-endian limbs, any value), by plain
 // double-and-add: for tests and checks, not for speed.
 STOKER_HD G2Xyzz scalar_mul(const G2Affine& p, const std::uint64_t k[4]) {
-  G2Xyzz acc = G2Xyzz::infinity();
-  for (int i = 3; i >= 0; --i)
-    for (int b = 63; b >= 0; --b) {
-      acc = dbl(acc);
-      if ((k[i] >> b) & 1) add_mixed(acc, p);
-    }
-  return acc;
+  return detail::double_and_add<G2Xyzz>(p, k);
 }
 
 }  // namespace stoker::kernels

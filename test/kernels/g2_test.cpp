@@ -84,6 +84,14 @@ TEST(G2, OrderRTimesGeneratorIsInfinity) {
   expect_same(minus_g, neg(G2Affine::generator()));
 }
 
+TEST(G2, MultiplicationByOneGivesThePoint) {
+  std::mt19937_64 rng(59);
+  const G2Affine p = test::random_g2(rng);
+  const std::uint64_t one[4] = {1, 0, 0, 0};
+  expect_same(to_affine(scalar_mul(p, one)), p);
+  expect_same(to_affine(scalar_mul(G2Affine::generator(), one)), G2Affine::generator());
+}
+
 TEST(G2, MultiplesMatchKnownValues) {
   const std::uint64_t two[4] = {2, 0, 0, 0};
   expect_same(to_affine(scalar_mul(G2Affine::generator(), two)),
