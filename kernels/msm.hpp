@@ -24,6 +24,11 @@
 
 namespace stoker::kernels {
 
+// Declared only: the GPU code that includes this header has no use for G2,
+// and a caller holding G2 points has g2.cuh already.
+struct G2Affine;
+struct G2Xyzz;
+
 namespace gpu {
 
 // The shape of one MSM on one device (see kernels/detail/msm_window.hpp):
@@ -114,6 +119,12 @@ G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned th
 // infinity passes), or n when every point is good; on `threads` threads
 // (0: hardware), each stopping at its first bad point.
 std::size_t check_points(const G1Affine* points, std::size_t n, unsigned threads = 0);
+
+// points[0] + ... + points[n - 1] by a tree of affine additions that share
+// one field inversion per level (detail/batch_affine_sum.hpp); points at
+// infinity, repeated points and opposite points may be among them.
+G1Xyzz sum_points(const G1Affine* points, std::size_t n, unsigned threads = 0);
+G2Xyzz sum_points(const G2Affine* points, std::size_t n, unsigned threads = 0);
 }  // namespace cpu
 
 }  // namespace stoker::kernels
