@@ -1,8 +1,10 @@
 #include "engine/groth16/constraint_matrices.hpp"
 
+#include <bit>
 #include <string>
 
 #include "kernels/detail/parallel.hpp"
+#include "kernels/hpoly_odd_coset.hpp"
 
 namespace stoker::engine::groth16 {
 
@@ -64,17 +66,24 @@ Error ConstraintMatrices::evaluate(std::span<const Fr> w, std::span<Fr> a, std::
   kernels::detail::parallel_for(
       rows_, threads,
       [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t i = lo; i < hi; ++i) {
-          Fr sa = Fr::zero(), sb = Fr::zero();
-          for (auto k = a_.begin[i]; k < a_.begin[i + 1]; ++k) sa += a_.value[k] * w[a_.signal[k]];
-          for (auto k = b_.begin[i]; k < b_.begin[i + 1]; ++k) sb += b_.value[k] * w[b_.signal[k]];
-          a[i] = sa;
-          b[i] = sb;
-          c[i] = sa * sb;
-        }
+        evaluate_rows(w, lo, hi, a.data(), b.data(), c.data(), Order::snarkjs);
       },
       1024);
   return {};
+}
+
+void ConstraintMatrices::evaluate_rows(std::span<const Fr> w, std::size_t begin, std::size_t end,
+                                       Fr* a, Fr* b, Fr* c, Order order) const {
+  const auto log_n = static_cast<unsigned>(std::countr_zero(rows_));
+  for (std::size_t i = begin; i < end && i < rows_; ++i) {
+    Fr sa = Fr::zero(), sb = Fr::zero();
+    for (auto k = a_.begin[i]; k < a_.begin[i + 1]; ++k) sa += a_.value[k] * w[a_.signal[k]];
+    for (auto k = b_.begin[i]; k < b_.begin[i + 1]; ++k) sb += b_.value[k] * w[b_.signal[k]];
+    const std::size_t at = order == Order::ntt ? kernels::snarkjs_point_to_ntt_index(i, log_n) : i;
+    a[at] = sa;
+    b[at] = sb;
+    c[at] = sa * sb;
+  }
 }
 
 }  // namespace stoker::engine::groth16

@@ -33,6 +33,16 @@ class ConstraintMatrices {
   Error evaluate(std::span<const kernels::Fr> w, std::span<kernels::Fr> a, std::span<kernels::Fr> b,
                  std::span<kernels::Fr> c, unsigned threads = 0) const;
 
+  // Where row i's values go: at i (snarkjs's order), or at e i mod n
+  // (stoker's order, kernels/hpoly_odd_coset.hpp), where a GPU prover wants
+  // them.
+  enum class Order { snarkjs, ntt };
+  // Rows [begin, end) only, into a, b, c (n entries each) at their places in
+  // `order`: one share of a producer's work. Shares of disjoint rows write
+  // disjoint entries. `w` is not checked here: evaluate() says what it needs.
+  void evaluate_rows(std::span<const kernels::Fr> w, std::size_t begin, std::size_t end,
+                     kernels::Fr* a, kernels::Fr* b, kernels::Fr* c, Order order) const;
+
   std::size_t rows() const { return rows_; }
   std::size_t wires() const { return wires_; }
 

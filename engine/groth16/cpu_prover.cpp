@@ -33,9 +33,7 @@ std::size_t popcount(const std::vector<bool>& bits) {
 
 }  // namespace
 
-Result<Proof> prove_cpu(const ProvingKey& key, const ConstraintMatrices& matrices,
-                        std::span<const Fr> w, const ProofRandomness& randomness,
-                        const CpuProverOptions& options) {
+Error check_witness(const ProvingKey& key, std::span<const Fr> w) {
   if (key.format != KeyFormat::snarkjs)
     return Error{Errc::invalid_argument, "a bellman key proves from an assignment, not a witness"};
   const std::size_t n = key.domain_size(), vars = key.num_vars;
@@ -43,27 +41,12 @@ Result<Proof> prove_cpu(const ProvingKey& key, const ConstraintMatrices& matrice
   if (w[0] != Fr::one())
     return Error{Errc::invalid_argument, "the witness's first value (the constant wire) is not 1"};
   if (key.a.size() != vars || key.b_g1.size() != vars || key.b_g2.size() != vars ||
-      key.l.size() != key.num_private() || key.h.size() != n || matrices.rows() != n ||
-      matrices.wires() != vars)
+      key.l.size() != key.num_private() || key.h.size() != n)
     return Error{Errc::invalid_argument, "the proving key's queries do not match its header"};
-  const unsigned threads = options.threads;
-
-  std::vector<Fr> a(n), b(n), c(n), h(n);
-  if (auto e = matrices.evaluate(w, a, b, c, threads)) return e;
-  kernels::cpu::hpoly_odd_coset(h.data(), a.data(), b.data(), c.data(), key.log_n, threads);
-
-  QuerySums sums;
-  sums.a = kernels::cpu::msm(key.a.data(), w.data(), vars, threads);
-  sums.b1 = kernels::cpu::msm(key.b_g1.data(), w.data(), vars, threads);
-  sums.b2 = kernels::cpu::msm(key.b_g2.data(), w.data(), vars, threads);
-  const std::size_t first_private = key.num_public + 1;
-  sums.c = kernels::cpu::msm(key.l.data(), w.data() + first_private, vars - first_private, threads);
-  kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n, threads));
-  return finished(key, sums, randomness, w.subspan(1, key.num_public), options);
+  return {};
 }
 
-Result<Proof> prove_cpu(const ProvingKey& key, const BellmanAssignment& in,
-                        const ProofRandomness& randomness, const CpuProverOptions& options) {
+Error check_assignment(const ProvingKey& key, const BellmanAssignment& in) {
   if (key.format != KeyFormat::bellman)
     return Error{Errc::invalid_argument, "a snarkjs key proves from a witness, not an assignment"};
   const std::size_t n = key.domain_size();
@@ -87,6 +70,37 @@ Result<Proof> prove_cpu(const ProvingKey& key, const BellmanAssignment& in,
     return count_error("the B queries", key.b_g1.size(), b_count);
   if (key.l.size() != in.aux.size()) return count_error("the L query", key.l.size(), in.aux.size());
   if (key.h.size() != n - 1) return count_error("the H query", key.h.size(), n - 1);
+  return {};
+}
+
+Result<Proof> prove_cpu(const ProvingKey& key, const ConstraintMatrices& matrices,
+                        std::span<const Fr> w, const ProofRandomness& randomness,
+                        const CpuProverOptions& options) {
+  if (auto e = check_witness(key, w)) return e;
+  const std::size_t n = key.domain_size(), vars = key.num_vars;
+  if (matrices.rows() != n || matrices.wires() != vars)
+    return Error{Errc::invalid_argument, "the constraint matrices are another key's"};
+  const unsigned threads = options.threads;
+
+  std::vector<Fr> a(n), b(n), c(n), h(n);
+  if (auto e = matrices.evaluate(w, a, b, c, threads)) return e;
+  kernels::cpu::hpoly_odd_coset(h.data(), a.data(), b.data(), c.data(), key.log_n, threads);
+
+  QuerySums sums;
+  sums.a = kernels::cpu::msm(key.a.data(), w.data(), vars, threads);
+  sums.b1 = kernels::cpu::msm(key.b_g1.data(), w.data(), vars, threads);
+  sums.b2 = kernels::cpu::msm(key.b_g2.data(), w.data(), vars, threads);
+  const std::size_t first_private = key.num_public + 1;
+  sums.c = kernels::cpu::msm(key.l.data(), w.data() + first_private, vars - first_private, threads);
+  kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n, threads));
+  return finished(key, sums, randomness, w.subspan(1, key.num_public), options);
+}
+
+Result<Proof> prove_cpu(const ProvingKey& key, const BellmanAssignment& in,
+                        const ProofRandomness& randomness, const CpuProverOptions& options) {
+  if (auto e = check_assignment(key, in)) return e;
+  const std::size_t n = key.domain_size();
+  const std::size_t a_count = key.a.size(), b_count = key.b_g1.size();
   const unsigned threads = options.threads;
 
   std::vector<Fr> h(n);

@@ -34,6 +34,13 @@ struct CpuProverOptions {
   bool verify = true;  // the pairing check of each proof before it is returned
 };
 
+// What a prover checks of its input before any work, naming what is wrong:
+// the witness's count and first value against the key (and the key's
+// queries against its header), or a bellman assignment's sizes, densities
+// and counts against the key's queries.
+Error check_witness(const ProvingKey& key, std::span<const kernels::Fr> witness);
+Error check_assignment(const ProvingKey& key, const BellmanAssignment& assignment);
+
 // A proof over a snarkjs key from its witness (num_vars values, Montgomery
 // form, w[0] = 1).
 Result<Proof> prove_cpu(const ProvingKey& key, const ConstraintMatrices& matrices,

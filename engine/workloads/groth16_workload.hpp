@@ -1,0 +1,92 @@
+// The groth16 workload: whole Groth16 proofs over a proving key resident on
+// every device, one proof per partition (Filecoin's PoRep is 10 partitions
+// of one key), pipelined as ntt_msm_h is.
+//
+// load_groth16_key puts the key's G1 queries on the devices once, as one
+// Srs (engine/srs.hpp: pinned blocks under the host budget, NCCL broadcast,
+// device budgets, eviction): H, L, A and B_G1 back to back, a snarkjs key's
+// H in stoker's NTT order (kernels/hpoly_odd_coset.hpp) so that no proof
+// permutes anything. B_G2 and the verifying key stay on the host.
+//
+// Per partition:
+// - the producer (CPU workers) writes a, b, c in the order the device wants
+//   them (a snarkjs key's rows from its matrices and the witness, a bellman
+//   witness's evaluations as given) and the witness's scalars of the L, A
+//   and B_G1 queries, straight into pinned memory;
+// - the device work computes h (the odd coset for snarkjs, the coefficient
+//   form for bellman) and the four MSMs H, L, A, B_G1 (GPU kernels, or the
+//   CPU's on the host backend), marking the steps "h", "msm_h",
+//   "msm_witness";
+// - after the sums land, a worker takes the B_G2 MSM on the CPU, assembles
+//   the proof with r and s (engine/groth16/proof_assembly.hpp) and, unless
+//   told not to, checks it with the pairing: a witness that does not satisfy
+//   the circuit fails the job saying so.
+// With the same r and s the proofs equal the CPU prover's bit for bit.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "devices/device_set.hpp"
+#include "engine/engine.hpp"
+#include "engine/groth16/bellman_witness.hpp"
+#include "engine/groth16/constraint_matrices.hpp"
+#include "engine/groth16/proof.hpp"
+#include "engine/groth16/proof_randomness.hpp"
+#include "engine/groth16/proving_key.hpp"
+#include "engine/job.hpp"
+#include "engine/workloads/build_limits.hpp"
+
+namespace stoker::engine::workloads {
+
+// A proving key loaded on an engine: the host copy and the resident G1
+// queries, with where each starts among the resident points.
+struct Groth16Key {
+  std::shared_ptr<const groth16::ProvingKey> key;
+  std::shared_ptr<const groth16::ConstraintMatrices> matrices;  // snarkjs keys
+  Srs points;
+  std::size_t h_at = 0, l_at = 0, a_at = 0, b1_at = 0;
+};
+
+// Loads `key` on every device of `engine` (its points already checked by
+// the reader: they are trusted here).
+Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const groth16::ProvingKey> key,
+                                    std::string label = "groth16 key");
+
+struct Groth16Options {
+  Groth16Key key;
+  // One proof per partition: witnesses for a snarkjs key, bellman witnesses
+  // for a bellman key.
+  std::vector<std::shared_ptr<const std::vector<kernels::Fr>>> witnesses;
+  std::vector<std::shared_ptr<const groth16::BellmanWitness>> bellman_witnesses;
+  // One per partition; empty: fresh from the OS's CSPRNG for each proof.
+  std::vector<groth16::ProofRandomness> randomness;
+  bool verify = true;  // the pairing check of each proof
+  // The engine's devices, to plan the MSMs for them, and their budget
+  // (0: 85 % of each device's memory, the engine's default).
+  const devices::DeviceSet* devices = nullptr;
+  std::size_t device_budget_bytes = 0;
+  unsigned cpu_threads = 0;  // the CPU kernels' threads on the host backend; 0: hardware
+  int priority = 0;
+  std::string name = "groth16";
+  BuildLimits limits;
+};
+
+// The job's outputs; keep it alive until the job's handler ran.
+struct Groth16Run {
+  Groth16Options options;
+  std::size_t partitions = 0;
+  std::vector<kernels::G1Xyzz> sums;   // 4 per partition: H, L, A, B_G1
+  std::vector<groth16::Proof> proofs;  // one per partition, once its check ran
+  std::vector<char> proved;            // per partition: its proof is in `proofs`
+  std::vector<std::string> failures;   // per partition: why its check failed
+  // What each partition's last step reads (the witness, gathered scalars).
+  std::vector<std::shared_ptr<const void>> inputs_of;
+};
+
+Result<Job> make_groth16_job(const Groth16Options& options, std::shared_ptr<Groth16Run>& run);
+
+}  // namespace stoker::engine::workloads
