@@ -1,6 +1,7 @@
-// Multi-scalar multiplication over G1 of BLS12-381: sum_i s_i P_i for
-// points P_i (affine, g1.cuh) and scalars s_i (Fr, Montgomery form, as the
-// NTT and hpoly leave them), by Pippenger's bucket method.
+// Multi-scalar multiplication over BLS12-381: sum_i s_i P_i for points P_i
+// (affine, g1.cuh and g2.cuh) and scalars s_i (Fr, Montgomery form, as the
+// NTT and hpoly leave them), by Pippenger's bucket method. The GPU sums G1;
+// the CPU sums G1 and G2.
 //
 // gpu:: functions take device pointers of the current device, enqueue on
 // `stream` and return at once; they allocate nothing (scratch comes from the
@@ -10,7 +11,7 @@
 // ordered by the caller (one stream, or events).
 //
 // cpu:: is the multithreaded reference; to_affine of both results gives
-// the same bits.
+// the same bits. Its functions are thread safe and allocate their scratch.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -113,18 +114,36 @@ std::error_code random_scalars(Fr* d_out, std::size_t n, std::uint64_t seed, boo
 }  // namespace gpu
 
 namespace cpu {
+
+// How msm treats scalars 0 and 1, the bulk of a witness. `always`: zeros are
+// dropped, the ones' points summed by batched affine additions (as
+// sum_points), and only the rest go through the buckets. `never`: every
+// scalar goes through the buckets. `automatic`: `always` when enough of the
+// scalars are 0 or 1 for that to pay (msm_cpu.cpp says how many). The
+// result is the same point either way; the choice is for tests and
+// measurements.
+enum class MsmSplit { automatic, never, always };
+
 // threads == 0: std::thread::hardware_concurrency().
 G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned threads = 0);
-// The smallest i with points[i] off the curve or outside G1 (the point at
-// infinity passes), or n when every point is good; on `threads` threads
-// (0: hardware), each stopping at its first bad point.
-std::size_t check_points(const G1Affine* points, std::size_t n, unsigned threads = 0);
+G2Xyzz msm(const G2Affine* points, const Fr* scalars, std::size_t n, unsigned threads = 0);
+G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned threads,
+           MsmSplit split);
+G2Xyzz msm(const G2Affine* points, const Fr* scalars, std::size_t n, unsigned threads,
+           MsmSplit split);
 
 // points[0] + ... + points[n - 1] by a tree of affine additions that share
 // one field inversion per level (detail/batch_affine_sum.hpp); points at
 // infinity, repeated points and opposite points may be among them.
 G1Xyzz sum_points(const G1Affine* points, std::size_t n, unsigned threads = 0);
 G2Xyzz sum_points(const G2Affine* points, std::size_t n, unsigned threads = 0);
+
+// The smallest i with points[i] off the curve (E for G1, E' for G2) or
+// outside the group (the point at infinity passes), or n when every point
+// is good; on `threads` threads (0: hardware), each stopping at its first
+// bad point.
+std::size_t check_points(const G1Affine* points, std::size_t n, unsigned threads = 0);
+std::size_t check_points(const G2Affine* points, std::size_t n, unsigned threads = 0);
 }  // namespace cpu
 
 }  // namespace stoker::kernels

@@ -1,15 +1,20 @@
-// CPU point check: check_g1 (on the curve, in G1) over contiguous ranges,
-// one per thread; each range stops at its first bad point and the smallest
-// index wins. The same arithmetic as the GPU check (point_check_gpu.cu).
+// CPU point check: on the curve and in the group (g1.cuh's and g2.cuh's
+// on_curve and in_subgroup) over contiguous ranges, one per thread; each
+// range stops at its first bad point and the smallest index wins. G1's is
+// the same arithmetic as the GPU check (point_check_gpu.cu).
 #include <algorithm>
 #include <vector>
 
 #include "kernels/detail/parallel.hpp"
+#include "kernels/g1.cuh"
+#include "kernels/g2.cuh"
 #include "kernels/msm.hpp"
 
 namespace stoker::kernels::cpu {
+namespace {
 
-std::size_t check_points(const G1Affine* points, std::size_t n, unsigned threads) {
+template <typename Affine>
+std::size_t first_bad(const Affine* points, std::size_t n, unsigned threads) {
   const unsigned t = detail::resolve_threads(threads);
   std::vector<std::size_t> first(t, n);
   detail::parallel_for(
@@ -23,6 +28,15 @@ std::size_t check_points(const G1Affine* points, std::size_t n, unsigned threads
       },
       /*grain=*/256);
   return *std::min_element(first.begin(), first.end());
+}
+
+}  // namespace
+
+std::size_t check_points(const G1Affine* points, std::size_t n, unsigned threads) {
+  return first_bad(points, n, threads);
+}
+std::size_t check_points(const G2Affine* points, std::size_t n, unsigned threads) {
+  return first_bad(points, n, threads);
 }
 
 }  // namespace stoker::kernels::cpu

@@ -36,7 +36,7 @@ void expect_same(const G1Xyzz& got, const G1Xyzz& want, const char* what) {
 }
 
 TEST(MsmCpu, EmptySumIsInfinity) {
-  EXPECT_TRUE(cpu::msm(nullptr, nullptr, 0).is_infinity());
+  EXPECT_TRUE(cpu::msm(static_cast<const G1Affine*>(nullptr), nullptr, 0).is_infinity());
 }
 
 TEST(MsmCpu, RandomInputsMatchNaiveSum) {

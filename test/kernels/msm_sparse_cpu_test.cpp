@@ -1,0 +1,74 @@
+// The CPU MSM's split of witness scalars, for G1 and G2: the MSM with the
+// split forced on and off and chosen, against each other and against the
+// points' known logarithms, on witness mixes, dense scalars, all zeros, all
+// ones, and points at infinity among them.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fr_test_util.hpp"
+#include "kernels/g1.cuh"
+#include "kernels/g2.cuh"
+#include "kernels/msm.hpp"
+#include "msm_cpu_test_util.hpp"
+
+namespace stoker::kernels {
+namespace {
+
+using test::same_point;
+
+template <typename Affine>
+class MsmSplitCpu : public ::testing::Test {};
+TYPED_TEST_SUITE(MsmSplitCpu, test::Groups, test::GroupNames);
+
+// The MSM with the split forced each way and chosen, all equal to
+// [sum_i s_i log_i] G.
+template <typename Affine>
+void expect_paths_agree(const test::KnownLogPoints<Affine>& in, const std::vector<Fr>& scalars,
+                        const std::string& what) {
+  const auto want = test::msm_by_logs(in, scalars);
+  for (auto split : {cpu::MsmSplit::automatic, cpu::MsmSplit::never, cpu::MsmSplit::always})
+    for (unsigned threads : {1u, 4u})
+      EXPECT_TRUE(same_point(
+          cpu::msm(in.points.data(), scalars.data(), scalars.size(), threads, split), want))
+          << what << ", split " << static_cast<int>(split) << ", threads " << threads;
+}
+
+TYPED_TEST(MsmSplitCpu, WitnessMixGivesTheSameResultEitherWay) {
+  const std::size_t n = 1200;
+  const auto in = test::known_log_points<TypeParam>(n, 400);
+  expect_paths_agree(in, test::mixed_scalars(n, 40, 50, 401), "40 % zeros, 50 % ones");
+  expect_paths_agree(in, test::mixed_scalars(n, 0, 97, 402), "97 % ones");
+}
+
+TYPED_TEST(MsmSplitCpu, DenseScalarsGiveTheSameResultEitherWay) {
+  const std::size_t n = 200;
+  const auto in = test::known_log_points<TypeParam>(n, 410);
+  expect_paths_agree(in, test::random_vector(n, 411), "dense");
+}
+
+TYPED_TEST(MsmSplitCpu, AllZerosAndAllOnes) {
+  const std::size_t n = 2000;
+  const auto in = test::known_log_points<TypeParam>(n, 420);
+  expect_paths_agree(in, std::vector<Fr>(n, Fr::zero()), "all zeros");
+  expect_paths_agree(in, std::vector<Fr>(n, Fr::one()), "all ones");
+}
+
+TYPED_TEST(MsmSplitCpu, InfinityAmongTheOnesAndTheRest) {
+  using Affine = TypeParam;
+  const std::size_t n = 600;
+  auto in = test::known_log_points<Affine>(n, 430);
+  const auto scalars = test::mixed_scalars(n, 20, 60, 431);
+  // A point at infinity adds nothing whatever its scalar: its log is 0.
+  for (std::size_t i = 0; i < n; i += 9) {
+    in.points[i] = Affine::infinity();
+    in.logs[i] = Fr::zero();
+  }
+  expect_paths_agree(in, scalars, "infinities");
+}
+
+}  // namespace
+}  // namespace stoker::kernels
