@@ -50,8 +50,8 @@ TEST(MsmG2Cpu, RandomInputsMatchNaiveSum) {
 TEST(MsmG2Cpu, RandomSizesMatchKnownLogarithms) {
   std::mt19937_64 rng(230);
   std::vector<std::size_t> sizes;
-  for (int i = 0; i < 4; ++i) sizes.push_back(1 + rng() % 300);
-  sizes.push_back(1500);  // a wider window
+  for (int i = 0; i < 3; ++i) sizes.push_back(1 + rng() % 300);
+  sizes.push_back(1000);  // a wider window
   for (std::size_t n : sizes) {
     const auto in = test::known_log_points<G2Affine>(n, 240 + n);
     const auto scalars = test::random_vector(n, 250 + n);

@@ -38,7 +38,7 @@ void expect_paths_agree(const test::KnownLogPoints<Affine>& in, const std::vecto
 }
 
 TYPED_TEST(MsmSplitCpu, WitnessMixGivesTheSameResultEitherWay) {
-  const std::size_t n = 1200;
+  const std::size_t n = 800;
   const auto in = test::known_log_points<TypeParam>(n, 400);
   expect_paths_agree(in, test::mixed_scalars(n, 40, 50, 401), "40 % zeros, 50 % ones");
   expect_paths_agree(in, test::mixed_scalars(n, 0, 97, 402), "97 % ones");
