@@ -1,6 +1,6 @@
 # Install and export, so another CMake project can find_package(stoker) and
-# link stoker::stoker (or one layer: stoker::common, stoker::devices, stoker::alloc,
-# stoker::kernels, stoker::engine). test/package is such a project;
+# link stoker::stoker (or one part: stoker::common, stoker::devices, stoker::alloc,
+# stoker::kernels, stoker::engine, stoker::groth16). test/package is such a project;
 # `tools/dev test` installs into a prefix under the build folder and builds
 # and runs it there.
 #
@@ -17,7 +17,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(stoker_libraries stoker_options stoker_common stoker_devices)
-foreach(t stoker_alloc stoker_kernels stoker_engine)
+foreach(t stoker_alloc stoker_kernels stoker_engine stoker_groth16)
   if(TARGET ${t})
     list(APPEND stoker_libraries ${t})
   endif()

@@ -14,9 +14,12 @@
 #include "tools/commands/doctor_command.hpp"
 #include "tools/commands/info_command.hpp"
 #include "tools/commands/kernel_commands.hpp"
+#include "tools/commands/keys_command.hpp"
 #include "tools/commands/msm_command.hpp"
+#include "tools/commands/prove_command.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/commands/srs_command.hpp"
+#include "tools/commands/verify_command.hpp"
 #include "tools/stress/stress_command.hpp"
 
 namespace {
@@ -41,6 +44,11 @@ const Entry kCommands[] = {
     {"msm", stoker::tools::msm_command,
      "G1 multi-scalar multiplication of files of points and scalars"},
     {"srs", stoker::tools::srs_command, "generate a toy SRS file (testing only)"},
+    {"prove", stoker::tools::prove_command,
+     "a Groth16 proof from a snarkjs .zkey and .wtns, or a bellman .params and witness"},
+    {"verify", stoker::tools::verify_command,
+     "check a Groth16 proof (snarkjs's or bellman's files)"},
+    {"keys", stoker::tools::keys_command, "generate a toy Groth16 key and witness (testing only)"},
     {"stress", stoker::tools::stress_command, "the engine under load, faults and bad input"},
 };
 

@@ -2,12 +2,16 @@
 // headers as <stoker/...>, the names a user writes in stoker::, a PinnedVec
 // from the engine, a future that throws JobError, and the idle check. The
 // error codes come from <stoker/devices/error.hpp> as well as through
-// engine.hpp.
+// engine.hpp. Then proves and verifies a small Groth16 proof over a toy key
+// with stoker::groth16.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <cstdio>
 #include <stoker/devices/error.hpp>
 #include <stoker/engine/engine.hpp>
+#include <stoker/engine/groth16/cpu_prover.hpp>
+#include <stoker/engine/groth16/toy_key.hpp>
+#include <stoker/engine/groth16/verifier.hpp>
 #include <system_error>
 #include <vector>
 
@@ -59,5 +63,32 @@ int main() {
     std::fprintf(stderr, "stoker_consumer: the engine still holds memory after the job\n");
     return 1;
   }
+
+  namespace g16 = stoker::engine::groth16;
+  const auto circuit = g16::make_toy_circuit({.constraints = 30, .num_public = 2}, 1);
+  auto key =
+      g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(2), g16::KeyFormat::snarkjs);
+  if (!key) {
+    std::fprintf(stderr, "stoker_consumer: %s\n", key.error().what().c_str());
+    return 1;
+  }
+  auto matrices = g16::ConstraintMatrices::from(*key);
+  auto randomness = g16::ProofRandomness::from_os();
+  if (!matrices || !randomness) {
+    std::fprintf(stderr, "stoker_consumer: no matrices or randomness to prove with\n");
+    return 1;
+  }
+  auto proof = g16::prove_cpu(*key, *matrices, circuit.witness, *randomness);
+  if (!proof) {
+    std::fprintf(stderr, "stoker_consumer: %s\n", proof.error().what().c_str());
+    return 1;
+  }
+  const std::vector<stoker::kernels::Fr> inputs(circuit.witness.begin() + 1,
+                                                circuit.witness.begin() + 3);
+  if (auto e = g16::verify(key->vk, *proof, inputs)) {
+    std::fprintf(stderr, "stoker_consumer: %s\n", e.what().c_str());
+    return 1;
+  }
+  std::printf("stoker_consumer: a Groth16 proof over a toy key verifies\n");
   return 0;
 }
