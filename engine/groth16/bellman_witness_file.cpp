@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "engine/groth16/detail/bin_file.hpp"
-#include "engine/groth16/detail/first_failure.hpp"
+#include "engine/groth16/detail/fr_section.hpp"
 
 namespace stoker::engine::groth16 {
 namespace {
@@ -17,9 +17,6 @@ using detail::BinFileReader;
 using detail::load_u32_le;
 using detail::Section;
 using kernels::Fr;
-
-static_assert(std::endian::native == std::endian::little && sizeof(Fr) == 32,
-              "a value is read as the words of an Fr");
 
 constexpr std::uint32_t kVersion = 1;
 constexpr std::uint32_t kN8 = 32;
@@ -47,37 +44,8 @@ std::string_view section_name(std::uint32_t id) {
   }
 }
 
-void r_bytes(unsigned char out[kN8]) {
-  using namespace kernels::fr_detail;
-  const std::uint64_t r[4] = {kP0, kP1, kP2, kP3};
-  for (std::size_t i = 0; i < kN8; ++i)
-    out[i] = static_cast<unsigned char>(r[i / 8] >> (8 * (i % 8)));
-}
-
 std::size_t bytes_of_bits(std::size_t bits) {
   return (bits + 7) / 8;
-}
-
-Error read_values(const BinFileReader& f, std::uint32_t id, std::size_t count, std::vector<Fr>& out,
-                  unsigned threads) {
-  auto s = f.require(id);
-  if (!s) return std::move(s).error();
-  const Section& sec = **s;
-  if (sec.size != std::uint64_t{kN8} * count)
-    return f.error(id, std::to_string(sec.size) + " bytes where the header's counts make " +
-                           std::to_string(std::uint64_t{kN8} * count));
-  out.resize(count);
-  if (Error e = f.read(sec, 0, out.data(), sec.size)) return e;
-  const std::size_t bad =
-      detail::first_failure(count, threads, std::size_t{1} << 14, [&](std::size_t i) {
-        if (!Fr::is_canonical(out[i].l)) return false;
-        out[i] = Fr::from_canonical(out[i].l);
-        return true;
-      });
-  if (bad < count)
-    return f.error(id, "value " + std::to_string(bad) + " (byte " +
-                           std::to_string(sec.offset + kN8 * bad) + ") is not below r");
-  return {};
 }
 
 std::vector<bool> unpack(const unsigned char* bytes, std::size_t bits) {
@@ -109,7 +77,7 @@ Result<BellmanWitness> read_body(const std::string& path, unsigned threads) {
   unsigned char b[kHeaderBytes];
   if (Error e = f.read(h, 0, b, sizeof b)) return e;
   unsigned char want_r[kN8];
-  r_bytes(want_r);
+  detail::write_r_le(want_r);
   if (load_u32_le(b) != kN8 || std::memcmp(b + 4, want_r, kN8) != 0)
     return f.error(kHeader, "n8 and r are not BLS12-381's scalar field");
   const std::uint32_t log_n = load_u32_le(b + 4 + kN8);
@@ -121,10 +89,12 @@ Result<BellmanWitness> read_body(const std::string& path, unsigned threads) {
   BellmanWitness w;
   const std::size_t n = std::size_t{1} << log_n;
   const std::pair<std::uint32_t, std::vector<Fr>*> domain[] = {{kA, &w.a}, {kB, &w.b}, {kC, &w.c}};
+  constexpr std::string_view kCounts = "the header's counts make";
   for (auto [id, v] : domain)
-    if (Error e = read_values(f, id, n, *v, threads)) return e;
-  if (Error e = read_values(f, kInputs, num_inputs, w.inputs, threads)) return e;
-  if (Error e = read_values(f, kAux, num_aux, w.aux, threads)) return e;
+    if (Error e = detail::read_fr_section(f, id, n, kCounts, *v, threads)) return e;
+  if (Error e = detail::read_fr_section(f, kInputs, num_inputs, kCounts, w.inputs, threads))
+    return e;
+  if (Error e = detail::read_fr_section(f, kAux, num_aux, kCounts, w.aux, threads)) return e;
 
   auto ds = f.require(kDensity);
   if (!ds) return std::move(ds).error();
@@ -156,7 +126,7 @@ Error write_body(const std::string& path, const BellmanWitness& w) {
   detail::BinFileWriter& out = *created;
   unsigned char h[kHeaderBytes];
   detail::store_u32_le(kN8, h);
-  r_bytes(h + 4);
+  detail::write_r_le(h + 4);
   detail::store_u32_le(static_cast<std::uint32_t>(std::countr_zero(n)), h + 4 + kN8);
   detail::store_u32_le(static_cast<std::uint32_t>(w.inputs.size()), h + 8 + kN8);
   detail::store_u32_le(static_cast<std::uint32_t>(w.aux.size()), h + 12 + kN8);
@@ -164,16 +134,9 @@ Error write_body(const std::string& path, const BellmanWitness& w) {
   if (Error e = out.write(h, sizeof h)) return e;
   const std::pair<std::uint32_t, const std::vector<Fr>*> values[] = {
       {kA, &w.a}, {kB, &w.b}, {kC, &w.c}, {kInputs, &w.inputs}, {kAux, &w.aux}};
-  std::vector<unsigned char> buf;
   for (auto [id, v] : values) {
     if (Error e = out.begin_section(id, std::uint64_t{kN8} * v->size())) return e;
-    constexpr std::size_t kChunk = 4096;
-    buf.resize(kN8 * kChunk);
-    for (std::size_t first = 0; first < v->size(); first += kChunk) {
-      const std::size_t count = std::min(kChunk, v->size() - first);
-      for (std::size_t i = 0; i < count; ++i) (*v)[first + i].to_bytes(buf.data() + kN8 * i);
-      if (Error e = out.write(buf.data(), kN8 * count)) return e;
-    }
+    if (Error e = detail::write_fr_values(out, *v)) return e;
   }
   std::vector<unsigned char> bits;
   pack(w.a_aux_density, bits);

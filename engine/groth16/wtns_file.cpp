@@ -9,7 +9,7 @@
 
 #include "engine/groth16/detail/bin_file.hpp"
 #include "engine/groth16/detail/decimal.hpp"
-#include "engine/groth16/detail/first_failure.hpp"
+#include "engine/groth16/detail/fr_section.hpp"
 
 namespace stoker::engine::groth16 {
 namespace {
@@ -40,13 +40,6 @@ std::string_view section_name(std::uint32_t id) {
   }
 }
 
-void r_bytes(unsigned char out[kN8]) {
-  using namespace kernels::fr_detail;
-  const std::uint64_t r[4] = {kP0, kP1, kP2, kP3};
-  for (std::size_t i = 0; i < kN8; ++i)
-    out[i] = static_cast<unsigned char>(r[i / 8] >> (8 * (i % 8)));
-}
-
 Result<std::vector<Fr>> read_wtns_body(const std::string& path, unsigned threads) {
   auto opened = BinFileReader::open(path, "wtns", section_name);
   if (!opened) return std::move(opened).error();
@@ -71,7 +64,7 @@ Result<std::vector<Fr>> read_wtns_body(const std::string& path, unsigned threads
   if (h.size != kHeaderBytes)
     return f.error(kHeader, std::to_string(h.size) + " bytes where n8 = 32 makes 4 + 32 + 4 = 40");
   unsigned char want_r[kN8];
-  r_bytes(want_r);
+  detail::write_r_le(want_r);
   if (std::memcmp(b + 4, want_r, kN8) != 0)
     return f.error(kHeader,
                    "r = " + detail::describe_modulus({b + 4, kN8}) + " (byte " +
@@ -79,30 +72,10 @@ Result<std::vector<Fr>> read_wtns_body(const std::string& path, unsigned threads
                        "): not BLS12-381's scalar field; stoker proves over BLS12-381 only");
   const std::uint32_t n = load_u32_le(b + 4 + kN8);
 
-  auto vs = f.require(kValues);
-  if (!vs) return std::move(vs).error();
-  const Section& v = **vs;
-  if (v.size != std::uint64_t{kN8} * n)
-    return f.error(kValues, std::to_string(v.size) +
-                                " bytes where nWitness = " + std::to_string(n) + " makes 32 * " +
-                                std::to_string(n) + " = " + std::to_string(std::uint64_t{kN8} * n));
   std::vector<Fr> w;
-  try {
-    w.resize(n);
-  } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory,
-                 f.where(kValues) + ": no memory for " + std::to_string(n) + " values"};
-  }
-  if (Error e = f.read(v, 0, w.data(), v.size)) return e;
-  const std::size_t bad =
-      detail::first_failure(n, threads, std::size_t{1} << 14, [&](std::size_t i) {
-        if (!Fr::is_canonical(w[i].l)) return false;
-        w[i] = Fr::from_canonical(w[i].l);
-        return true;
-      });
-  if (bad < n)
-    return f.error(kValues, "value " + std::to_string(bad) + " (byte " +
-                                std::to_string(v.offset + kN8 * bad) + ") is not below r");
+  if (Error e = detail::read_fr_section(f, kValues, n, "nWitness = " + std::to_string(n) + " makes",
+                                        w, threads))
+    return e;
   return w;
 }
 
@@ -116,18 +89,12 @@ Error write_wtns_body(const std::string& path, std::span<const Fr> witness) {
   detail::BinFileWriter& out = *created;
   unsigned char h[kHeaderBytes];
   detail::store_u32_le(kN8, h);
-  r_bytes(h + 4);
+  detail::write_r_le(h + 4);
   detail::store_u32_le(static_cast<std::uint32_t>(witness.size()), h + 4 + kN8);
   if (Error e = out.begin_section(kHeader, sizeof h)) return e;
   if (Error e = out.write(h, sizeof h)) return e;
   if (Error e = out.begin_section(kValues, std::uint64_t{kN8} * witness.size())) return e;
-  constexpr std::size_t kChunk = 4096;
-  std::vector<unsigned char> buf(kN8 * std::min(kChunk, witness.size()));
-  for (std::size_t first = 0; first < witness.size(); first += kChunk) {
-    const std::size_t count = std::min(kChunk, witness.size() - first);
-    for (std::size_t i = 0; i < count; ++i) witness[first + i].to_bytes(buf.data() + kN8 * i);
-    if (Error e = out.write(buf.data(), kN8 * count)) return e;
-  }
+  if (Error e = detail::write_fr_values(out, witness)) return e;
   return out.finish();
 }
 

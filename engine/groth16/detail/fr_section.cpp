@@ -1,0 +1,64 @@
+#include "engine/groth16/detail/fr_section.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <new>
+#include <string>
+
+#include "engine/groth16/detail/first_failure.hpp"
+
+namespace stoker::engine::groth16::detail {
+
+using kernels::Fr;
+
+// The values are read into the vector as they lie in the file and
+// converted in place: 32 little-endian bytes are an Fr's four words.
+static_assert(std::endian::native == std::endian::little && sizeof(Fr) == kFrBytes,
+              "a value is read as the words of an Fr");
+
+void write_r_le(unsigned char out[kFrBytes]) {
+  using namespace kernels::fr_detail;
+  const std::uint64_t r[4] = {kP0, kP1, kP2, kP3};
+  for (std::size_t i = 0; i < kFrBytes; ++i)
+    out[i] = static_cast<unsigned char>(r[i / 8] >> (8 * (i % 8)));
+}
+
+Error read_fr_section(const BinFileReader& f, std::uint32_t id, std::size_t count,
+                      std::string_view count_words, std::vector<Fr>& out, unsigned threads) {
+  auto found = f.require(id);
+  if (!found) return std::move(found).error();
+  const Section& s = **found;
+  const std::uint64_t want = std::uint64_t{kFrBytes} * count;
+  if (s.size != want)
+    return f.error(id, std::to_string(s.size) + " bytes where " + std::string(count_words) +
+                           " 32 * " + std::to_string(count) + " = " + std::to_string(want));
+  try {
+    out.resize(count);
+  } catch (const std::bad_alloc&) {
+    return Error{Errc::out_of_host_memory,
+                 f.where(id) + ": no memory for " + std::to_string(count) + " values"};
+  }
+  if (Error e = f.read(s, 0, out.data(), s.size)) return e;
+  const std::size_t bad = first_failure(count, threads, std::size_t{1} << 14, [&](std::size_t i) {
+    if (!Fr::is_canonical(out[i].l)) return false;
+    out[i] = Fr::from_canonical(out[i].l);
+    return true;
+  });
+  if (bad < count)
+    return f.error(id, "value " + std::to_string(bad) + " (byte " +
+                           std::to_string(s.offset + kFrBytes * bad) + ") is not below r");
+  return {};
+}
+
+Error write_fr_values(BinFileWriter& out, std::span<const Fr> values) {
+  constexpr std::size_t kChunk = 4096;
+  std::vector<unsigned char> buf(kFrBytes * std::min(kChunk, values.size()));
+  for (std::size_t first = 0; first < values.size(); first += kChunk) {
+    const std::size_t count = std::min(kChunk, values.size() - first);
+    for (std::size_t i = 0; i < count; ++i) values[first + i].to_bytes(buf.data() + kFrBytes * i);
+    if (Error e = out.write(buf.data(), kFrBytes * count)) return e;
+  }
+  return {};
+}
+
+}  // namespace stoker::engine::groth16::detail
