@@ -31,7 +31,7 @@ std::vector<const Workload*> WorkloadRegistry::list() const {
 
 Error add_builtin_workloads(WorkloadRegistry& registry) {
   for (auto make : {builtin::make_ntt_msm_h_workload, builtin::make_hpoly_workload,
-                    builtin::make_synthetic_workload})
+                    builtin::make_synthetic_workload, builtin::make_groth16_workload})
     if (auto e = registry.add(make())) return e;
   return {};
 }

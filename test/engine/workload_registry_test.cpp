@@ -124,7 +124,9 @@ TEST(Workload, EachBuiltInRunsOnTheHostBackendAndVerifies) {
   const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
       cases = {{"ntt_msm_h", {{"log-n", "5"}, {"keep-h", ""}}},
                {"hpoly", {{"log-n", "5"}, {"h-memory", "pageable"}}},
-               {"synthetic", {{"size-mib", "1"}, {"rounds", "2"}}}};
+               {"synthetic", {{"size-mib", "1"}, {"rounds", "2"}}},
+               {"groth16", {{"log-n", "5"}, {"public", "2"}}},
+               {"groth16", {{"log-n", "4"}, {"key-format", "bellman"}}}};
   for (const auto& [name, options] : cases) {
     SCOPED_TRACE(name);
     boost::asio::io_context io;

@@ -13,5 +13,6 @@ namespace stoker::engine::workloads::builtin {
 std::unique_ptr<Workload> make_ntt_msm_h_workload();
 std::unique_ptr<Workload> make_hpoly_workload();
 std::unique_ptr<Workload> make_synthetic_workload();
+std::unique_ptr<Workload> make_groth16_workload();
 
 }  // namespace stoker::engine::workloads::builtin

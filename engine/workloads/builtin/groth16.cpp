@@ -1,0 +1,189 @@
+// groth16 as a registered workload: a key from a file (a snarkjs .zkey or a
+// bellman .params with its witness) or a toy key of the size asked for
+// (testing only), loaded on the engine's devices, and one proof per
+// partition of the same witness, each checked with the pairing.
+#include <chrono>
+
+#include "common/elapsed.hpp"
+#include "engine/groth16/bellman_witness_file.hpp"
+#include "engine/groth16/params_file.hpp"
+#include "engine/groth16/toy_circuit.hpp"
+#include "engine/groth16/toy_key.hpp"
+#include "engine/groth16/wtns_file.hpp"
+#include "engine/groth16/zkey_file.hpp"
+#include "engine/workloads/builtin/builtin_workloads.hpp"
+#include "engine/workloads/builtin/shared.hpp"
+#include "engine/workloads/groth16_workload.hpp"
+
+namespace stoker::engine::workloads::builtin {
+namespace {
+
+namespace g16 = groth16;
+
+constexpr unsigned kToyMinLogN = 2, kToyMaxLogN = 20;
+
+std::string hex(std::span<const unsigned char> bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string text;
+  for (auto b : bytes) text += {digits[b >> 4], digits[b & 15]};
+  return text;
+}
+
+Workload::Description groth16_description() {
+  Workload::Description d;
+  d.name = "groth16";
+  d.summary =
+      "whole Groth16 proofs over a key resident on every device, one proof of the witness per "
+      "partition";
+  d.partitions_default = "4 per GPU, 8 on the host backend";
+  d.verification = "every proof passes the pairing check of the key's verifying key";
+  d.options = {
+      WorkloadOption::text("zkey", "FILE", "a snarkjs proving key (.zkey); with --wtns"),
+      WorkloadOption::text("wtns", "FILE", "the witness every partition proves (.wtns)"),
+      WorkloadOption::text("params", "FILE", "a bellman proving key (.params); with --witness"),
+      WorkloadOption::text("witness", "FILE",
+                           "the bellman witness every partition proves (`stoker prove --help`)"),
+      WorkloadOption::integer("log-n", "K", kToyMinLogN, kToyMaxLogN, "",
+                              "without a key file: a toy key (testing only) of 2^K points, K in " +
+                                  std::to_string(kToyMinLogN) + ".." + std::to_string(kToyMaxLogN) +
+                                  " (default: 16 on GPUs, 8 on the host backend)"),
+      WorkloadOption::choice("key-format", "F", {"zkey", "bellman"}, "zkey",
+                             "the toy key's format"),
+      WorkloadOption::integer("public", "N", 1, 1 << 16, "1", "the toy circuit's public inputs"),
+  };
+  d.exclusive = {{"zkey", "params"}, {"zkey", "log-n"}, {"params", "log-n"}};
+  return d;
+}
+
+struct LoadedKey {
+  std::shared_ptr<const g16::ProvingKey> key;
+  std::shared_ptr<const std::vector<kernels::Fr>> witness;
+  std::shared_ptr<const g16::BellmanWitness> bellman;
+  std::string source;
+  double read_s = 0;
+};
+
+Result<LoadedKey> key_for(const Engine& engine, const WorkloadRequest& request,
+                          const WorkloadValues& values) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadedKey out;
+  if (auto zkey = values.text("zkey")) {
+    const auto wtns = values.text("wtns");
+    if (!wtns) return Error{Errc::invalid_argument, "groth16: --zkey needs --wtns"};
+    auto key = g16::read_zkey(*zkey);
+    if (!key) return key.error();
+    auto w = g16::read_wtns(*wtns);
+    if (!w) return w.error();
+    out.key = std::make_shared<const g16::ProvingKey>(std::move(*key));
+    out.witness = std::make_shared<const std::vector<kernels::Fr>>(std::move(*w));
+    out.source = *zkey;
+  } else if (auto params = values.text("params")) {
+    const auto witness = values.text("witness");
+    if (!witness) return Error{Errc::invalid_argument, "groth16: --params needs --witness"};
+    auto key = g16::read_params(*params);
+    if (!key) return key.error();
+    auto w = g16::read_bellman_witness(*witness);
+    if (!w) return w.error();
+    out.key = std::make_shared<const g16::ProvingKey>(std::move(*key));
+    out.bellman = std::make_shared<const g16::BellmanWitness>(std::move(*w));
+    out.source = *params;
+  } else {
+    if (values.given("wtns") || values.given("witness"))
+      return Error{Errc::invalid_argument, "groth16: a witness file goes with a key file"};
+    const unsigned log_n = values.number<unsigned>("log-n").value_or(on_gpus(engine) ? 16 : 8);
+    const auto num_public = *values.number<std::size_t>("public");
+    const std::size_t n = std::size_t{1} << log_n;
+    if (num_public + 2 > n)
+      return Error{Errc::invalid_argument, "groth16: --public " + std::to_string(num_public) +
+                                               " leaves no constraint in 2^" +
+                                               std::to_string(log_n) + " points"};
+    const bool bellman = values.text("key-format") == "bellman";
+    const auto circuit = g16::make_toy_circuit(
+        {.constraints = n - num_public - 1, .num_public = num_public}, request.seed);
+    auto key =
+        g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(request.seed),
+                          bellman ? g16::KeyFormat::bellman : g16::KeyFormat::snarkjs, log_n);
+    if (!key) return key.error();
+    if (bellman)
+      out.bellman = std::make_shared<const g16::BellmanWitness>(
+          g16::synthesize_bellman(circuit.r1cs, circuit.witness, log_n));
+    else
+      out.witness = std::make_shared<const std::vector<kernels::Fr>>(circuit.witness);
+    out.key = std::make_shared<const g16::ProvingKey>(std::move(*key));
+    out.source = "a toy key (testing only) from seed " + std::to_string(request.seed);
+  }
+  out.read_s = common::seconds_since(start);
+  return out;
+}
+
+Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
+                                 const WorkloadValues& values) {
+  auto loaded = key_for(engine, request, values);
+  if (!loaded) return std::move(loaded).error();
+  const auto load_start = std::chrono::steady_clock::now();
+  auto resident = load_groth16_key(engine, loaded->key);
+  if (!resident) return std::move(resident).error();
+  const double load_s = common::seconds_since(load_start);
+
+  Groth16Options o;
+  o.key = *resident;
+  const std::size_t partitions = partitions_for(engine, request, 4);
+  for (std::size_t p = 0; p < partitions; ++p) {
+    if (loaded->witness) o.witnesses.push_back(loaded->witness);
+    if (loaded->bellman) o.bellman_witnesses.push_back(loaded->bellman);
+  }
+  o.verify = request.verify;
+  o.devices = &engine.devices();
+  const auto limits = engine.stats().device_budget_limit;
+  if (!limits.empty()) o.device_budget_bytes = *std::min_element(limits.begin(), limits.end());
+  o.limits.pinned_budget_bytes = engine.config().host_budget_bytes;
+  const auto& key = *loaded->key;
+  o.name = "groth16-2^" + std::to_string(key.log_n);
+  std::shared_ptr<Groth16Run> run;
+  auto job = make_groth16_job(o, run);
+  if (!job) return std::move(job).error();
+
+  WorkloadJob out;
+  out.job = std::move(*job);
+  out.run = run;
+  const bool snarkjs = key.format == g16::KeyFormat::snarkjs;
+  out.banner = printf_text(
+      "groth16, %zu partitions (a proof each) over 2^%u points (%s key, %zu wires, %zu public; %s) "
+      "%s\n"
+      "  key: %s, read in %.2f s; %zu G1 points (%.1f MiB) on every device in %.2f s\n",
+      partitions, key.log_n, snarkjs ? "snarkjs" : "bellman", key.num_vars, key.num_public,
+      o.verify ? "each checked with the pairing" : "not checked", on_devices(engine).c_str(),
+      loaded->source.c_str(), loaded->read_s, resident->points.points(),
+      static_cast<double>(resident->points.bytes()) / (1 << 20), load_s);
+  out.verifies = o.verify;
+  out.verification = "every proof passes the pairing check of the key's verifying key";
+  out.all_verified = [run] {
+    return run->options.verify &&
+           std::all_of(run->proved.begin(), run->proved.end(), [](char p) { return p != 0; });
+  };
+  out.fields = [run](bool succeeded) {
+    std::vector<std::string> proofs;
+    if (succeeded)
+      for (std::size_t p = 0; p < run->proofs.size(); ++p) {
+        unsigned char bytes[g16::kProofBytes];
+        g16::encode_proof_bytes(run->proofs[p], std::span<unsigned char, g16::kProofBytes>(bytes));
+        proofs.push_back(hex(bytes));
+      }
+    const auto& k = *run->options.key.key;
+    return std::vector<WorkloadField>{
+        {"log_n", std::uint64_t{k.log_n}},
+        {"format", std::string(k.format == g16::KeyFormat::snarkjs ? "snarkjs" : "bellman")},
+        {"wires", std::uint64_t{k.num_vars}},
+        {"public", std::uint64_t{k.num_public}},
+        {"proofs", proofs}};
+  };
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Workload> make_groth16_workload() {
+  return make_workload(groth16_description(), make_groth16);
+}
+
+}  // namespace stoker::engine::workloads::builtin
