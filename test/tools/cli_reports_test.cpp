@@ -100,6 +100,23 @@ TEST_F(CliReports, RunWithAnotherSeedsSrsFailsNamingTheSeedAndSaysSoInItsJson) {
   EXPECT_EQ(parse(bad.out).value("ok", true), false) << bad.out;
 }
 
+// A larger SRS than the job's size verifies a different point; the claim
+// says what was checked rather than the claim of an SRS of the job's size.
+TEST_F(CliReports, RunOverALargerSrsSaysWhatItsCheckChecked) {
+  ASSERT_EQ(run_stoker("srs generate --cpu --log-n 6 --seed 1 --out " + path("s.g1")).status, 0);
+  const std::string job = "run --backend host --partitions 1 --no-progress --verify --srs " +
+                          path("s.g1") + " --srs-seed 1";
+  const auto larger = run_stoker(job + " --log-n 4");
+  EXPECT_EQ(larger.status, 0) << larger.both();
+  EXPECT_TRUE(has(larger.out, "verified: every point equals [h(t) (t^64 - 1) / d] G"))
+      << larger.out;
+  EXPECT_FALSE(has(larger.out, "[(A(t)B(t) - C(t)) / d] G")) << larger.out;
+  const auto exact = run_stoker(job + " --log-n 6");
+  EXPECT_EQ(exact.status, 0) << exact.both();
+  EXPECT_TRUE(has(exact.out, "verified: every point equals [(A(t)B(t) - C(t)) / d] G"))
+      << exact.out;
+}
+
 TEST_F(CliReports, CountsOfOneAreSingular) {
   const auto srs = run_stoker("srs generate --cpu --log-n 1 --seed 1 --out " + path("one.g1"));
   EXPECT_EQ(srs.status, 0) << srs.both();

@@ -118,9 +118,18 @@ Result<WorkloadJob> make_ntt_msm_h(Engine& engine, const WorkloadRequest& reques
   out.run = run;
   out.banner = banner(engine, o, *loaded);
   out.verifies = o.verify;
+  // An SRS of 2^K' - 1 points holds t^i Z'(t) / d with Z'(x) = x^(2^K') - 1,
+  // so for K' > K the point is h(t) Z'(t) / d: the claim says which.
+  const std::size_t srs_n = o.srs.points() + 1;
   out.verification =
-      std::string("every point equals [(A(t)B(t) - C(t)) / d] G for the toy SRS's secret") +
-      (o.keep_h ? ", and every h satisfies h(t)(t^n - 1) == A(t)B(t) - C(t)" : "");
+      srs_n == (std::size_t{1} << o.log_n)
+          ? std::string("every point equals [(A(t)B(t) - C(t)) / d] G for the toy SRS's secret")
+          : printf_text(
+                "every point equals [h(t) (t^%zu - 1) / d] G for the toy SRS's secret, h "
+                "of this job's 2^%u points and t^%zu - 1 the vanishing polynomial of "
+                "the SRS's %zu points",
+                srs_n, o.log_n, srs_n, srs_n);
+  if (o.keep_h) out.verification += ", and every h satisfies h(t)(t^n - 1) == A(t)B(t) - C(t)";
   out.all_verified = [run] { return run->all_verified(); };
   out.prepare_what = "NTT tables of 2^" + std::to_string(o.log_n);
   out.prepare = [devices = &engine.devices(), log_n = o.log_n] {
