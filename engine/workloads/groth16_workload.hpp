@@ -63,6 +63,7 @@ struct Groth16Options {
   std::vector<std::shared_ptr<const std::vector<kernels::Fr>>> witnesses;
   std::vector<std::shared_ptr<const groth16::BellmanWitness>> bellman_witnesses;
   // One per partition; empty: fresh from the OS's CSPRNG for each proof.
+  // The run's copy of each pair is zeroed once its proof is assembled.
   std::vector<groth16::ProofRandomness> randomness;
   bool verify = true;  // the pairing check of each proof
   // The engine's devices, to plan the MSMs for them, and their budget

@@ -90,6 +90,8 @@ TEST_P(Groth16Workload, ProofsEqualTheCpuProversWithTheSameRandomness) {
     }
     ASSERT_TRUE(want) << want.error().what();
     EXPECT_TRUE(same(run->proofs[p], *want)) << "proof " << p;
+    EXPECT_TRUE(run->options.randomness[p].r.is_zero() && run->options.randomness[p].s.is_zero())
+        << "proof " << p << ": r and s kept after the proof was made";
     EXPECT_FALSE(g16::verify(shared_key->vk, run->proofs[p], inputs)) << "proof " << p;
   }
   EXPECT_FALSE(same(run->proofs[0], run->proofs[1]));
