@@ -24,9 +24,10 @@ struct Outcome {
   std::string output;  // stdout and stderr together
 };
 
-Outcome run_stoker(const std::string& args) {
+// `prefix` runs in the same shell first (a ulimit).
+Outcome run_stoker(const std::string& args, const std::string& prefix = "") {
   Outcome r;
-  const std::string cmd = std::string(STOKER_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = prefix + std::string(STOKER_BINARY) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
@@ -199,6 +200,26 @@ TEST_F(MsmCli, RefusesPointsOffTheCurveOrOutsideG1) {
   expect_refused(msm(concat({kG, kG, off}), s), {"points.bin", "point 2", "not on the curve"});
   expect_refused(msm(concat({kG, Bytes(96, 0), kG}), s), {"point 1", "not on the curve"});
   expect_refused(msm(concat({kG, kOutsideG1, kG}), s), {"point 1", "subgroup"});
+}
+
+// A file that is not points at all is refused at its first points, before
+// memory for the whole file is taken: under a 1 GiB address-space limit a
+// 3 GiB file of zeros (and its 1 GiB of scalars) still gets the point's
+// reason, not "does not fit in host memory". Sanitizers reserve terabytes
+// of address space, so there the limit cannot be set.
+TEST_F(MsmCli, AFileOfZerosIsRefusedAtItsFirstPointBeforeTheRestIsRead) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "an address-space limit does not work under a sanitizer";
+#endif
+  const std::string p = (dir_ / "zeros.g1").string(), sc = (dir_ / "zeros.fr").string();
+  std::ofstream(p).close();
+  std::ofstream(sc).close();
+  constexpr std::uintmax_t kPoints = std::uintmax_t{32} << 20;  // 3 GiB, sparse on disk
+  fs::resize_file(p, 96 * kPoints);
+  fs::resize_file(sc, 32 * kPoints);
+  const auto r = run_stoker("msm --cpu --points " + p + " --scalars " + sc + " --out " + out(),
+                            "ulimit -v 1048576; ");
+  expect_refused(r, {"zeros.g1", "point 0", "not on the curve"});
 }
 
 TEST_F(MsmCli, TrustPointsSkipsTheCurveChecksButNotTheFormat) {

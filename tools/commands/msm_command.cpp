@@ -43,6 +43,9 @@ constexpr const char* kHelp =
     "Every input is checked before the sum; an error names the file and the index\n"
     "of the first bad element, and leaves no output file.\n";
 
+// Points read and checked before anything is allocated for the whole file.
+constexpr std::size_t kHeadPoints = 4096;
+
 // Scalar bytes read and decoded at a time, so a file is never held twice
 // (engine/g1_file.hpp reads the points the same way).
 constexpr std::size_t kChunkBytes = std::size_t{96} << 20;
@@ -206,6 +209,16 @@ int msm_command(int argc, char** argv) {
                       scalars_path + " holds " + counted(*n_scalars, "scalar"));
   const std::size_t n = *n_points;
 
+  // A file that is not points at all fails at its first points, before
+  // gigabytes of memory are allocated and filled for the rest.
+  {
+    std::vector<G1Affine> head(std::min<std::size_t>(n, kHeadPoints));
+    if (Error e = engine::read_g1_file(points_path, head)) return cl.failure(e.what());
+    if (!trust_points)
+      if (const std::size_t bad = kernels::cpu::check_points(head.data(), head.size());
+          bad < head.size())
+        return cl.failure(point_problem(points_path, bad, kernels::check_g1(head[bad])));
+  }
   std::vector<Fr> scalars;
   std::vector<G1Affine> points;
   try {
@@ -214,6 +227,9 @@ int msm_command(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     return cl.failure(std::to_string(n) + " points and scalars do not fit in host memory");
   }
+  // The points first: a file that is not points at all fails at its first
+  // point, before a byte of the scalars is read.
+  if (Error e = engine::read_g1_file(points_path, points)) return cl.failure(e.what());
   const bool scalars_ok = read_elements(
       scalars_path, n, 32,
       [&](std::size_t i, const unsigned char* b) {
@@ -223,7 +239,6 @@ int msm_command(int argc, char** argv) {
       },
       error);
   if (!scalars_ok) return cl.failure(error);
-  if (Error e = engine::read_g1_file(points_path, points)) return cl.failure(e.what());
 
   G1Xyzz sum = G1Xyzz::infinity();
   if (use_gpu && n > 0) {
