@@ -72,7 +72,7 @@ TEST(RunWorkloadOptions, ChoosesTheNamedWorkloadElseTheImpliedElseTheFirst) {
 
 TEST(RunWorkloadOptions, RefusesAnOptionTheWorkloadDoesNotTakeNamingThoseThatDo) {
   EXPECT_EQ(chosen({"--workload", "synthetic", "--log-n", "6"}),
-            "error: --log-n applies to --workload ntt_msm_h or hpoly, not synthetic");
+            "error: --log-n applies to --workload ntt_msm_h, hpoly or groth16, not synthetic");
   EXPECT_EQ(chosen({"--workload", "hpoly", "--keep-h"}),
             "error: --keep-h applies to --workload ntt_msm_h, not hpoly");
   EXPECT_EQ(chosen({"--output-memory", "registered"}),
@@ -94,8 +94,8 @@ TEST(RunWorkloadOptions, ReadsNumbersInTheWidestRangeThenTheWorkloadsOwn) {
 TEST(RunWorkloadOptions, HelpOffersAndDescribesEveryWorkload) {
   RunWorkloadOptions options(registered());
   EXPECT_EQ(options.workload_help(),
-            "  --workload W        ntt_msm_h (default), hpoly, synthetic or scale\n");
-  EXPECT_NE(options.partitions_help().find("ntt_msm_h, hpoly and scale 4 per GPU"),
+            "  --workload W        ntt_msm_h (default), hpoly, synthetic, groth16 or scale\n");
+  EXPECT_NE(options.partitions_help().find("ntt_msm_h, hpoly, groth16 and scale 4 per"),
             std::string::npos)
       << options.partitions_help();
   EXPECT_NE(options.verify_help().find("scale: every float equals the CPU's"), std::string::npos);
