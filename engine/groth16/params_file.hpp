@@ -1,7 +1,7 @@
 // bellman / bellperson Groth16 parameters (.params, Filecoin's proving
 // keys): read into the one internal form (proving_key.hpp, format
-// bellman), and written for toy keys. ../shared/GROTH16_FORMATS.md section
-// 10 has the layout: alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1,
+// bellman), and written for toy keys. docs/GROTH16_FILES.md section
+// 4 has the layout: alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1,
 // delta_g2, then IC, H, L, A, B_G1 and B_G2, each a u32 big-endian count
 // and that many uncompressed zcash-encoded points; no header, no padding.
 //

@@ -1,5 +1,5 @@
-// The JSON files of snarkjs's Groth16 (../shared/GROTH16_FORMATS.md
-// section 7): proof.json, public.json and verification_key.json for
+// The JSON files of snarkjs's Groth16 (docs/GROTH16_FILES.md
+// section 5): proof.json, public.json and verification_key.json for
 // BLS12-381 keys.
 //
 // Writing gives exactly the bytes snarkjs's CLI writes (bfj with one-space

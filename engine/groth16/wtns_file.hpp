@@ -1,7 +1,7 @@
 // Witness files (.wtns, version 2) as circom's witness calculator and
 // `snarkjs wtns calculate` write them: section 1 {u32 n8 = 32, r, u32
 // nWitness}, section 2 the nWitness values, each 32 little-endian bytes,
-// canonical (../shared/GROTH16_FORMATS.md section 4). Wire 0 is the
+// canonical (docs/GROTH16_FILES.md section 3). Wire 0 is the
 // constant 1, then the public outputs and inputs, then the private wires.
 //
 // Reading refuses, naming the file, the section and the byte or the

@@ -1,7 +1,7 @@
 // snarkjs's Groth16 proving keys (.zkey, version 1, as snarkjs 0.7 writes
 // them for circom circuits compiled for BLS12-381): read into the one
 // internal form (proving_key.hpp), and written back for toy keys that
-// snarkjs itself proves with. ../shared/GROTH16_FORMATS.md section 3 has
+// snarkjs itself proves with. docs/GROTH16_FILES.md section 2 has
 // the layout.
 //
 // Reading refuses, with a message naming the file, the section (id and

@@ -1,5 +1,5 @@
 // The binary container of snarkjs's .zkey and circom's .wtns files
-// (../shared/GROTH16_FORMATS.md section 2): a 4-byte magic, a u32 version,
+// (docs/GROTH16_FILES.md section 1): a 4-byte magic, a u32 version,
 // a u32 section count, then sections of {u32 id, u64 size, data}, all
 // little-endian, in any order of ids.
 //
