@@ -32,11 +32,20 @@ Fr snarkjs_root_of_unity(unsigned log_n);
 // The odd e < 2^32 with omega5_n = omega7_n^(e mod n) for every n <= 2^32.
 std::uint32_t snarkjs_root_exponent();
 
-// Where snarkjs's point i of a domain of 2^log_n points sits among
-// stoker's: e i mod n.
+// Where snarkjs's points of a domain of 2^log_n points sit among stoker's:
+// point i at e i mod n. e is read once, for loops over a domain's points.
+class SnarkjsToNttIndex {
+ public:
+  explicit SnarkjsToNttIndex(unsigned log_n)
+      : mask_((std::size_t{1} << log_n) - 1), e_(snarkjs_root_exponent()) {}
+  std::size_t operator()(std::size_t i) const { return (e_ * (i & mask_)) & mask_; }
+
+ private:
+  std::size_t mask_, e_;
+};
+
 inline std::size_t snarkjs_point_to_ntt_index(std::size_t i, unsigned log_n) {
-  const std::size_t mask = (std::size_t{1} << log_n) - 1;
-  return (static_cast<std::size_t>(snarkjs_root_exponent()) * (i & mask)) & mask;
+  return SnarkjsToNttIndex(log_n)(i);
 }
 
 // In "stoker's order" entry j of a, b, c is the evaluation at omega7_n^j and

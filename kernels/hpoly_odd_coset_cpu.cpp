@@ -51,25 +51,44 @@ namespace cpu {
 
 namespace {
 
-// dst = the odd-coset evaluations of the polynomial whose evaluations on
-// stoker's domain src holds: intt, x_j *= s^j, ntt.
-void to_odd_coset(Fr* dst, const Fr* src, unsigned log_n, unsigned threads) {
-  const std::size_t n = std::size_t{1} << log_n;
-  if (dst != src)
-    detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
-      for (std::size_t i = lo; i < hi; ++i) dst[i] = src[i];
-    });
+// x (evaluations on stoker's domain) becomes the odd-coset evaluations of
+// the same polynomial, in place: intt, x_j *= s^j, ntt.
+void to_odd_coset(Fr* x, unsigned log_n, unsigned threads) {
   if (log_n == 0) return;  // one point: the polynomial is its value
+  const std::size_t n = std::size_t{1} << log_n;
   const Fr s = snarkjs_root_of_unity(log_n + 1);
-  transform(NttKind::inverse, dst, dst, log_n, 1, threads);
+  transform(NttKind::inverse, x, x, log_n, 1, threads);
   detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
     Fr f = s.pow(static_cast<std::uint64_t>(lo));
     for (std::size_t j = lo; j < hi; ++j) {
-      dst[j] *= f;
+      x[j] *= f;
       f *= s;
     }
   });
-  transform(NttKind::forward, dst, dst, log_n, 1, threads);
+  transform(NttKind::forward, x, x, log_n, 1, threads);
+}
+
+// h[i] = A B - C at `at(i)`, after a, b, c were copied to A, B, C with
+// entry i at `at(i)` and taken to the odd coset: one pass in, the
+// transforms in place, one pass out.
+template <typename At>
+void odd_coset_h(Fr* h, const Fr* a, const Fr* b, const Fr* c, unsigned log_n, unsigned threads,
+                 At at) {
+  const std::size_t n = std::size_t{1} << log_n;
+  std::vector<Fr> A(n), B(n), C(n);
+  const std::pair<const Fr*, Fr*> steps[] = {{a, A.data()}, {b, B.data()}, {c, C.data()}};
+  for (auto [src, dst] : steps) {
+    detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) dst[at(i)] = src[i];
+    });
+    to_odd_coset(dst, log_n, threads);
+  }
+  detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      const std::size_t j = at(i);
+      h[i] = A[j] * B[j] - C[j];
+    }
+  });
 }
 
 }  // namespace
@@ -77,32 +96,13 @@ void to_odd_coset(Fr* dst, const Fr* src, unsigned log_n, unsigned threads) {
 void hpoly_odd_coset_in_ntt_order(Fr* h, const Fr* a, const Fr* b, const Fr* c, unsigned log_n,
                                   unsigned threads) {
   if (log_n > kMaxLogN) return;
-  threads = detail::resolve_threads(threads);
-  const std::size_t n = std::size_t{1} << log_n;
-  std::vector<Fr> A(n), B(n), C(n);
-  to_odd_coset(A.data(), a, log_n, threads);
-  to_odd_coset(B.data(), b, log_n, threads);
-  to_odd_coset(C.data(), c, log_n, threads);
-  detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t j = lo; j < hi; ++j) h[j] = A[j] * B[j] - C[j];
-  });
+  odd_coset_h(h, a, b, c, log_n, detail::resolve_threads(threads), [](std::size_t i) { return i; });
 }
 
 void hpoly_odd_coset(Fr* h, const Fr* a, const Fr* b, const Fr* c, unsigned log_n,
                      unsigned threads) {
   if (log_n > kMaxLogN) return;
-  threads = detail::resolve_threads(threads);
-  const std::size_t n = std::size_t{1} << log_n;
-  std::vector<Fr> A(n), B(n), C(n), H(n);
-  const std::pair<const Fr*, Fr*> steps[] = {{a, A.data()}, {b, B.data()}, {c, C.data()}};
-  for (auto [src, dst] : steps)
-    detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
-      for (std::size_t i = lo; i < hi; ++i) dst[snarkjs_point_to_ntt_index(i, log_n)] = src[i];
-    });
-  hpoly_odd_coset_in_ntt_order(H.data(), A.data(), B.data(), C.data(), log_n, threads);
-  detail::parallel_for(n, threads, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t i = lo; i < hi; ++i) h[i] = H[snarkjs_point_to_ntt_index(i, log_n)];
-  });
+  odd_coset_h(h, a, b, c, log_n, detail::resolve_threads(threads), SnarkjsToNttIndex(log_n));
 }
 
 }  // namespace cpu

@@ -74,12 +74,12 @@ Error ConstraintMatrices::evaluate(std::span<const Fr> w, std::span<Fr> a, std::
 
 void ConstraintMatrices::evaluate_rows(std::span<const Fr> w, std::size_t begin, std::size_t end,
                                        Fr* a, Fr* b, Fr* c, Order order) const {
-  const auto log_n = static_cast<unsigned>(std::countr_zero(rows_));
+  const kernels::SnarkjsToNttIndex to_ntt(static_cast<unsigned>(std::countr_zero(rows_)));
   for (std::size_t i = begin; i < end && i < rows_; ++i) {
     Fr sa = Fr::zero(), sb = Fr::zero();
     for (auto k = a_.begin[i]; k < a_.begin[i + 1]; ++k) sa += a_.value[k] * w[a_.signal[k]];
     for (auto k = b_.begin[i]; k < b_.begin[i + 1]; ++k) sb += b_.value[k] * w[b_.signal[k]];
-    const std::size_t at = order == Order::ntt ? kernels::snarkjs_point_to_ntt_index(i, log_n) : i;
+    const std::size_t at = order == Order::ntt ? to_ntt(i) : i;
     a[at] = sa;
     b[at] = sb;
     c[at] = sa * sb;

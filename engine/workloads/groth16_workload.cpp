@@ -36,8 +36,8 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
       return Error{Errc::invalid_argument, label + ": H holds " + std::to_string(k.h.size()) +
                                                " points for a domain of " +
                                                std::to_string(k.domain_size())};
-    for (std::size_t i = 0; i < k.h.size(); ++i)
-      all[kernels::snarkjs_point_to_ntt_index(i, k.log_n)] = k.h[i];
+    const kernels::SnarkjsToNttIndex to_ntt(k.log_n);
+    for (std::size_t i = 0; i < k.h.size(); ++i) all[to_ntt(i)] = k.h[i];
   } else {
     std::copy(k.h.begin(), k.h.end(), all.begin());
   }
@@ -150,8 +150,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       l.l_count = bw->aux.size();
       l.total = l.l_at + l.l_count;
       auto& g = proof_inputs[p].gathered;
+      g = std::move(scalars.a);
       g.reserve(l.total);
-      g.insert(g.end(), scalars.a.begin(), scalars.a.end());
       g.insert(g.end(), scalars.b.begin(), scalars.b.end());
       g.insert(g.end(), bw->aux.begin(), bw->aux.end());
       proof_inputs[p].bellman = bw;
