@@ -18,12 +18,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using stoker::test::has;
 using stoker::test::run_shell;
 using stoker::test::run_stoker;
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 class CliFiles : public ::testing::Test {
  protected:

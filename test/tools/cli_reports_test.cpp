@@ -14,18 +14,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using stoker::test::has;
+using stoker::test::lines;
 using stoker::test::run_stoker;
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// The lines of `text` (a trailing newline ends the last one).
-int lines(const std::string& text) {
-  int n = 0;
-  for (char c : text) n += c == '\n';
-  return n;
-}
 
 nlohmann::json parse(const std::string& text) {
   try {

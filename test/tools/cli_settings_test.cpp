@@ -13,11 +13,8 @@
 
 namespace {
 
+using stoker::test::has;
 using stoker::test::run_stoker;
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST(CliSettings, SlowdownHasOneRangeNamedByTheOptionOrTheVariable) {
   const auto option = run_stoker("run --backend host --slowdown 1001");

@@ -14,17 +14,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using stoker::test::has;
+using stoker::test::lines;
 using stoker::test::run_stoker;
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-int lines(const std::string& text) {
-  int n = 0;
-  for (char c : text) n += c == '\n';
-  return n;
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

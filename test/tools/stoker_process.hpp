@@ -45,6 +45,19 @@ inline Outcome run_shell(const std::string& shell_line) {
   return r;
 }
 
+// Whether `text` holds `part`: what the tests ask of a message.
+inline bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The lines of `text` (a trailing newline ends the last one): a failure is
+// one line on stderr.
+inline int lines(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
 // `stoker <args>`, with `env` ("NAME=value ...") before it.
 inline Outcome run_stoker(const std::string& args, const std::string& env = "") {
   return run_shell((env.empty() ? "" : "env " + env + " ") + STOKER_BINARY + " " + args);
