@@ -61,8 +61,9 @@ void pack(const std::vector<bool>& bits, std::vector<unsigned char>& out) {
     if (bits[i]) out[at + i / 8] |= static_cast<unsigned char>(1u << (i % 8));
 }
 
-Result<BellmanWitness> read_body(const std::string& path, unsigned threads) {
-  auto opened = BinFileReader::open(path, "bwit", section_name);
+Result<BellmanWitness> read_body(detail::InputFile file, unsigned threads) {
+  const std::string path = file.path();
+  auto opened = BinFileReader::open(std::move(file), "bwit", section_name);
   if (!opened) return std::move(opened).error();
   const BinFileReader& f = *opened;
   if (f.version() != kVersion)
@@ -147,16 +148,29 @@ Error write_body(const std::string& path, const BellmanWitness& w) {
   return out.finish();
 }
 
-}  // namespace
-
-Result<BellmanWitness> read_bellman_witness(const std::string& path, unsigned threads) {
+template <typename Open>
+Result<BellmanWitness> read_from(const std::string& path, Open open, unsigned threads) {
   try {
-    return read_body(path, threads);
+    auto file = open();
+    if (!file) return std::move(file).error();
+    return read_body(std::move(*file), threads);
   } catch (const std::bad_alloc&) {
     return Error{Errc::out_of_host_memory, path + ": out of memory while reading the witness"};
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }
+}
+
+}  // namespace
+
+Result<BellmanWitness> read_bellman_witness(const std::string& path, unsigned threads) {
+  return read_from(path, [&] { return detail::InputFile::open(path); }, threads);
+}
+
+Result<BellmanWitness> read_bellman_witness(const FileWindow& w, unsigned threads) {
+  return read_from(
+      w.label, [&] { return detail::InputFile::open_window(w.fd, w.label, w.offset, w.bytes); },
+      threads);
 }
 
 Error write_bellman_witness(const std::string& path, const BellmanWitness& witness) {

@@ -21,10 +21,13 @@
 
 #include "common/error.hpp"
 #include "engine/groth16/bellman_witness.hpp"
+#include "engine/groth16/file_window.hpp"
 
 namespace stoker::engine::groth16 {
 
 Result<BellmanWitness> read_bellman_witness(const std::string& path, unsigned threads = 0);
+// The same from a window of a file or shared-memory object.
+Result<BellmanWitness> read_bellman_witness(const FileWindow& window, unsigned threads = 0);
 
 // Errors: a, b, c of different sizes or not a power of two, densities whose
 // lengths are not the assignments', the file cannot be written (nothing is

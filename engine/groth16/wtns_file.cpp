@@ -40,8 +40,9 @@ std::string_view section_name(std::uint32_t id) {
   }
 }
 
-Result<std::vector<Fr>> read_wtns_body(const std::string& path, unsigned threads) {
-  auto opened = BinFileReader::open(path, "wtns", section_name);
+Result<std::vector<Fr>> read_wtns_body(detail::InputFile file, unsigned threads) {
+  const std::string path = file.path();
+  auto opened = BinFileReader::open(std::move(file), "wtns", section_name);
   if (!opened) return std::move(opened).error();
   const BinFileReader& f = *opened;
   if (f.version() != kVersion)
@@ -98,16 +99,29 @@ Error write_wtns_body(const std::string& path, std::span<const Fr> witness) {
   return out.finish();
 }
 
-}  // namespace
-
-Result<std::vector<Fr>> read_wtns(const std::string& path, unsigned threads) {
+template <typename Open>
+Result<std::vector<Fr>> read_wtns_from(const std::string& path, Open open, unsigned threads) {
   try {
-    return read_wtns_body(path, threads);
+    auto file = open();
+    if (!file) return std::move(file).error();
+    return read_wtns_body(std::move(*file), threads);
   } catch (const std::bad_alloc&) {
     return Error{Errc::out_of_host_memory, path + ": out of memory while reading the witness"};
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }
+}
+
+}  // namespace
+
+Result<std::vector<Fr>> read_wtns(const std::string& path, unsigned threads) {
+  return read_wtns_from(path, [&] { return detail::InputFile::open(path); }, threads);
+}
+
+Result<std::vector<Fr>> read_wtns(const FileWindow& w, unsigned threads) {
+  return read_wtns_from(
+      w.label, [&] { return detail::InputFile::open_window(w.fd, w.label, w.offset, w.bytes); },
+      threads);
 }
 
 Error write_wtns(const std::string& path, std::span<const Fr> witness) {

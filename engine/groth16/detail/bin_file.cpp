@@ -37,7 +37,13 @@ Result<BinFileReader> BinFileReader::open(const std::string& path, std::string_v
                                           SectionName name) {
   auto file = InputFile::open(path);
   if (!file) return std::move(file).error();
-  BinFileReader r(std::move(*file), name);
+  return open(std::move(*file), magic, name);
+}
+
+Result<BinFileReader> BinFileReader::open(InputFile file, std::string_view magic,
+                                          SectionName name) {
+  const std::string path = file.path();
+  BinFileReader r(std::move(file), name);
   const std::uint64_t size = r.file_.size();
   if (size < kFileHeaderBytes)
     return Error{Errc::invalid_argument, path + ": truncated: the file has " +

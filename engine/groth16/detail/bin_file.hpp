@@ -39,6 +39,7 @@ class BinFileReader {
   // the last section.
   static Result<BinFileReader> open(const std::string& path, std::string_view magic,
                                     SectionName name);
+  static Result<BinFileReader> open(InputFile file, std::string_view magic, SectionName name);
 
   const std::string& path() const noexcept { return file_.path(); }
   std::uint32_t version() const noexcept { return version_; }

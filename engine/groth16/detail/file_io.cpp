@@ -25,8 +25,23 @@ Result<InputFile> InputFile::open(const std::string& path) {
   return InputFile(fd, path, static_cast<std::uint64_t>(st.st_size));
 }
 
+Result<InputFile> InputFile::open_window(int fd, std::string label, std::uint64_t offset,
+                                         std::uint64_t bytes) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    return Error{Errc::io_error, label + ": " + std::generic_category().message(errno)};
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (offset > size || bytes > size - offset)
+    return Error{Errc::invalid_argument, label + ": bytes " + std::to_string(offset) + ".." +
+                                             std::to_string(offset + bytes) + " run past its " +
+                                             std::to_string(size) + " bytes"};
+  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) return Error{Errc::io_error, label + ": " + std::generic_category().message(errno)};
+  return InputFile(copy, std::move(label), bytes, offset);
+}
+
 InputFile::InputFile(InputFile&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)), size_(o.size_) {}
+    : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)), size_(o.size_), base_(o.base_) {}
 
 InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
@@ -39,7 +54,7 @@ Error InputFile::read(std::uint64_t offset, void* dst, std::size_t bytes,
   while (done < bytes) {
     // Linux moves at most about 2 GiB per call; ask for 1 GiB at a time.
     const std::size_t want = std::min<std::size_t>(bytes - done, std::size_t{1} << 30);
-    const ssize_t n = ::pread(fd_, out + done, want, static_cast<off_t>(offset + done));
+    const ssize_t n = ::pread(fd_, out + done, want, static_cast<off_t>(base_ + offset + done));
     if (n > 0) {
       done += static_cast<std::size_t>(n);
       continue;

@@ -22,6 +22,11 @@ class InputFile {
  public:
   // Errors: "PATH: cannot open: <reason>".
   static Result<InputFile> open(const std::string& path);
+  // Bytes [offset, offset + bytes) of an open file or shared-memory object
+  // (a witness a client hands over in shared memory), read as a file of
+  // that size; `fd` is duplicated, `label` names it in messages.
+  static Result<InputFile> open_window(int fd, std::string label, std::uint64_t offset,
+                                       std::uint64_t bytes);
 
   InputFile(InputFile&& o) noexcept;
   InputFile& operator=(InputFile&&) = delete;
@@ -38,11 +43,12 @@ class InputFile {
   Error read(std::uint64_t offset, void* dst, std::size_t bytes, std::string_view what = {}) const;
 
  private:
-  InputFile(int fd, std::string path, std::uint64_t size) noexcept
-      : fd_(fd), path_(std::move(path)), size_(size) {}
+  InputFile(int fd, std::string path, std::uint64_t size, std::uint64_t base = 0) noexcept
+      : fd_(fd), path_(std::move(path)), size_(size), base_(base) {}
   int fd_;
   std::string path_;
   std::uint64_t size_;
+  std::uint64_t base_;  // where byte 0 lies in the underlying file
 };
 
 // Creates (or truncates) a file and writes it front to back. close() says

@@ -2,7 +2,9 @@
 // calculate` made with circom's wasm witness generators (data/).
 #include "engine/groth16/wtns_file.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "engine/groth16/snarkjs_json.hpp"
 #include "groth16_files_test_util.hpp"
@@ -118,6 +120,32 @@ TEST(WtnsFile, RefusesTruncationAndCountsThatDisagree) {
   put_u32(b, s.at(2).header, 3);
   EXPECT_TRUE(
       names(refusal(dir.file("missing.wtns", b)), {"section 2 (witness values) is missing"}));
+}
+
+// A witness inside a larger file or shared-memory object, as a client of
+// the daemon hands one over: read in place, the same values as the file.
+TEST(WtnsFile, ReadsAWitnessFromAWindowOfALargerFile) {
+  ScratchDir dir;
+  const Bytes wtns = read_bytes(data_file("multiplier.wtns"));
+  Bytes padded(1000, 0x5a);
+  padded.insert(padded.end(), wtns.begin(), wtns.end());
+  padded.resize(padded.size() + 777, 0x5a);
+  const std::string path = dir.file("padded.bin", padded);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  auto w = read_wtns(FileWindow{fd, "shm:/w bytes 1000..", 1000, wtns.size()});
+  ASSERT_TRUE(w.ok()) << w.error().what();
+  EXPECT_EQ(*w, read_ok(data_file("multiplier.wtns")));
+  // One byte short of the witness: the container's own check names it.
+  auto cut = read_wtns(FileWindow{fd, "shm:/w", 1000, wtns.size() - 1});
+  ASSERT_FALSE(cut.ok());
+  EXPECT_TRUE(names(cut.error().what(), {"shm:/w", "truncated"})) << cut.error().what();
+  // A window past the end of the object.
+  auto past = read_wtns(FileWindow{fd, "shm:/w", 1000, padded.size()});
+  ASSERT_FALSE(past.ok());
+  EXPECT_TRUE(names(past.error().what(), {"shm:/w", "run past its " + std::to_string(padded.size()) + " bytes"}))
+      << past.error().what();
+  ::close(fd);
 }
 
 }  // namespace
