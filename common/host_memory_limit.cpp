@@ -1,0 +1,91 @@
+#include "common/host_memory_limit.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "common/bytes_str.hpp"
+
+namespace stoker::common {
+namespace {
+
+std::size_t rlimit_bytes(int resource) {
+  rlimit r{};
+  if (getrlimit(resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 0;
+  return static_cast<std::size_t>(r.rlim_cur);
+}
+
+std::size_t physical_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+}
+
+// What the process takes of `source` now, from /proc/self/statm: its
+// mapped size (the address space) or its data and stack (what RLIMIT_DATA
+// counts). 0 where it cannot be read.
+std::size_t in_use(HostMemoryLimit::Source source) {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long size = 0, resident = 0, shared = 0, text = 0, lib = 0, data = 0;
+  const int got =
+      std::fscanf(f, "%lu %lu %lu %lu %lu %lu", &size, &resident, &shared, &text, &lib, &data);
+  std::fclose(f);
+  if (got != 6) return 0;
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (page <= 0) return 0;
+  const unsigned long pages = source == HostMemoryLimit::Source::address_space ? size : data;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+}
+
+}  // namespace
+
+HostMemoryLimit HostMemoryLimit::current() {
+  HostMemoryLimit l;
+  const auto take = [&l](std::size_t bytes, Source source) {
+    if (bytes != 0 && (l.bytes == 0 || bytes < l.bytes)) {
+      l.bytes = bytes;
+      l.source = source;
+    }
+  };
+  take(physical_bytes(), Source::physical);
+  take(rlimit_bytes(RLIMIT_DATA), Source::data_segment);
+  take(rlimit_bytes(RLIMIT_AS), Source::address_space);
+  return l;
+}
+
+std::string HostMemoryLimit::describe() const {
+  switch (source) {
+    case Source::address_space:
+      return "the address-space limit (ulimit -v) is " + bytes_with_units(bytes);
+    case Source::data_segment:
+      return "the data-segment limit (ulimit -d) is " + bytes_with_units(bytes);
+    case Source::physical:
+      return "this machine has " + bytes_with_units(bytes) + " of memory";
+    case Source::unknown:
+      break;
+  }
+  return "the host's memory limit is unknown";
+}
+
+Error check_host_memory(std::string_view what, std::size_t bytes) {
+  const auto limit = HostMemoryLimit::current();
+  if (limit.bytes == 0 || bytes <= limit.bytes) return {};
+  return {Errc::out_of_host_memory, std::string(what) + " needs " + bytes_with_units(bytes) +
+                                        " of host memory; " + limit.describe()};
+}
+
+Error host_memory_refused(std::string_view what, std::size_t bytes) {
+  const auto limit = HostMemoryLimit::current();
+  std::string used;
+  if (limit.source == HostMemoryLimit::Source::address_space ||
+      limit.source == HostMemoryLimit::Source::data_segment)
+    if (const std::size_t n = in_use(limit.source); n != 0)
+      used = ", " + bytes_with_units(n) + " of it in use";
+  return {Errc::out_of_host_memory, std::string(what) + ": " + std::string(kRefusedBySystem) + " " +
+                                        bytes_with_units(bytes) + " of host memory; " +
+                                        limit.describe() + used};
+}
+
+}  // namespace stoker::common
