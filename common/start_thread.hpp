@@ -1,7 +1,7 @@
 // start_thread(thread, what, f): a std::thread running f(), or an Error that
 // says which thread the system would not start and why: "could not start
-// thread <what>: Resource temporarily unavailable", `what` its name and
-// role ("stoker-feed-0, the feeder of device 0").
+// <what>: Resource temporarily unavailable", `what` naming the thread and
+// its role ("thread stoker-feed-0 (the feeder of device 0)").
 //
 // The system refuses a thread when it has no memory for the thread's stack
 // (an address-space limit), or the process or user is at its thread limit.
@@ -37,7 +37,7 @@ Error start_thread(std::thread& thread, const std::string& what, F&& f) {
   } catch (const std::bad_alloc&) {
     why = std::make_error_code(std::errc::not_enough_memory);
   }
-  return Error{why, "could not start thread " + what + ": " + why.message()};
+  return Error{why, "could not start " + what + ": " + why.message()};
 }
 
 }  // namespace stoker::common

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/start_thread.hpp"
 #include "devices/detail/cuda_backend.hpp"
 #include "devices/meminfo.hpp"
 
@@ -105,8 +106,17 @@ void* map_and_register(std::size_t bytes, std::size_t& mapped) {
     const std::size_t to = t + 1 == threads ? mapped : mapped / threads * (t + 1) / page * page;
     for (std::size_t i = from; i < to; i += page) *reinterpret_cast<volatile char*>(p + i) = 0;
   };
+  // Helpers only share the faulting: the ranges of any the system refuses
+  // are faulted here.
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(fault, t);
+  std::size_t started = 1;
+  for (; started < threads; ++started) {
+    std::thread helper;
+    if (common::start_thread(helper, "a faulting thread", [&fault, started] { fault(started); }))
+      break;
+    pool.push_back(std::move(helper));
+  }
+  for (std::size_t t = started; t < threads; ++t) fault(t);
   fault(0);
   for (auto& t : pool) t.join();
 

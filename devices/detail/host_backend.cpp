@@ -8,6 +8,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/start_thread.hpp"
 #include "devices/detail/backend_impl.hpp"
 
 namespace stoker::devices::detail {
@@ -117,7 +118,16 @@ class HostEvent final : public EventImpl {
 class HostStream final : public StreamImpl {
  public:
   HostStream(HostDevice& device, std::shared_ptr<HostDeviceState> state)
-      : device_(device), state_(std::move(state)), worker_([this] { run(); }) {}
+      : device_(device), state_(std::move(state)) {}
+
+  // The stream's thread, the emulated device's engine; refused by the
+  // system, it is the error of create_stream.
+  Error start() {
+    return common::start_thread(
+        worker_,
+        "the thread of a stream of host backend device " + std::to_string(device_.info().index),
+        [this] { run(); });
+  }
 
   ~HostStream() override {
     {
@@ -125,7 +135,7 @@ class HostStream final : public StreamImpl {
       stopping_ = true;
     }
     cv_.notify_all();
-    worker_.join();  // drains what is queued first
+    if (worker_.joinable()) worker_.join();  // drains what is queued first
   }
 
   Backend backend() const noexcept override { return Backend::host; }
@@ -251,7 +261,7 @@ class HostStream final : public StreamImpl {
   std::deque<Entry> queue_;
   std::uint64_t submitted_ = 0, finished_ = 0;
   bool stopping_ = false;
-  std::thread worker_;  // last: starts after everything it uses exists
+  std::thread worker_;  // started by start(), once everything it uses exists
 };
 
 std::size_t round_up(std::size_t n, std::size_t a) {
@@ -278,7 +288,9 @@ HostDevice::~HostDevice() = default;
 
 Result<Stream> HostDevice::create_stream(StreamPriority) {
   if (auto ec = health()) return Error{ec, "device faulted"};
-  return Stream(std::make_unique<HostStream>(*this, state_));
+  auto stream = std::make_unique<HostStream>(*this, state_);
+  if (Error e = stream->start()) return e;
+  return Stream(std::move(stream));
 }
 
 Result<Event> HostDevice::create_event(EventKind kind) {

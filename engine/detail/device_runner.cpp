@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/elapsed.hpp"
+#include "common/start_thread.hpp"
 #include "engine/detail/cpu_kernels.hpp"
 #include "engine/detail/device_handles.hpp"
 #include "engine/detail/enter_thread.hpp"
@@ -47,7 +48,7 @@ Result<std::unique_ptr<DeviceRunner>> DeviceRunner::create(devices::Device& devi
   auto clock = EventClock::create(device, r->h2d_, where);
   if (!clock) return clock.error();
   r->clock_ = std::move(*clock);
-  r->start_threads();
+  if (Error e = r->start_threads()) return Error{e.code, where + e.what()};
   return r;
 }
 
@@ -64,31 +65,42 @@ Error DeviceRunner::create_slots(int depth, const std::string& where) {
   return {};
 }
 
-void DeviceRunner::start_threads() {
+Error DeviceRunner::start_threads() {
   const std::string n = std::to_string(device_.index());
-  feeder_ = std::thread([io = &feeder_io_, cpus = cpus_, n] {
-    enter_thread("stoker-feed-" + n, cpus);
-    io->run();
-  });
+  // A thread the system refuses ends create(): the destructor joins those
+  // started before it.
+  if (Error e = common::start_thread(feeder_, "thread stoker-feed-" + n + " (the device's feeder)",
+                                     [io = &feeder_io_, cpus = cpus_, n] {
+                                       enter_thread("stoker-feed-" + n, cpus);
+                                       io->run();
+                                     }))
+    return e;
   // The launcher runs the jobs' own callables, and any thread they start
   // would inherit its mask: it stays unbound.
-  launcher_ = std::thread([io = &launcher_io_, d = &device_, n] {
-    enter_thread("stoker-kern-" + n, {});
-    (void)d->make_current();
-    io->run();
-  });
+  if (Error e =
+          common::start_thread(launcher_, "thread stoker-kern-" + n + " (the device's launcher)",
+                               [io = &launcher_io_, d = &device_, n] {
+                                 enter_thread("stoker-kern-" + n, {});
+                                 (void)d->make_current();
+                                 io->run();
+                               }))
+    return e;
   // The waiters block on this device's events: with the device current, so
   // CUDA does not make device 0's context current on them first.
-  waiter_ = std::thread([io = &waiter_io_, d = &device_, cpus = cpus_, n] {
-    enter_thread("stoker-wait-" + n, cpus);
-    (void)d->make_current();
-    io->run();
-  });
-  copy_waiter_ = std::thread([io = &copy_waiter_io_, d = &device_, cpus = cpus_, n] {
-    enter_thread("stoker-cwait-" + n, cpus);
-    (void)d->make_current();
-    io->run();
-  });
+  if (Error e = common::start_thread(waiter_, "thread stoker-wait-" + n + " (the device's waiter)",
+                                     [io = &waiter_io_, d = &device_, cpus = cpus_, n] {
+                                       enter_thread("stoker-wait-" + n, cpus);
+                                       (void)d->make_current();
+                                       io->run();
+                                     }))
+    return e;
+  return common::start_thread(copy_waiter_,
+                              "thread stoker-cwait-" + n + " (the device's copy waiter)",
+                              [io = &copy_waiter_io_, d = &device_, cpus = cpus_, n] {
+                                enter_thread("stoker-cwait-" + n, cpus);
+                                (void)d->make_current();
+                                io->run();
+                              });
 }
 
 DeviceRunner::~DeviceRunner() {

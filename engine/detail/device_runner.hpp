@@ -143,7 +143,8 @@ class DeviceRunner {
 
   explicit DeviceRunner(devices::Device& device);
   Error create_slots(int depth, const std::string& where);
-  void start_threads();
+  // The device's four threads; the first the system refuses is the error.
+  Error start_threads();
   // The launch's first error, naming this device and what failed.
   void fail(Launch& l, std::error_code ec, const std::string& what) const;
 

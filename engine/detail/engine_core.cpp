@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <future>
 
+#include "common/start_thread.hpp"
 #include "engine/detail/run_and_wait.hpp"
 
 namespace asio = boost::asio;
@@ -37,15 +38,18 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
   std::unique_ptr<EngineCore> core(
       new EngineCore(config.resolved(backend, n_devices), std::move(*set)));
   auto& c = *core;
-  c.staging_ =
-      std::make_unique<HostStaging>(backend, c.config_.host_budget_bytes,
-                                    static_cast<std::size_t>(c.config_.worker_threads), c.io_);
+  auto staging = HostStaging::create(backend, c.config_.host_budget_bytes,
+                                     static_cast<std::size_t>(c.config_.worker_threads), c.io_);
+  if (!staging) return std::move(staging).error();
+  c.staging_ = std::move(*staging);
   auto slots = DeviceSlots::create(c.set_, c.config_);
   if (!slots) return std::move(slots).error();
   c.slots_ = std::move(*slots);
   c.keys_ = std::make_unique<KeyRegistry>(c.io_, c.set_, *c.slots_, *c.staging_,
                                           [core = &c] { core->pump(); });
-  c.thread_ = std::thread([io = &c.io_] { io->run(); });
+  if (Error e =
+          common::start_thread(c.thread_, "the engine's thread", [io = &c.io_] { io->run(); }))
+    return e;
   return core;
 }
 

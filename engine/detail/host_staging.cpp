@@ -37,12 +37,25 @@ struct HostStaging::ProducerRun {
   }
 };
 
+Result<std::unique_ptr<HostStaging>> HostStaging::create(devices::Backend backend,
+                                                         std::size_t host_budget_bytes,
+                                                         std::size_t workers,
+                                                         asio::io_context& engine) {
+  auto pool = WorkerPool::start(workers, [workers](std::size_t i) {
+    return "worker thread " + std::to_string(i + 1) + " of " + std::to_string(workers) +
+           " (producers and output copies)";
+  });
+  if (!pool) return std::move(pool).error();
+  return std::unique_ptr<HostStaging>(
+      new HostStaging(backend, host_budget_bytes, std::move(*pool), engine));
+}
+
 HostStaging::HostStaging(devices::Backend backend, std::size_t host_budget_bytes,
-                         std::size_t workers, asio::io_context& engine)
+                         std::unique_ptr<WorkerPool> workers, asio::io_context& engine)
     : engine_(engine),
       budget_(std::make_unique<alloc::MemoryBudget>(host_budget_bytes, "engine host")),
-      worker_count_(workers),
-      workers_(std::make_unique<asio::thread_pool>(workers)) {
+      worker_count_(workers->size()),
+      workers_(std::move(workers)) {
   // The pool's defaults: the budget's limit pinned for granted blocks, plus at
   // most an eighth of it in free blocks of partly used shared slabs
   // (docs/ALLOC.md), so whatever the budget grants the pool can pin.
@@ -129,7 +142,7 @@ void HostStaging::request_block() {
             if (ec) return block_arrived(Error{ec});
             if (auto block = pool_->allocate_reserved_if_free(bytes, r))
               return block_arrived(std::move(*block));
-            asio::post(*workers_, [this, bytes, r = std::move(r)]() mutable {
+            asio::post(workers_->get_executor(), [this, bytes, r = std::move(r)]() mutable {
               auto block = pool_->allocate_reserved(bytes, std::move(r));
               asio::post(engine_, [this, block = std::move(block)]() mutable {
                 block_arrived(std::move(block));
@@ -206,7 +219,7 @@ void HostStaging::start_shares() {
     if (t == run->tasks) continue;  // workers going on took the rest
     if (t == 0) run->first_start = Clock::now();
     ++shares_running_;
-    asio::post(*workers_, [this, run, t] { produce_shares(run, t); });
+    asio::post(workers_->get_executor(), [this, run, t] { produce_shares(run, t); });
   }
 }
 
@@ -282,11 +295,11 @@ void HostStaging::fan_out(std::size_t count, Task task, Last last) {
   };
   auto st = std::make_shared<State>(count, std::move(task), std::move(last));
   if (count == 0) {
-    asio::post(*workers_, [st] { st->last(std::error_code{}); });
+    asio::post(workers_->get_executor(), [st] { st->last(std::error_code{}); });
     return;
   }
   for (std::size_t i = 0; i < count; ++i)
-    asio::post(*workers_, [st, i] {
+    asio::post(workers_->get_executor(), [st, i] {
       if (auto ec = st->task(i); ec && !st->failed.exchange(true)) st->first_error = ec;
       if (st->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) st->last(st->first_error);
     });

@@ -10,7 +10,6 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -23,6 +22,7 @@
 #include "alloc/pinned_pool.hpp"
 #include "engine/detail/partition_lifecycle.hpp"
 #include "engine/detail/share_feed.hpp"
+#include "engine/detail/worker_pool.hpp"
 #include "engine/job.hpp"
 
 namespace stoker::engine::detail {
@@ -67,8 +67,11 @@ struct BounceCopy {
 
 class HostStaging {
  public:
-  HostStaging(devices::Backend backend, std::size_t host_budget_bytes, std::size_t workers,
-              boost::asio::io_context& engine);
+  // Starts the workers; a worker the system refuses is an error naming it.
+  static Result<std::unique_ptr<HostStaging>> create(devices::Backend backend,
+                                                     std::size_t host_budget_bytes,
+                                                     std::size_t workers,
+                                                     boost::asio::io_context& engine);
   HostStaging(const HostStaging&) = delete;
   HostStaging& operator=(const HostStaging&) = delete;
 
@@ -79,7 +82,7 @@ class HostStaging {
   // memory synchronises the device).
   template <typename F>
   void post_to_worker(F f) {
-    boost::asio::post(*workers_, std::move(f));
+    boost::asio::post(workers_->get_executor(), std::move(f));
   }
   // Waits for the workers' queued work; at shutdown, after the runners.
   void join() { workers_->join(); }
@@ -111,6 +114,8 @@ class HostStaging {
 
  private:
   struct ProducerRun;
+  HostStaging(devices::Backend backend, std::size_t host_budget_bytes,
+              std::unique_ptr<WorkerPool> workers, boost::asio::io_context& engine);
   void allocate_next();
   void request_block();
   void block_arrived(Result<alloc::PinnedBlock> block);
@@ -144,7 +149,7 @@ class HostStaging {
   std::unique_ptr<alloc::MemoryBudget> budget_;
   std::unique_ptr<alloc::PinnedPool> pool_;
   std::size_t worker_count_ = 1;
-  std::unique_ptr<boost::asio::thread_pool> workers_;
+  std::unique_ptr<WorkerPool> workers_;
 
   std::deque<BlockRequest> to_allocate_;                       // not yet started
   std::optional<BlockRequest> allocating_;                     // the one request in flight

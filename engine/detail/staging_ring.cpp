@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "common/start_thread.hpp"
 #include "engine/detail/device_handles.hpp"
 #include "engine/detail/enter_thread.hpp"
 #include "engine/detail/nontemporal_copy.hpp"
@@ -26,7 +27,13 @@ Result<std::unique_ptr<StagingRing>> StagingRing::create(devices::Device& device
   r->chunk_bytes_ = chunk_bytes;
   const auto staging_threads = static_cast<std::size_t>(std::max(1, config.staging_threads));
   r->pageable_inputs_ = config.pageable_inputs;
-  r->pool_ = std::make_unique<boost::asio::thread_pool>(staging_threads);
+  const std::string name = "stoker-stage-" + std::to_string(device.index());
+  auto pool = WorkerPool::start(staging_threads, [&](std::size_t i) {
+    return "thread " + name + " (staging thread " + std::to_string(i + 1) + " of " +
+           std::to_string(staging_threads) + ")";
+  });
+  if (!pool) return Error{pool.error().code, where + pool.error().what()};
+  r->pool_ = std::move(*pool);
   // Two buffers per thread at least, so that a thread fills one while the
   // other's H2D runs; staging_ring_bytes may ask for more, in whole buffers
   // per thread.
@@ -64,11 +71,17 @@ Error StagingRing::pin(const std::string& where) {
   } else {
     // A set that cannot be bound (a CPU taken offline since discovery)
     // leaves every thread of the device where it was, and says so.
+    // A thread the system refuses pins from here, unbound: placement is a
+    // speed-up, never a reason to fail.
     bool bound = false;
-    std::thread([&] {
-      bound = !cpus_.bind_this_thread();
+    std::thread pinner;
+    if (common::start_thread(pinner, "the thread that pins the staging buffers", [&] {
+          bound = !cpus_.bind_this_thread();
+          pin_all();
+        }))
       pin_all();
-    }).join();
+    else
+      pinner.join();
     if (!bound) cpus_ = {};
   }
   return pinning;
@@ -89,7 +102,7 @@ void StagingRing::start(const std::shared_ptr<StagingPass>& pass, std::size_t in
   const std::size_t tasks = std::min(pass->chunks, threads_);
   pass->running.store(tasks, std::memory_order_relaxed);
   for (std::size_t t = 0; t < tasks; ++t)
-    boost::asio::post(*pool_, [this, pass] { run_task(*pass); });
+    boost::asio::post(pool_->get_executor(), [this, pass] { run_task(*pass); });
 }
 
 void StagingRing::join() {

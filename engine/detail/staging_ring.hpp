@@ -17,7 +17,6 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -31,6 +30,7 @@
 #include "devices/device.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/config.hpp"
+#include "engine/detail/worker_pool.hpp"
 
 namespace stoker::engine::detail {
 
@@ -75,7 +75,8 @@ class StagingRing {
   // Starts the staging threads and pins their buffers as `config` says
   // (staging_threads, staging_chunk_bytes, staging_ring_bytes), pinning
   // from a thread bound to `cpus` unless it is empty; errors name the
-  // device (`where`, device_handles.hpp).
+  // device (`where`, device_handles.hpp), and a thread the system refuses
+  // is one of them.
   static Result<std::unique_ptr<StagingRing>> create(devices::Device& device, devices::Stream& h2d,
                                                      const Config& config, devices::CpuSet cpus,
                                                      const std::string& where);
@@ -138,7 +139,7 @@ class StagingRing {
   std::vector<std::size_t> thread_next_buffer_;
   std::atomic<std::size_t> threads_seen_{0};
   // The staging threads; declared after the buffers, so they end first.
-  std::unique_ptr<boost::asio::thread_pool> pool_;
+  std::unique_ptr<WorkerPool> pool_;
 };
 
 }  // namespace stoker::engine::detail

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "common/start_thread.hpp"
+
 namespace stoker::engine::workloads {
 
 void FreeDeleter::operator()(void* p) const noexcept {
@@ -29,8 +31,13 @@ Error register_each(devices::Backend backend, std::size_t count, std::size_t byt
     for (std::size_t p; (p = next.fetch_add(1)) < count;)
       got[p] = devices::register_host(backend, prepare(p), bytes);
   };
+  // Helpers only share the work: where the system refuses one, fewer do it.
   std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < std::min<std::size_t>(4, count); ++t) helpers.emplace_back(work);
+  for (std::size_t t = 1; t < std::min<std::size_t>(4, count); ++t) {
+    std::thread helper;
+    if (common::start_thread(helper, "a registering thread", work)) break;
+    helpers.push_back(std::move(helper));
+  }
   work();
   for (auto& t : helpers) t.join();
   for (std::size_t p = 0; p < count; ++p)

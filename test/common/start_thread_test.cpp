@@ -16,7 +16,7 @@ namespace {
 TEST(StartThread, RunsTheFunction) {
   std::atomic<bool> ran{false};
   std::thread t;
-  EXPECT_FALSE(start_thread(t, "test-run (a test)", [&] { ran = true; }));
+  EXPECT_FALSE(start_thread(t, "thread test-run (a test)", [&] { ran = true; }));
   ASSERT_TRUE(t.joinable());
   t.join();
   EXPECT_TRUE(ran);
@@ -55,7 +55,7 @@ TEST(StartThread, ARefusedThreadIsAnErrorNamingIt) {
   ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
   std::atomic<bool> ran{false};
   std::thread t;
-  const Error e = start_thread(t, "stoker-test-0 (a test's helper)", [&] { ran = true; });
+  const Error e = start_thread(t, "thread stoker-test-0 (a test's helper)", [&] { ran = true; });
   setrlimit(RLIMIT_AS, &saved);
   release = true;
   for (auto& h : holders) h.join();
