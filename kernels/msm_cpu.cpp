@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/start_thread.hpp"
 #include "kernels/detail/affine_buckets.hpp"
 #include "kernels/detail/batch_affine_sum.hpp"
 #include "kernels/detail/cpu_group.hpp"
@@ -112,8 +113,13 @@ void run_tasks(std::size_t tasks, unsigned threads, F&& f) {
     for (std::size_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < tasks;)
       f(id, task);
   };
+  // Fewer threads pull the tasks where the system refuses some.
   std::vector<std::thread> pool;
-  for (unsigned i = 1; i < t; ++i) pool.emplace_back(worker, i);
+  for (unsigned i = 1; i < t; ++i) {
+    std::thread th;
+    if (common::start_thread(th, "an MSM thread", [&worker, i] { worker(i); })) break;
+    pool.push_back(std::move(th));
+  }
   worker(0);
   for (auto& th : pool) th.join();
 }

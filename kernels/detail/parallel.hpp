@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/start_thread.hpp"
+
 namespace stoker::kernels::detail {
 
 inline unsigned resolve_threads(unsigned threads) {
@@ -18,7 +20,9 @@ inline unsigned resolve_threads(unsigned threads) {
 
 // f(begin, end), or f(thread, begin, end), for disjoint ranges covering
 // [0, n), one per thread, the calling thread taking the first (thread 0).
-// Ranges below `grain` elements are not worth a thread.
+// Ranges below `grain` elements are not worth a thread. A thread the system
+// refuses (a thread or address-space limit) costs time, not the result: its
+// range runs on the calling thread.
 template <typename F>
 void parallel_for(std::size_t n, unsigned threads, F&& f, std::size_t grain = 4096) {
   const auto call = [&f](std::size_t thread, std::size_t b, std::size_t e) {
@@ -36,11 +40,19 @@ void parallel_for(std::size_t n, unsigned threads, F&& f, std::size_t grain = 40
   std::vector<std::thread> pool;
   pool.reserve(t - 1);
   const std::size_t chunk = (n + t - 1) / t;
-  for (std::size_t i = 1; i < t; ++i) {
-    const std::size_t b = std::min(n, i * chunk), e = std::min(n, b + chunk);
-    pool.emplace_back([&call, i, b, e] { call(i, b, e); });
+  const auto range = [&](std::size_t i) {
+    const std::size_t b = std::min(n, i * chunk);
+    call(i, b, std::min(n, b + chunk));
+  };
+  // The ranges of threads the system refuses run here after the first.
+  std::size_t started = 1;
+  for (; started < t; ++started) {
+    std::thread th;
+    if (common::start_thread(th, "a kernel thread", [&range, started] { range(started); })) break;
+    pool.push_back(std::move(th));
   }
-  call(0, 0, std::min(n, chunk));
+  range(0);
+  for (std::size_t i = started; i < t; ++i) range(i);
   for (auto& th : pool) th.join();
 }
 
