@@ -17,6 +17,7 @@
 #include "tools/commands/keys_command.hpp"
 #include "tools/commands/msm_command.hpp"
 #include "tools/commands/prove_command.hpp"
+#include "tools/commands/serve_command.hpp"
 #include "tools/commands/run_command.hpp"
 #include "tools/commands/srs_command.hpp"
 #include "tools/commands/verify_command.hpp"
@@ -49,6 +50,7 @@ const Entry kCommands[] = {
     {"verify", stoker::tools::verify_command,
      "check a Groth16 proof (snarkjs's or bellman's files)"},
     {"keys", stoker::tools::keys_command, "generate a toy Groth16 key and witness (testing only)"},
+    {"serve", stoker::tools::serve_command, "the daemon: keys resident, proofs for every client"},
     {"stress", stoker::tools::stress_command, "the engine under load, faults and bad input"},
 };
 

@@ -37,6 +37,17 @@ void CommandLine::value(std::string name, std::string& out) {
   });
 }
 
+void CommandLine::values(std::string name, std::vector<std::string>& out) {
+  Option o;
+  o.name = std::move(name);
+  o.repeatable = true;
+  o.take = [&out](std::string_view text) {
+    out.emplace_back(text);
+    return std::string();
+  };
+  add(std::move(o));
+}
+
 void CommandLine::choice(std::string name, std::string& out, std::vector<std::string> choices) {
   custom(name, [&out, name, choices](std::string_view text) {
     if (std::find(choices.begin(), choices.end(), text) != choices.end()) {
@@ -109,7 +120,7 @@ std::optional<int> CommandLine::parse(const std::vector<std::string>& args) {
     const std::string name = a.substr(0, eq);
     Option* o = find(name);
     if (o == nullptr) return usage_error("unknown option '" + name + "' (see --help)");
-    if (given(name)) return usage_error(name + " is given twice");
+    if (given(name) && !o->repeatable) return usage_error(name + " is given twice");
     for (const auto& group : exclusive_)
       if (std::find(group.begin(), group.end(), name) != group.end())
         for (const auto& other : group)

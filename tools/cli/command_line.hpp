@@ -92,6 +92,9 @@ class CommandLine {
   void flag(std::string name, bool& out);
   // An option that takes any text but the empty string.
   void value(std::string name, std::string& out);
+  // An option that may be given more than once (`--allow-dir A --allow-dir
+  // B`), each value appended in command-line order.
+  void values(std::string name, std::vector<std::string>& out);
   // One of `choices` ("--workload: 'x' is not hpoly or synthetic").
   void choice(std::string name, std::string& out, std::vector<std::string> choices);
   // An integer in lo..hi.
@@ -156,6 +159,7 @@ class CommandLine {
     std::string name;
     bool takes_value = true;
     std::function<std::string(std::string_view)> take;
+    bool repeatable = false;
   };
   Option* find(std::string_view name);
   std::string machine_problem(const engine::Config& c) const;

@@ -52,7 +52,8 @@ CREATE TABLE proofs (
   proof_json TEXT NOT NULL,
   public_json TEXT NOT NULL,
   error TEXT NOT NULL,
-  timings_json TEXT NOT NULL
+  timings_json TEXT NOT NULL,
+  shm_owner_uid INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX proofs_by_idempotency_key ON proofs (idempotency_key)
   WHERE idempotency_key <> '';
@@ -68,7 +69,7 @@ PRAGMA user_version = 1;
 constexpr const char* kProofColumns =
     "id, key, witness_kind, witness_path, witness_owned, shm_name, shm_offset, shm_bytes, "
     "priority, idempotency_key, state, accepted_at_ms, started_at_ms, finished_at_ms, attempts, "
-    "proof_json, public_json, error, timings_json";
+    "proof_json, public_json, error, timings_json, shm_owner_uid";
 
 std::string select_proofs(const char* rest) {
   return std::string("SELECT ") + kProofColumns + " FROM proofs " + rest;
@@ -174,7 +175,8 @@ void bind_proof(Run& run, const ProofRecord& p) {
       .text(p.proof_json)
       .text(p.public_json)
       .text(p.error)
-      .text(p.timings_json);
+      .text(p.timings_json)
+      .integer(p.witness.owner_uid);
 }
 
 }  // namespace
@@ -238,6 +240,7 @@ struct SqliteJournal::Connection {
     p.public_json = column_text(s, 16);
     p.error = column_text(s, 17);
     p.timings_json = column_text(s, 18);
+    p.witness.owner_uid = sqlite3_column_int64(s, 19);
     // The schema's CHECKs hold these; a file edited by hand may not.
     const auto parsed = proof_state_from(state);
     if (kind != "file" && kind != "shm")
@@ -417,7 +420,7 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::open(const std::string& di
       {&Connection::insert_proof,
        std::string("INSERT INTO proofs (") + kProofColumns +
            ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-           "?18, ?19)"},
+           "?18, ?19, ?20)"},
       {&Connection::mark_running,
        "UPDATE proofs SET state = 'running', started_at_ms = ?2, attempts = attempts + 1 "
        "WHERE id = ?1 AND state IN ('queued', 'running')"},

@@ -75,7 +75,8 @@ std::string describe(const ProofRecord& p) {
     << " witness.kind=" << (p.witness.kind == WitnessSource::Kind::shm ? "shm" : "file")
     << " witness.path=" << p.witness.path << " witness.owned=" << p.witness.owned
     << " witness.shm_name=" << p.witness.shm_name << " witness.offset=" << p.witness.offset
-    << " witness.bytes=" << p.witness.bytes << " priority=" << to_string(p.priority)
+    << " witness.bytes=" << p.witness.bytes << " witness.owner_uid=" << p.witness.owner_uid
+    << " priority=" << to_string(p.priority)
     << " idempotency_key=" << p.idempotency_key << " state=" << to_string(p.state)
     << " accepted_at_ms=" << p.accepted_at_ms << " started_at_ms=" << p.started_at_ms
     << " finished_at_ms=" << p.finished_at_ms << " attempts=" << p.attempts
@@ -192,7 +193,7 @@ TEST_F(SqliteJournalTest, AcceptRecordsEveryFieldOfTheRequestAndReadsItBack) {
   file.priority = Priority::critical;
   ProofRecord shm = request("p-shm", "", 1'700'000'000'123);
   shm.witness = {WitnessSource::Kind::shm, "", false, "/stoker-witness-7", 0xFFFF'FFFF'0000'0010ull,
-                 0x8000'0000'0000'0001ull};
+                 0x8000'0000'0000'0001ull, 1000};
   shm.priority = Priority::low;
   // accept() records the request only: the later stages' fields start empty.
   shm.state = ProofState::done;

@@ -1,0 +1,445 @@
+// `stoker serve` as its clients use it, on the host backend: a real daemon
+// process, a real HTTP client over its Unix socket, snarkjs's keys and
+// witnesses (test/engine/groth16/data), every proof checked with the
+// pairing against the key's verifying key.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "daemon.hpp"
+#include "engine/groth16/snarkjs_json.hpp"
+#include "engine/groth16/verifier.hpp"
+#include "engine/groth16/wtns_file.hpp"
+#include "engine/groth16/zkey_file.hpp"
+
+namespace stoker::test {
+namespace {
+
+using json = nlohmann::json;
+namespace g16 = engine::groth16;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+json load_body(const std::string& name, const std::string& file) {
+  return json{{"name", name}, {"path", data_file(file)}, {"format", "zkey"}};
+}
+
+// The proof and public inputs of a finished proof pass the pairing check of
+// the key's verifying key.
+::testing::AssertionResult verifies(const json& view, const std::string& zkey) {
+  if (view.value("state", "") != "done")
+    return ::testing::AssertionFailure() << "not done: " << view.dump();
+  auto key = g16::read_zkey(data_file(zkey), g16::PointCheck::trusted);
+  if (!key) return ::testing::AssertionFailure() << key.error().what();
+  auto proof = g16::parse_proof_json(view.at("proof").dump(), "proof");
+  if (!proof) return ::testing::AssertionFailure() << proof.error().what();
+  auto inputs = g16::parse_public_json(view.at("public").dump(), "public");
+  if (!inputs) return ::testing::AssertionFailure() << inputs.error().what();
+  if (Error e = g16::verify(key->vk, *proof, *inputs))
+    return ::testing::AssertionFailure() << e.what() << ": " << view.dump();
+  return ::testing::AssertionSuccess();
+}
+
+json wait_done(const Daemon& d, const std::string& id) {
+  for (int i = 0; i < 600; ++i) {
+    auto r = d.call("GET", "/v1/proofs/" + id + "?wait_ms=1000");
+    if (r.status != 200) return r.body;
+    const std::string state = r.body.value("state", "");
+    if (state == "done" || state == "failed" || state == "cancelled") return r.body;
+  }
+  return json{{"state", "timed out"}};
+}
+
+// The engine holds nothing: no job, budget, pinned block or device budget.
+::testing::AssertionResult idle(const Daemon& d) {
+  for (int i = 0; i < 100; ++i) {
+    auto s = d.call("GET", "/v1/status");
+    if (s.status == 200 && s.body["engine"]["idle"].get<bool>() &&
+        s.body["host"]["budget_in_use_bytes"].get<std::size_t>() == 0 &&
+        s.body["host"]["pinned_in_use_bytes"].get<std::size_t>() == 0)
+      return ::testing::AssertionSuccess();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return ::testing::AssertionFailure() << "not idle: " << d.call("GET", "/v1/status").text;
+}
+
+TEST(Serve, LoadsAKeyProvesAndTheProofVerifies) {
+  ScratchDir dir;
+  Daemon d(dir.path());
+  ASSERT_TRUE(d.started()) << d.log();
+  EXPECT_EQ(d.call("GET", "/healthz").status, 200u);
+  EXPECT_EQ(d.call("GET", "/readyz").status, 200u);
+
+  auto loaded = d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey"));
+  ASSERT_EQ(loaded.status, 201u) << loaded.text;
+  EXPECT_EQ(loaded.body["state"], "ready");
+  EXPECT_GT(loaded.body["resident_bytes_per_device"].get<std::size_t>(), 0u);
+  // Loading the same key again is not a second load.
+  auto again = d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey"));
+  EXPECT_EQ(again.status, 200u) << again.text;
+  auto keys = d.call("GET", "/v1/keys");
+  ASSERT_EQ(keys.body["keys"].size(), 1u);
+  EXPECT_EQ(keys.body["keys"][0]["name"], "mult");
+
+  auto submitted = d.call("POST", "/v1/proofs",
+                          json{{"key", "mult"}, {"witness", {{"path", data_file("multiplier.wtns")}}}});
+  ASSERT_EQ(submitted.status, 202u) << submitted.text;
+  const std::string id = submitted.body["id"];
+  EXPECT_EQ(id.size(), 32u);
+  const json done = wait_done(d, id);
+  EXPECT_TRUE(verifies(done, "multiplier.zkey"));
+  // public.json as snarkjs writes it for this witness.
+  EXPECT_EQ(done["public"], json::parse(slurp(data_file("multiplier_public.json"))));
+  for (const char* t : {"queue_wait", "key_load", "produce", "gpu", "total"})
+    EXPECT_TRUE(done["timings_ms"].contains(t)) << t;
+  // A key's second proof pays no load time.
+  EXPECT_EQ(done["timings_ms"]["key_load"].get<double>(), 0.0);
+
+  // The witness file as the body.
+  auto body = d.call("POST", "/v1/proofs?key=mult&priority=high", slurp(data_file("multiplier.wtns")),
+                     "application/octet-stream");
+  ASSERT_EQ(body.status, 202u) << body.text;
+  EXPECT_TRUE(verifies(wait_done(d, body.body["id"]), "multiplier.zkey"));
+  EXPECT_TRUE(idle(d));
+
+  auto metrics = d.call("GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200u);
+  EXPECT_NE(metrics.text.find("stoker_proofs_total{outcome=\"done\"} 2"), std::string::npos)
+      << metrics.text;
+
+  auto evicted = d.call("DELETE", "/v1/keys/mult");
+  EXPECT_EQ(evicted.status, 200u) << evicted.text;
+  EXPECT_EQ(d.call("GET", "/v1/keys").body["keys"].size(), 0u);
+  auto after = d.call("POST", "/v1/proofs",
+                      json{{"key", "mult"}, {"witness", {{"path", data_file("multiplier.wtns")}}}});
+  EXPECT_EQ(after.status, 404u) << after.text;
+  EXPECT_EQ(d.stop(SIGTERM), 0) << d.log();
+}
+
+TEST(Serve, BadRequestsGetAJsonErrorWithTheirStatusAndTheDaemonGoesOn) {
+  ScratchDir dir;
+  Daemon d(dir.path(), {"--max-body-bytes", "4096", "--request-timeout-ms", "500"});
+  ASSERT_TRUE(d.started()) << d.log();
+  ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
+  struct Case {
+    std::string method, target, body, type;
+    unsigned status;
+    std::string says;
+  };
+  const std::string wtns = data_file("multiplier.wtns");
+  const std::vector<Case> cases{
+      {"POST", "/v1/proofs", "{\"key\": \"mult\",", "application/json", 400, "malformed JSON"},
+      {"POST", "/v1/proofs", "[1, 2]", "application/json", 400, "JSON object"},
+      {"POST", "/v1/proofs", json{{"key", 7}}.dump(), "application/json", 400, "\"key\" must be a string"},
+      {"POST", "/v1/proofs", json{{"key", "mult"}, {"witness", "x"}}.dump(), "application/json", 400,
+       "\"witness\" must be an object"},
+      {"POST", "/v1/proofs", json{{"key", "mult"}, {"priority", "urgent"}, {"witness", {{"path", wtns}}}}.dump(),
+       "application/json", 400, "'urgent' is not critical, high, normal or low"},
+      {"POST", "/v1/proofs", json{{"key", "nokey"}, {"witness", {{"path", wtns}}}}.dump(), "application/json",
+       404, "no key 'nokey'"},
+      {"POST", "/v1/proofs", json{{"key", "mult"}, {"witness", {{"path", "/etc/passwd"}}}}.dump(),
+       "application/json", 403, "/etc/passwd is outside the directories"},
+      {"POST", "/v1/keys", json{{"name", "k2"}, {"path", "/etc/hostname"}, {"format", "zkey"}}.dump(),
+       "application/json", 403, "outside the directories"},
+      {"POST", "/v1/keys", json{{"name", "k2"}, {"path", wtns}, {"format", "zkey"}}.dump(),
+       "application/json", 400, "not a .zkey file"},
+      {"POST", "/v1/keys", json{{"name", "k 2"}, {"path", wtns}, {"format", "zkey"}}.dump(),
+       "application/json", 400, "key name 'k 2'"},
+      {"POST", "/v1/proofs", std::string(5000, 'x'), "application/json", 413, "larger than"},
+      {"DELETE", "/v1/proofs/00000000000000000000000000000000", "", "application/json", 404, "no proof"},
+      {"GET", "/v1/proofs/nope", "", "application/json", 404, "no proof"},
+      {"DELETE", "/v1/keys/nokey", "", "application/json", 404, "no key"},
+      {"PUT", "/v1/keys", "{}", "application/json", 405, "not allowed"},
+      {"GET", "/v2/anything", "", "application/json", 404, "no endpoint"},
+      {"POST", "/v1/shm", json{{"name", "/stoker-test-none"}, {"bytes", 10}}.dump(), "application/json", 404,
+       "no shared-memory object"},
+  };
+  for (const auto& c : cases) {
+    auto r = d.call(c.method, c.target, c.body, c.type);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.target << " " << c.body << ": " << r.text;
+    ASSERT_TRUE(r.body.is_object()) << r.text;
+    EXPECT_NE(r.body.value("error", "").find(c.says), std::string::npos)
+        << c.target << ": " << r.text << " should say " << c.says;
+  }
+  // A header that never ends: 408 after the request timeout.
+  {
+    const int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", d.socket().c_str());
+    ASSERT_EQ(::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const std::string partial = "GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    ASSERT_EQ(::write(s, partial.data(), partial.size()), static_cast<ssize_t>(partial.size()));
+    std::string got;
+    char buf[512];
+    ssize_t n;
+    while ((n = ::read(s, buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
+    ::close(s);
+    EXPECT_NE(got.find("408"), std::string::npos) << got;
+    EXPECT_NE(got.find("did not arrive within 500 ms"), std::string::npos) << got;
+  }
+  // Still serving.
+  auto ok = d.call("POST", "/v1/proofs",
+                   json{{"key", "mult"}, {"witness", {{"path", data_file("multiplier.wtns")}}}});
+  ASSERT_EQ(ok.status, 202u) << ok.text;
+  EXPECT_TRUE(verifies(wait_done(d, ok.body["id"]), "multiplier.zkey"));
+  EXPECT_TRUE(idle(d));
+}
+
+TEST(Serve, AnIdempotencyKeyGivesTheFirstRequestsId) {
+  ScratchDir dir;
+  Daemon d(dir.path());
+  ASSERT_TRUE(d.started()) << d.log();
+  ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
+  const json req{{"key", "mult"},
+                 {"witness", {{"path", data_file("multiplier.wtns")}}},
+                 {"idempotency_key", "client-7-job-42"}};
+  auto first = d.call("POST", "/v1/proofs", req);
+  ASSERT_EQ(first.status, 202u) << first.text;
+  auto second = d.call("POST", "/v1/proofs", req);
+  ASSERT_EQ(second.status, 200u) << second.text;
+  EXPECT_EQ(second.body["id"], first.body["id"]);
+  EXPECT_FALSE(second.body["created"].get<bool>());
+  EXPECT_TRUE(verifies(wait_done(d, first.body["id"]), "multiplier.zkey"));
+  auto third = d.call("POST", "/v1/proofs", req);
+  EXPECT_EQ(third.body["id"], first.body["id"]);
+}
+
+TEST(Serve, SixtyFourClientsWithMixedPrioritiesAllGetProofsThatVerify) {
+  ScratchDir dir;
+  Daemon d(dir.path(), {"--host-devices", "2"});
+  ASSERT_TRUE(d.started()) << d.log();
+  ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
+  ASSERT_EQ(d.call("POST", "/v1/keys", load_body("bits", "bits.zkey")).status, 201u);
+  const char* priorities[] = {"low", "normal", "high", "critical"};
+  std::vector<json> results(64);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 64; ++c)
+    clients.emplace_back([&, c] {
+      auto client = serve::HttpClient::to("unix:" + d.socket().string()).value();
+      const bool bits = c % 3 == 0;
+      const json req{{"key", bits ? "bits" : "mult"},
+                     {"priority", priorities[c % 4]},
+                     {"witness", {{"path", data_file(bits ? "bits.wtns" : "multiplier.wtns")}}}};
+      auto r = client.request("POST", "/v1/proofs", req.dump());
+      if (!r || r->status != 202) {
+        results[c] = json{{"state", "refused"}, {"why", r ? r->body : r.error().what()}};
+        return;
+      }
+      const std::string id = json::parse(r->body)["id"];
+      for (int i = 0; i < 300; ++i) {
+        auto w = client.request("GET", "/v1/proofs/" + id + "?wait_ms=1000");
+        if (!w) continue;
+        results[c] = json::parse(w->body);
+        const std::string state = results[c].value("state", "");
+        if (state == "done" || state == "failed" || state == "cancelled") return;
+      }
+    });
+  for (auto& t : clients) t.join();
+  std::set<std::string> ids;
+  for (int c = 0; c < 64; ++c) {
+    EXPECT_TRUE(verifies(results[c], c % 3 == 0 ? "bits.zkey" : "multiplier.zkey")) << "client " << c;
+    ids.insert(results[c].value("id", ""));
+  }
+  EXPECT_EQ(ids.size(), 64u);
+  EXPECT_TRUE(idle(d));
+  auto metrics = d.call("GET", "/metrics");
+  EXPECT_NE(metrics.text.find("stoker_proofs_total{outcome=\"done\"} 64"), std::string::npos)
+      << metrics.text;
+}
+
+TEST(Serve, CancellingAndEvictingMidRunGiveEveryByteBack) {
+  ScratchDir dir;
+  // Slow kernels keep proofs running long enough to be cancelled.
+  Daemon d(dir.path(), {"--slowdown", "1000"});
+  ASSERT_TRUE(d.started()) << d.log();
+  ASSERT_EQ(d.call("POST", "/v1/keys", load_body("bits", "bits.zkey")).status, 201u);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) {
+    auto r = d.call("POST", "/v1/proofs", json{{"key", "bits"}, {"witness", {{"path", data_file("bits.wtns")}}}});
+    ASSERT_EQ(r.status, 202u) << r.text;
+    ids.push_back(r.body["id"]);
+  }
+  for (const auto& id : ids) {
+    auto r = d.call("DELETE", "/v1/proofs/" + id);
+    EXPECT_TRUE(r.status == 200u || r.status == 409u) << r.text;
+  }
+  int cancelled = 0;
+  for (const auto& id : ids) {
+    const json end = wait_done(d, id);
+    if (end["state"] == "cancelled") ++cancelled;
+    else EXPECT_TRUE(verifies(end, "bits.zkey"));
+  }
+  EXPECT_GT(cancelled, 0);
+  EXPECT_TRUE(idle(d));
+  // Eviction while proofs run: they finish, later ones get 409, then 404.
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(d.call("POST", "/v1/proofs", json{{"key", "bits"}, {"witness", {{"path", data_file("bits.wtns")}}}})
+                  .status,
+              202u);
+  std::thread evictor([&] { EXPECT_EQ(d.call("DELETE", "/v1/keys/bits").status, 200u); });
+  bool saw_409 = false;
+  for (int i = 0; i < 200 && !saw_409; ++i) {
+    auto r = d.call("POST", "/v1/proofs", json{{"key", "bits"}, {"witness", {{"path", data_file("bits.wtns")}}}});
+    if (r.status == 409u) saw_409 = true;
+    if (r.status == 404u) break;
+    if (r.status == 202u) continue;  // before the eviction began
+  }
+  evictor.join();
+  EXPECT_TRUE(saw_409);
+  EXPECT_TRUE(idle(d));
+  auto status = d.call("GET", "/v1/status");
+  for (const auto& dev : status.body["devices"]) {
+    EXPECT_EQ(dev["budget_in_use_bytes"].get<std::size_t>(), 0u) << status.text;
+    EXPECT_EQ(dev["resident_bytes"].get<std::size_t>(), 0u) << status.text;
+  }
+}
+
+TEST(Serve, KilledMidRunAndRestartedEveryAcceptedProofCompletesOnce) {
+  ScratchDir dir;
+  std::vector<std::string> ids;
+  {
+    Daemon d(dir.path(), {"--slowdown", "200", "--max-in-flight", "1"});
+    ASSERT_TRUE(d.started()) << d.log();
+    ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
+    for (int i = 0; i < 8; ++i) {
+      auto r = d.call("POST", "/v1/proofs",
+                      json{{"key", "mult"}, {"witness", {{"path", data_file("multiplier.wtns")}}}});
+      ASSERT_EQ(r.status, 202u) << r.text;
+      ids.push_back(r.body["id"]);
+    }
+    // A body's copy too, which must survive the kill.
+    auto r = d.call("POST", "/v1/proofs?key=mult", slurp(data_file("multiplier.wtns")),
+                    "application/octet-stream");
+    ASSERT_EQ(r.status, 202u) << r.text;
+    ids.push_back(r.body["id"]);
+    EXPECT_EQ(d.stop(SIGKILL), -1);
+  }
+  Daemon d(dir.path());
+  ASSERT_TRUE(d.started()) << d.log();
+  for (int i = 0; i < 200 && d.call("GET", "/readyz").status != 200; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(d.call("GET", "/v1/keys").body["keys"].size(), 1u);
+  for (const auto& id : ids) {
+    const json end = wait_done(d, id);
+    EXPECT_TRUE(verifies(end, "multiplier.zkey")) << id;
+    // Ran to its end once: a proof started before the kill counts two attempts.
+    EXPECT_LE(end["attempts"].get<unsigned>(), 2u);
+  }
+  auto metrics = d.call("GET", "/metrics");
+  // This process ended every proof that had not ended before the kill, each once.
+  const auto done_line = metrics.text.find("stoker_proofs_total{outcome=\"done\"} ");
+  ASSERT_NE(done_line, std::string::npos);
+  EXPECT_LE(std::stoul(metrics.text.substr(done_line + 36)), ids.size());
+  EXPECT_TRUE(idle(d));
+  EXPECT_EQ(d.stop(SIGTERM), 0);
+}
+
+TEST(Serve, WitnessesInSharedMemoryOfTheCallerOnly) {
+  ScratchDir dir;
+  Daemon d(dir.path());
+  ASSERT_TRUE(d.started()) << d.log();
+  ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
+  const std::string wtns = slurp(data_file("multiplier.wtns"));
+  const std::string name = "/stoker-test-" + std::to_string(::getpid());
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 4096 + static_cast<off_t>(wtns.size())), 0);
+  ASSERT_EQ(::pwrite(fd, wtns.data(), wtns.size(), 4096), static_cast<ssize_t>(wtns.size()));
+  auto reg = d.call("POST", "/v1/shm", json{{"name", name}, {"bytes", 4096 + wtns.size()}});
+  ASSERT_EQ(reg.status, 201u) << reg.text;
+  auto p = d.call("POST", "/v1/proofs",
+                  json{{"key", "mult"},
+                       {"witness", {{"shm", {{"name", name}, {"offset", 4096}, {"bytes", wtns.size()}}}}}});
+  ASSERT_EQ(p.status, 202u) << p.text;
+  EXPECT_TRUE(verifies(wait_done(d, p.body["id"]), "multiplier.zkey"));
+  // A region smaller than the request claims.
+  auto past = d.call("POST", "/v1/proofs",
+                     json{{"key", "mult"},
+                          {"witness", {{"shm", {{"name", name}, {"offset", 4096}, {"bytes", wtns.size() + 1}}}}}});
+  EXPECT_EQ(past.status, 400u) << past.text;
+  EXPECT_NE(past.body.value("error", "").find("runs past region"), std::string::npos) << past.text;
+  // More bytes registered than the object holds.
+  const std::string other = name + "-b";
+  const int fd2 = ::shm_open(other.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd2, 0);
+  ASSERT_EQ(::ftruncate(fd2, 100), 0);
+  auto big = d.call("POST", "/v1/shm", json{{"name", other}, {"bytes", 1000}});
+  EXPECT_EQ(big.status, 400u) << big.text;
+  // Another user's object (root can make one for the test).
+  if (::geteuid() == 0 && ::fchown(fd2, 65534, 65534) == 0) {
+    auto foreign = d.call("POST", "/v1/shm", json{{"name", other}, {"bytes", 10}});
+    EXPECT_EQ(foreign.status, 403u) << foreign.text;
+    EXPECT_NE(foreign.body.value("error", "").find("belongs to uid 65534"), std::string::npos)
+        << foreign.text;
+  }
+  EXPECT_EQ(d.call("DELETE", "/v1/shm" + name).status, 200u);
+  EXPECT_EQ(d.call("DELETE", "/v1/shm" + name).status, 404u);
+  ::close(fd);
+  ::close(fd2);
+  ::shm_unlink(name.c_str());
+  ::shm_unlink(other.c_str());
+  EXPECT_TRUE(idle(d));
+}
+
+TEST(Serve, TcpNeedsATokenAndRefusesRequestsWithoutIt) {
+  ScratchDir dir;
+  const auto token_file = dir.path() / "token";
+  {
+    std::ofstream(token_file) << "0123456789abcdef0123456789abcdef\n";
+    ::chmod(token_file.c_str(), 0600);
+  }
+  // Without a token file the daemon does not start on TCP.
+  {
+    Daemon d(dir.path(), {"--listen", "127.0.0.1:0"});
+    EXPECT_FALSE(d.started());
+  }
+  Daemon d(dir.path(), {"--listen", "127.0.0.1:0", "--token-file", token_file.string()});
+  ASSERT_TRUE(d.started()) << d.log();
+  const std::string log = d.log();
+  const auto at = log.find("tcp:");
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string port = log.substr(at + 4, log.find(';', at) - at - 4);
+  auto anonymous = serve::HttpClient::to("http://127.0.0.1:" + port).value();
+  auto r = anonymous.request("GET", "/v1/status");
+  ASSERT_TRUE(r.ok()) << r.error().what();
+  EXPECT_EQ(r->status, 401u);
+  auto wrong = serve::HttpClient::to("http://127.0.0.1:" + port, "0123456789abcdef0123456789abcdeX").value();
+  EXPECT_EQ(wrong.request("GET", "/v1/status")->status, 401u);
+  auto right = serve::HttpClient::to("http://127.0.0.1:" + port, "0123456789abcdef0123456789abcdef").value();
+  EXPECT_EQ(right.request("GET", "/v1/status")->status, 200u);
+}
+
+TEST(Serve, SigtermWithProofsQueuedExitsZeroAndTheyRunAfterTheRestart) {
+  ScratchDir dir;
+  std::vector<std::string> ids;
+  {
+    Daemon d(dir.path(), {"--slowdown", "200", "--max-in-flight", "1", "--drain-timeout", "30"});
+    ASSERT_TRUE(d.started()) << d.log();
+    ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
+    for (int i = 0; i < 4; ++i) {
+      auto r = d.call("POST", "/v1/proofs",
+                      json{{"key", "mult"}, {"witness", {{"path", data_file("multiplier.wtns")}}}});
+      ASSERT_EQ(r.status, 202u);
+      ids.push_back(r.body["id"]);
+    }
+    EXPECT_EQ(d.stop(SIGTERM), 0) << d.log();
+  }
+  Daemon d(dir.path());
+  ASSERT_TRUE(d.started()) << d.log();
+  for (const auto& id : ids) EXPECT_TRUE(verifies(wait_done(d, id), "multiplier.zkey"));
+}
+
+}  // namespace
+}  // namespace stoker::test
