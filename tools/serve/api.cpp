@@ -182,7 +182,7 @@ class Api {
       if (verb != http::verb::get) return respond(not_allowed("GET"));
       service_.refresh_gauges();
       HttpResponse res{http::status::ok, 11};
-      res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+      res.set(http::field::content_type, metrics_content_type);
       res.body() = metrics_.render();
       res.prepare_payload();
       return respond(std::move(res));

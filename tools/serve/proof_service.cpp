@@ -140,7 +140,8 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
   Gauge& device_busy;
   Gauge& resident_bytes;
   Gauge& pinned_bytes;
-  Gauge& budget_bytes;
+  Gauge& device_budget_bytes;
+  Gauge& host_budget_bytes;
 
   State(asio::any_io_executor ex, engine::Engine& e, Journal& j, Metrics& m, ServiceOptions o)
       : executor(std::move(ex)),
@@ -170,8 +171,12 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
                                {"key", "device"})),
         pinned_bytes(m.gauge("stoker_pinned_bytes", "Pinned host memory of the engine's pool",
                              {"state"})),
-        budget_bytes(m.gauge("stoker_budget_bytes", "The engine's memory budgets",
-                             {"budget", "device", "kind"})) {
+        device_budget_bytes(m.gauge("stoker_device_budget_bytes",
+                                    "Each device's memory budget: its limit and what is in use",
+                                    {"device", "kind"})),
+        host_budget_bytes(m.gauge("stoker_host_budget_bytes",
+                                  "The host memory budget of pinned blocks: limit and in use",
+                                  {"kind"})) {
     device_kernel_ms.assign(engine.devices().size(), 0);
     for (auto p : {Priority::critical, Priority::high, Priority::normal, Priority::low})
       queue_depth.set({std::string(to_string(p))}, 0);
@@ -808,22 +813,21 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     const auto stats = engine.stats();
     const double up_ms = ms_between(started_at, Clock::now());
     device_busy.clear();
-    budget_bytes.clear();
+    device_budget_bytes.clear();
     resident_bytes.clear();
     for (std::size_t d = 0; d < device_kernel_ms.size(); ++d) {
       const std::string dev = std::to_string(d);
       device_busy.set({dev}, up_ms > 0 ? std::min(1.0, device_kernel_ms[d] / up_ms) : 0.0);
       if (d < stats.device_budget_limit.size()) {
-        budget_bytes.set({"device", dev, "limit"}, static_cast<double>(stats.device_budget_limit[d]));
-        budget_bytes.set({"device", dev, "in_use"},
-                         static_cast<double>(stats.device_budget_in_use[d]));
+        device_budget_bytes.set({dev, "limit"}, static_cast<double>(stats.device_budget_limit[d]));
+        device_budget_bytes.set({dev, "in_use"}, static_cast<double>(stats.device_budget_in_use[d]));
       }
       for (const auto& [name, k] : keys)
         if (k->phase != Key::Phase::loading)
           resident_bytes.set({name, dev}, static_cast<double>(k->resident.points.bytes()));
     }
-    budget_bytes.set({"host", "", "limit"}, static_cast<double>(stats.host_budget_limit));
-    budget_bytes.set({"host", "", "in_use"}, static_cast<double>(stats.host_budget_in_use));
+    host_budget_bytes.set({"limit"}, static_cast<double>(stats.host_budget_limit));
+    host_budget_bytes.set({"in_use"}, static_cast<double>(stats.host_budget_in_use));
     pinned_bytes.set({"in_use"}, static_cast<double>(stats.pinned_bytes_in_use));
     pinned_bytes.set({"pooled"}, static_cast<double>(stats.pinned_bytes_pooled));
     update_queue_gauges();
