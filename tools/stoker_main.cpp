@@ -11,6 +11,7 @@
 #include "tools/bench/msm_bench.hpp"
 #include "tools/bench/ntt_msm_h_bench.hpp"
 #include "tools/bench/pipeline_bench.hpp"
+#include "tools/bench/serve_bench.hpp"
 #include "tools/commands/doctor_command.hpp"
 #include "tools/commands/info_command.hpp"
 #include "tools/commands/kernel_commands.hpp"
@@ -60,6 +61,7 @@ const Entry kBenches[] = {
     {"hpoly", stoker::tools::bench_hpoly_command, "H polynomial kernels, device-resident"},
     {"msm", stoker::tools::bench_msm_command, "G1 MSM on the GPU, resident and from pinned memory"},
     {"pipeline", stoker::tools::bench_pipeline_command, "naive baseline vs the engine"},
+    {"serve", stoker::tools::bench_serve_command, "proofs through the daemon vs the in-process API"},
     {"ntt_msm_h", stoker::tools::bench_ntt_msm_h_command,
      "hpoly then MSM, the SRS resident; naive baseline vs the engine"},
 };
