@@ -323,6 +323,13 @@ TEST(Serve, KilledMidRunAndRestartedEveryAcceptedProofCompletesOnce) {
                     "application/octet-stream");
     ASSERT_EQ(r.status, 202u) << r.text;
     ids.push_back(r.body["id"]);
+    // Killed while a proof runs.
+    bool running = false;
+    for (int i = 0; i < 500 && !running; ++i) {
+      running = d.call("GET", "/v1/status").body["queue"]["running"].get<int>() > 0;
+      if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(running);
     EXPECT_EQ(d.stop(SIGKILL), -1);
   }
   Daemon d(dir.path());
@@ -330,12 +337,15 @@ TEST(Serve, KilledMidRunAndRestartedEveryAcceptedProofCompletesOnce) {
   for (int i = 0; i < 200 && d.call("GET", "/readyz").status != 200; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(d.call("GET", "/v1/keys").body["keys"].size(), 1u);
+  unsigned restarted = 0;
   for (const auto& id : ids) {
     const json end = wait_done(d, id);
     EXPECT_TRUE(verifies(end, "multiplier.zkey")) << id;
-    // Ran to its end once: a proof started before the kill counts two attempts.
+    // Ran to its end once: the proof that was running at the kill started twice.
     EXPECT_LE(end["attempts"].get<unsigned>(), 2u);
+    restarted += end["attempts"].get<unsigned>() == 2;
   }
+  EXPECT_EQ(restarted, 1u);
   auto metrics = d.call("GET", "/metrics");
   // This process ended every proof that had not ended before the kill, each once.
   const auto done_line = metrics.text.find("stoker_proofs_total{outcome=\"done\"} ");
