@@ -259,6 +259,31 @@ TEST(Serve, SixtyFourClientsWithMixedPrioritiesAllGetProofsThatVerify) {
       << metrics.text;
 }
 
+// One proof at a time: a critical proof submitted behind three queued low
+// ones runs right after the one already running, before them.
+TEST(Serve, ACriticalProofOvertakesTheQueuedOnes) {
+  ScratchDir dir;
+  Daemon d(dir.path(), {"--slowdown", "50", "--max-in-flight", "1"});
+  ASSERT_TRUE(d.started()) << d.log();
+  ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
+  auto submit = [&](const char* priority) {
+    auto r = d.call("POST", "/v1/proofs", json{{"key", "mult"}, {"priority", priority},
+                                               {"witness", {{"path", data_file("multiplier.wtns")}}}});
+    EXPECT_EQ(r.status, 202u) << r.text;
+    return r.body.value("id", "");
+  };
+  std::vector<std::string> low;
+  for (int i = 0; i < 4; ++i) low.push_back(submit("low"));
+  const std::string critical = submit("critical");
+  EXPECT_TRUE(verifies(wait_done(d, critical), "multiplier.zkey"));
+  // At most the low proof that was already running has ended.
+  int ended = 0;
+  for (std::size_t i = 1; i < low.size(); ++i)
+    ended += d.call("GET", "/v1/proofs/" + low[i]).body["state"] == "done";
+  EXPECT_EQ(ended, 0);
+  for (const auto& id : low) EXPECT_TRUE(verifies(wait_done(d, id), "multiplier.zkey"));
+}
+
 TEST(Serve, CancellingAndEvictingMidRunGiveEveryByteBack) {
   ScratchDir dir;
   // Slow kernels and one proof at a time: the first proof is running while
