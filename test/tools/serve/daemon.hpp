@@ -98,6 +98,15 @@ class Daemon {
     return out;
   }
 
+  // Waits for the process to exit by itself; its exit status (-1: killed).
+  int wait_exit() {
+    if (pid_ <= 0) return -1;
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
   // Sends `signo` and waits for the exit status (-1: killed by a signal).
   int stop(int signo = SIGTERM) {
     if (pid_ <= 0) return -1;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <atomic>
@@ -453,6 +454,39 @@ TEST(Serve, TcpNeedsATokenAndRefusesRequestsWithoutIt) {
   EXPECT_EQ(wrong.request("GET", "/v1/status")->status, 401u);
   auto right = serve::HttpClient::to("http://127.0.0.1:" + port, "0123456789abcdef0123456789abcdef").value();
   EXPECT_EQ(right.request("GET", "/v1/status")->status, 200u);
+}
+
+TEST(Serve, RefusesToStartWithoutWhatItNeedsSayingWhat) {
+  ScratchDir dir;
+  const auto token = dir.path() / "token";
+  std::ofstream(token) << "0123456789abcdef0123456789abcdef\n";
+  ::chmod(token.c_str(), 0644);
+  {
+    Daemon d(dir.path(), {"--listen", "127.0.0.1:0", "--token-file", token.string()});
+    EXPECT_FALSE(d.started());
+    EXPECT_NE(d.log().find("can be read by other users"), std::string::npos) << d.log();
+  }
+  {
+    Daemon d(dir.path(), {"--allow-dir", (dir.path() / "missing").string()});
+    EXPECT_FALSE(d.started());
+    EXPECT_NE(d.log().find("--allow-dir " + (dir.path() / "missing").string() + " is not a directory"),
+              std::string::npos)
+        << d.log();
+  }
+  // A second daemon on the same socket: refused, and the first keeps it.
+  Daemon first(dir.path());
+  ASSERT_TRUE(first.started()) << first.log();
+  {
+    // Its health check reaches the first daemon: wait for it to exit.
+    Daemon second(dir.path());
+    EXPECT_EQ(second.wait_exit(), 1);
+    EXPECT_NE(second.log().find("another daemon is listening on it"), std::string::npos)
+        << second.log();
+  }
+  EXPECT_EQ(first.call("GET", "/healthz").status, 200u);
+  struct stat st {};
+  ASSERT_EQ(::stat(first.socket().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
 }
 
 TEST(Serve, SigtermWithProofsQueuedExitsZeroAndTheyRunAfterTheRestart) {
