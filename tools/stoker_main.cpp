@@ -47,10 +47,11 @@ const Entry kCommands[] = {
      "G1 multi-scalar multiplication of files of points and scalars"},
     {"srs", stoker::tools::srs_command, "generate a toy SRS file (testing only)"},
     {"prove", stoker::tools::prove_command,
-     "a Groth16 proof from a snarkjs .zkey and .wtns, or a bellman .params and witness"},
+     "a Groth16 proof from a snarkjs or bellman key and witness, here or by a daemon"},
     {"verify", stoker::tools::verify_command,
      "check a Groth16 proof (snarkjs's or bellman's files)"},
-    {"keys", stoker::tools::keys_command, "generate a toy Groth16 key and witness (testing only)"},
+    {"keys", stoker::tools::keys_command,
+     "toy Groth16 keys (testing only); load, list, evict a daemon's keys"},
     {"serve", stoker::tools::serve_command, "the daemon: keys resident, proofs for every client"},
     {"stress", stoker::tools::stress_command, "the engine under load, faults and bad input"},
 };

@@ -176,4 +176,28 @@ Error OutputFile::write(const std::function<void(std::ostream&)>& fill) const {
   return write(std::string_view(s.view()));
 }
 
+Result<NamedOutputs> check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                   const std::vector<std::pair<std::string, std::string>>& inputs) {
+  NamedOutputs out;
+  for (const auto& [option, path] : outputs) {
+    if (path.empty()) continue;
+    auto file = OutputFile::check(path);
+    if (!file) return file.error();
+    for (const auto& [in_option, in_path] : inputs)
+      if (auto e = file->not_input(option, in_option, in_path)) return e;
+    for (const auto& [other, earlier] : out)
+      if (earlier.target() == file->target())
+        return Error{Errc::invalid_argument,
+                     option + " and " + other + " name the same file, " + path};
+    out.emplace_back(option, std::move(*file));
+  }
+  return out;
+}
+
+const OutputFile* output(const NamedOutputs& outputs, std::string_view option) {
+  for (const auto& [o, f] : outputs)
+    if (o == option) return &f;
+  return nullptr;
+}
+
 }  // namespace stoker::tools

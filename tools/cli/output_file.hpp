@@ -40,6 +40,8 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -74,6 +76,17 @@ class OutputFile {
       : path_(std::move(path)), target_(std::move(target)) {}
   std::string path_, target_;
 };
+
+// A command's outputs by option ("--proof", PATH), each checked as check()
+// does and none of them one of `inputs` (option, path) or another of them
+// ("--proof and --public name the same file, P"): what a command with
+// several outputs calls before its work. Outputs with an empty path are
+// left out.
+using NamedOutputs = std::vector<std::pair<std::string, OutputFile>>;
+Result<NamedOutputs> check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                   const std::vector<std::pair<std::string, std::string>>& inputs);
+// The output of `option`, or nullptr when it was left out.
+const OutputFile* output(const NamedOutputs& outputs, std::string_view option);
 
 // What kind of file `mode` (st_mode) is, for messages: "a FIFO", "a
 // directory", "a character device", ...

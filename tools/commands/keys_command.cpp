@@ -18,17 +18,23 @@
 #include "engine/groth16/zkey_file.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/output_file.hpp"
+#include "tools/commands/keys_server_command.hpp"
 
 namespace stoker::tools {
 namespace {
 
 namespace g16 = engine::groth16;
 
-constexpr const char* kKeysHelp =
-    "usage: stoker keys generate --log-n K --seed S (--zkey K --wtns W | --params P --witness W)\n"
-    "\n"
-    "subcommands:\n"
-    "  generate   a toy proving key and witness (testing only; 'stoker keys generate --help')\n";
+std::string keys_help() {
+  return std::string(
+             "usage: stoker keys generate --log-n K --seed S (--zkey K --wtns W | --params P "
+             "--witness W)\n") +
+         kKeysServerSynopsis +
+         "\n"
+         "subcommands (each has --help):\n"
+         "  generate   a toy proving key and witness (testing only)\n" +
+         kKeysServerSubcommands;
+}
 
 constexpr const char* kGenerateHelp =
     "usage: stoker keys generate --log-n K --seed S --zkey FILE --wtns FILE [options]\n"
@@ -125,16 +131,19 @@ int generate(int argc, char** argv) {
 
 int keys_command(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "stoker keys: a subcommand is required\n%s", kKeysHelp);
+    std::fprintf(stderr, "stoker keys: a subcommand is required\n%s", keys_help().c_str());
     return 2;
   }
   const std::string_view sub = argv[1];
   if (sub == "-h" || sub == "--help" || sub == "help") {
-    std::fputs(kKeysHelp, stdout);
+    std::fputs(keys_help().c_str(), stdout);
     return 0;
   }
   if (sub == "generate") return generate(argc - 1, argv + 1);
-  std::fprintf(stderr, "stoker keys: unknown subcommand '%s'\n%s", argv[1], kKeysHelp);
+  if (sub == "load") return keys_load_command(argc - 1, argv + 1);
+  if (sub == "list") return keys_list_command(argc - 1, argv + 1);
+  if (sub == "evict") return keys_evict_command(argc - 1, argv + 1);
+  std::fprintf(stderr, "stoker keys: unknown subcommand '%s'\n%s", argv[1], keys_help().c_str());
   return 2;
 }
 

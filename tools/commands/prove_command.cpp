@@ -18,6 +18,7 @@
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/input_file.hpp"
 #include "tools/cli/output_file.hpp"
+#include "tools/commands/prove_server_command.hpp"
 #include "tools/commands/public_inputs_file.hpp"
 
 namespace stoker::tools {
@@ -28,6 +29,8 @@ namespace g16 = engine::groth16;
 constexpr const char* kHelp =
     "usage: stoker prove --zkey K --wtns W --proof FILE --public FILE [options]\n"
     "       stoker prove --params P --witness W --proof-bytes FILE [options]\n"
+    "       stoker prove --server S --key NAME (--wtns W --proof FILE --public FILE |\n"
+    "                    --witness W --proof-bytes FILE) [options]\n"
     "\n"
     "A Groth16 proof over BLS12-381, on the CPU's threads, from:\n"
     "- a snarkjs proving key (circom circuits compiled with -p bls12381, snarkjs 0.7)\n"
@@ -49,44 +52,31 @@ constexpr const char* kHelp =
     "                   this machine made or checked before; coordinates are checked always)\n"
     "  --no-verify      skip the pairing check of the proof before it is written\n"
     "  --threads N      CPU threads (default: all)\n"
+    "Through a daemon (`stoker serve`) that holds the key, with the witness and outputs\n"
+    "of the key's form above (a bellman key's --proof-json and --inputs too):\n"
+    "  --server S       the daemon: unix:PATH (its socket) or http://HOST:PORT\n"
+    "  --key NAME       the key, loaded there by `stoker keys load`\n"
+    "  --token-file F   for an http:// server: the file whose first line is the daemon's\n"
+    "                   bearer token\n"
+    "  --priority P     critical, high, normal (default) or low\n"
+    "  --idempotency-key K  the same request sent again with K gets the first one's proof\n"
+    "  --witness-by body|path  send the witness's bytes (default), or its absolute path\n"
+    "                   for the daemon to read (under one of its --allow-dir)\n"
+    "  --trust-key, --no-verify and --threads are the daemon's settings there (`stoker\n"
+    "  serve --help`). An interrupt (Ctrl-C) while the proof waits or runs cancels it at\n"
+    "  the daemon; nothing is written then.\n"
     "\n"
     "The proof's blinding scalars r and s come from the operating system's CSPRNG.\n"
     "A witness that does not satisfy the circuit fails the check and nothing is\n"
-    "written. Prints one line: the circuit's size, where the time went, the files.\n";
+    "written. Prints one line: the circuit's size, where the time went, the files\n"
+    "(through a daemon: the proof's id and the daemon's timings).\n";
 
 struct Paths {
   std::string zkey, wtns, proof, public_, params, witness, proof_bytes, proof_json, inputs;
 };
 
-// Every output checked before the work: writable, not an input, not another output.
-Result<std::vector<std::pair<std::string, OutputFile>>> check_outputs(
-    const std::vector<std::pair<std::string, std::string>>& outputs,
-    const std::vector<std::pair<std::string, std::string>>& inputs) {
-  std::vector<std::pair<std::string, OutputFile>> out;
-  for (const auto& [option, path] : outputs) {
-    if (path.empty()) continue;
-    auto file = OutputFile::check(path);
-    if (!file) return file.error();
-    for (const auto& [in_option, in_path] : inputs)
-      if (auto e = file->not_input(option, in_option, in_path)) return e;
-    for (const auto& [other, earlier] : out)
-      if (earlier.target() == file->target())
-        return Error{Errc::invalid_argument,
-                     option + " and " + other + " name the same file, " + path};
-    out.emplace_back(option, std::move(*file));
-  }
-  return out;
-}
-
-const OutputFile* output(const std::vector<std::pair<std::string, OutputFile>>& outs,
-                         const std::string& option) {
-  for (const auto& [o, f] : outs)
-    if (o == option) return &f;
-  return nullptr;
-}
-
 int report(const g16::ProvingKey& key, double load_s, double prove_s, bool verified,
-           const std::vector<std::pair<std::string, OutputFile>>& outs) {
+           const NamedOutputs& outs) {
   std::string files;
   for (const auto& [option, file] : outs) files += (files.empty() ? "" : ", ") + file.path();
   std::printf(
@@ -191,11 +181,41 @@ int prove_command(int argc, char** argv) {
   cl.flag("--trust-key", trust_key);
   cl.flag("--no-verify", no_verify);
   cl.number("--threads", threads, 1u, 4096u);
+  ServerProveArgs s;
+  cl.value("--server", s.server);
+  cl.value("--key", s.key);
+  cl.value("--token-file", s.token_file);
+  cl.choice("--priority", s.priority, {"critical", "high", "normal", "low"});
+  cl.value("--idempotency-key", s.idempotency_key);
+  cl.choice("--witness-by", s.witness_by, {"body", "path"});
   cl.exclusive({"--zkey", "--params"});
   for (const char* o : {"--wtns", "--proof", "--public"}) cl.exclusive({o, "--params"});
   for (const char* o : {"--witness", "--proof-bytes", "--proof-json", "--inputs"})
     cl.exclusive({o, "--zkey"});
   if (auto rc = cl.parse(argc, argv)) return *rc;
+  if (!s.server.empty()) {
+    for (const char* o : {"--zkey", "--params"})
+      if (cl.given(o))
+        return cl.usage_error(std::string(o) +
+                              " does not go with --server: the daemon proves with a key it holds, "
+                              "named by --key (stoker keys load)");
+    for (const char* o : {"--threads", "--trust-key", "--no-verify"})
+      if (cl.given(o))
+        return cl.usage_error(std::string(o) +
+                              " does not go with --server: the daemon's own settings decide it "
+                              "(stoker serve --help)");
+    s.wtns = p.wtns;
+    s.proof = p.proof;
+    s.public_ = p.public_;
+    s.witness = p.witness;
+    s.proof_bytes = p.proof_bytes;
+    s.proof_json = p.proof_json;
+    s.inputs = p.inputs;
+    return prove_by_server(cl, s);
+  }
+  const std::string server_only =
+      cl.first_given({"--key", "--token-file", "--priority", "--idempotency-key", "--witness-by"});
+  if (!server_only.empty()) return cl.usage_error(server_only + " goes with --server");
   const auto check = trust_key ? g16::PointCheck::trusted : g16::PointCheck::full;
   if (!p.zkey.empty()) return prove_snarkjs(cl, p, check, !no_verify, threads);
   if (!p.params.empty()) return prove_bellman(cl, p, check, !no_verify, threads);
