@@ -105,13 +105,23 @@ int digit(const Recoded& s, unsigned c, unsigned w) {
 
 // Runs f(task) for task in [0, tasks) on `threads` threads pulling from a
 // shared counter, f(thread, task) so each thread can keep its own state.
+// The first exception f throws ends the tasks not yet taken and is thrown
+// here once every thread has joined.
 template <typename F>
 void run_tasks(std::size_t tasks, unsigned threads, F&& f) {
   const unsigned t = static_cast<unsigned>(std::min<std::size_t>(threads, tasks));
   std::atomic<std::size_t> next{0};
+  detail::FirstException thrown;
   auto worker = [&](unsigned id) {
-    for (std::size_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < tasks;)
-      f(id, task);
+    thrown.run([&] {
+      try {
+        for (std::size_t task; (task = next.fetch_add(1, std::memory_order_relaxed)) < tasks;)
+          f(id, task);
+      } catch (...) {
+        next.store(tasks, std::memory_order_relaxed);
+        throw;
+      }
+    });
   };
   // Fewer threads pull the tasks where the system refuses some.
   std::vector<std::thread> pool;
@@ -122,6 +132,7 @@ void run_tasks(std::size_t tasks, unsigned threads, F&& f) {
   }
   worker(0);
   for (auto& th : pool) th.join();
+  thrown.rethrow();
 }
 
 // sum_j scalars[index(j)] points[index(j)] for j < m by the bucket method.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
+#include <mutex>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -11,6 +13,30 @@
 #include "common/start_thread.hpp"
 
 namespace stoker::kernels::detail {
+
+// The first exception any of a loop's threads threw, rethrown on the
+// calling thread once every thread has joined: a helper's std::bad_alloc
+// reaches the kernel's caller as it would from one thread, instead of
+// ending the process from a thread nobody catches on.
+class FirstException {
+ public:
+  template <typename G>
+  void run(G&& g) noexcept {
+    try {
+      g();
+    } catch (...) {
+      std::lock_guard lock(m_);
+      if (!first_) first_ = std::current_exception();
+    }
+  }
+  void rethrow() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  std::mutex m_;
+  std::exception_ptr first_;
+};
 
 inline unsigned resolve_threads(unsigned threads) {
   if (threads) return threads;
@@ -22,7 +48,8 @@ inline unsigned resolve_threads(unsigned threads) {
 // [0, n), one per thread, the calling thread taking the first (thread 0).
 // Ranges below `grain` elements are not worth a thread. A thread the system
 // refuses (a thread or address-space limit) costs time, not the result: its
-// range runs on the calling thread.
+// range runs on the calling thread. What f throws on any thread is thrown
+// here, after every range has ended.
 template <typename F>
 void parallel_for(std::size_t n, unsigned threads, F&& f, std::size_t grain = 4096) {
   const auto call = [&f](std::size_t thread, std::size_t b, std::size_t e) {
@@ -40,9 +67,12 @@ void parallel_for(std::size_t n, unsigned threads, F&& f, std::size_t grain = 40
   std::vector<std::thread> pool;
   pool.reserve(t - 1);
   const std::size_t chunk = (n + t - 1) / t;
+  FirstException thrown;
   const auto range = [&](std::size_t i) {
-    const std::size_t b = std::min(n, i * chunk);
-    call(i, b, std::min(n, b + chunk));
+    thrown.run([&] {
+      const std::size_t b = std::min(n, i * chunk);
+      call(i, b, std::min(n, b + chunk));
+    });
   };
   // The ranges of threads the system refuses run here after the first.
   std::size_t started = 1;
@@ -54,6 +84,7 @@ void parallel_for(std::size_t n, unsigned threads, F&& f, std::size_t grain = 40
   range(0);
   for (std::size_t i = started; i < t; ++i) range(i);
   for (auto& th : pool) th.join();
+  thrown.rethrow();
 }
 
 }  // namespace stoker::kernels::detail

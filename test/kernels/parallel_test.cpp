@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <new>
 #include <vector>
 
 namespace stoker::kernels::detail {
@@ -18,6 +19,22 @@ TEST(ParallelFor, CoversEveryIndexOnce) {
     for (std::size_t i = b; i < e; ++i) ++hits[i];
   });
   for (std::size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 1) << i;
+}
+
+// A helper's exception (std::bad_alloc in a kernel's buffers) reaches the
+// caller once every range has ended, as from one thread, instead of ending
+// the process from a thread nobody catches on.
+TEST(ParallelFor, AnExceptionOnAnyThreadReachesTheCaller) {
+  std::atomic<int> ended{0};
+  EXPECT_THROW(parallel_for(
+                   4, 4,
+                   [&](std::size_t thread, std::size_t, std::size_t) {
+                     if (thread == 2) throw std::bad_alloc();
+                     ++ended;
+                   },
+                   /*grain=*/1),
+               std::bad_alloc);
+  EXPECT_EQ(ended, 3);
 }
 
 std::size_t mapped_bytes() {
