@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "common/bytes_str.hpp"
 
@@ -25,7 +26,7 @@ std::size_t physical_bytes() {
 // What the process takes of `source` now, from /proc/self/statm: its
 // mapped size (the address space) or its data and stack (what RLIMIT_DATA
 // counts). 0 where it cannot be read.
-std::size_t in_use(HostMemoryLimit::Source source) {
+std::size_t statm_bytes(HostMemoryLimit::Source source) {
   FILE* f = std::fopen("/proc/self/statm", "r");
   if (f == nullptr) return 0;
   unsigned long size = 0, resident = 0, shared = 0, text = 0, lib = 0, data = 0;
@@ -55,6 +56,11 @@ HostMemoryLimit HostMemoryLimit::current() {
   return l;
 }
 
+std::size_t HostMemoryLimit::in_use() const {
+  if (source != Source::address_space && source != Source::data_segment) return 0;
+  return statm_bytes(source);
+}
+
 std::string HostMemoryLimit::describe() const {
   switch (source) {
     case Source::address_space:
@@ -76,16 +82,37 @@ Error check_host_memory(std::string_view what, std::size_t bytes) {
                                         " of host memory; " + limit.describe()};
 }
 
-Error host_memory_refused(std::string_view what, std::size_t bytes) {
+namespace {
+
+Error refused(std::string_view what, const std::string& size) {
   const auto limit = HostMemoryLimit::current();
   std::string used;
-  if (limit.source == HostMemoryLimit::Source::address_space ||
-      limit.source == HostMemoryLimit::Source::data_segment)
-    if (const std::size_t n = in_use(limit.source); n != 0)
-      used = ", " + bytes_with_units(n) + " of it in use";
+  if (const std::size_t n = limit.in_use(); n != 0)
+    used = ", " + bytes_with_units(n) + " of it in use";
   return {Errc::out_of_host_memory, std::string(what) + ": " + std::string(kRefusedBySystem) + " " +
-                                        bytes_with_units(bytes) + " of host memory; " +
-                                        limit.describe() + used};
+                                        size + "host memory; " + limit.describe() + used};
+}
+
+}  // namespace
+
+Error host_memory_refused(std::string_view what, std::size_t bytes) {
+  return refused(what, bytes_with_units(bytes) + " of ");
+}
+
+Error host_memory_refused(std::string_view what) {
+  return refused(what, "");
+}
+
+void abort_out_of_host_memory(std::string_view what) noexcept {
+  try {
+    const Error e = host_memory_refused("stoker: " + std::string(what));
+    std::fprintf(stderr, "%s; it cannot go on\n", e.what().c_str());
+  } catch (...) {  // no memory even for the message
+    std::fprintf(stderr, "stoker: %.*s: out of host memory; it cannot go on\n",
+                 static_cast<int>(what.size()), what.data());
+  }
+  std::fflush(stderr);
+  std::abort();
 }
 
 }  // namespace stoker::common

@@ -43,6 +43,9 @@ struct HostMemoryLimit {
 
   // The limit now.
   static HostMemoryLimit current();
+  // What the process takes of an address-space or data limit now (its
+  // mapped size, or its data and stack); 0 for the others.
+  std::size_t in_use() const;
   // "the address-space limit (ulimit -v) is 2048000000 bytes (1.9 GiB)",
   // "this machine has 25271259136 bytes (23.5 GiB) of memory", or "the
   // host's memory limit is unknown".
@@ -59,5 +62,17 @@ Error check_host_memory(std::string_view what, std::size_t bytes);
 // host memory; <limit>", and for an address-space or data limit how much of
 // it the process already uses.
 Error host_memory_refused(std::string_view what, std::size_t bytes);
+// The same where the size is not known (a std::bad_alloc from deep inside):
+// "<what>: the system refused host memory; <limit>".
+Error host_memory_refused(std::string_view what);
+
+// For a thread whose work cannot be unwound when an allocation fails (an
+// engine thread in the middle of a job's bookkeeping): ends the process as
+// std::terminate would, after one line on stderr that says which thread
+// (`what`) and the limit, instead of "terminate called after throwing an
+// instance of 'std::bad_alloc'": "stoker: thread stoker-wait-0 (the
+// device's waiter): the system refused host memory; <limit>; it cannot go
+// on".
+[[noreturn]] void abort_out_of_host_memory(std::string_view what) noexcept;
 
 }  // namespace stoker::common
