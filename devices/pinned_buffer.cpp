@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
 #include "common/start_thread.hpp"
 #include "devices/detail/cuda_backend.hpp"
 #include "devices/meminfo.hpp"
@@ -133,15 +134,12 @@ void* map_and_register(std::size_t bytes, std::size_t& mapped) {
 
 Result<PinnedBuffer> allocate_pinned(Backend backend, std::size_t bytes) {
   if (bytes == 0) return Error{Errc::invalid_argument, "pinned allocation of 0 bytes"};
-  // Page-locked memory stays in RAM, so a request beyond the machine's RAM
-  // can never succeed: refuse it in words instead of asking the allocator
-  // (which, under a sanitizer, aborts on such a size instead of failing).
-  const auto physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
-                        static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
-  if (physical != 0 && bytes > physical)
-    return Error{Errc::out_of_host_memory, "pinned allocation of " + std::to_string(bytes) +
-                                               " bytes is more than this host's " +
-                                               std::to_string(physical) + " bytes of memory"};
+  // Page-locked memory stays in RAM, and no allocation passes the
+  // process's address-space or data limit, so a request beyond the
+  // machine's RAM or those limits can never succeed: refuse it in words
+  // instead of asking the allocator (which, under a sanitizer, aborts on
+  // such a size instead of failing).
+  if (Error e = common::check_host_memory("a pinned allocation", bytes)) return e;
   void* p = nullptr;
   if (backend == Backend::cuda) {
     detail::PinningContext context;
@@ -157,9 +155,7 @@ Result<PinnedBuffer> allocate_pinned(Backend backend, std::size_t bytes) {
   } else {
     const auto rounded = (bytes + kPinnedAlignment - 1) / kPinnedAlignment * kPinnedAlignment;
     p = std::aligned_alloc(kPinnedAlignment, rounded);
-    if (p == nullptr)
-      return Error{Errc::out_of_host_memory,
-                   "allocation of " + std::to_string(bytes) + " bytes failed"};
+    if (p == nullptr) return common::host_memory_refused("a pinned allocation", bytes);
   }
   return PinnedBuffer(backend, p, bytes);
 }

@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <new>
 #include <thread>
 #include <unordered_map>
 
+#include "common/host_memory_limit.hpp"
 #include "common/start_thread.hpp"
 #include "devices/detail/backend_impl.hpp"
 
@@ -123,10 +125,17 @@ class HostStream final : public StreamImpl {
   // The stream's thread, the emulated device's engine; refused by the
   // system, it is the error of create_stream.
   Error start() {
-    return common::start_thread(
-        worker_,
-        "the thread of a stream of host backend device " + std::to_string(device_.info().index),
-        [this] { run(); });
+    const std::string what =
+        "the thread of a stream of host backend device " + std::to_string(device_.info().index);
+    // Its tasks (copies, the engine's bookkeeping) cannot be unwound
+    // halfway: out of host memory, the process ends in words.
+    return common::start_thread(worker_, what, [this, what] {
+      try {
+        run();
+      } catch (const std::bad_alloc&) {
+        common::abort_out_of_host_memory(what);
+      }
+    });
   }
 
   ~HostStream() override {
@@ -316,8 +325,8 @@ Result<void*> HostDevice::take(std::size_t bytes) {
       static_cast<std::byte*>(std::aligned_alloc(kDeviceAlignment, rounded + kDeviceAlignment));
   if (base == nullptr) {
     state_->used -= rounded;
-    return Error{Errc::out_of_host_memory,
-                 "aligned_alloc of " + std::to_string(rounded) + " bytes failed"};
+    return common::host_memory_refused(
+        "host backend device " + std::to_string(info_.index) + "'s memory", rounded);
   }
   std::memcpy(base, &rounded, sizeof rounded);
   return static_cast<void*>(base + kDeviceAlignment);
