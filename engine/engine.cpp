@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <boost/asio/error.hpp>
+#include <new>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/detail/engine_core.hpp"
 #include "engine/g1_file.hpp"
 
@@ -34,9 +36,15 @@ Engine::Engine(executor_type executor, Config config) : executor_(std::move(exec
 
 Result<std::unique_ptr<Engine>> Engine::create(executor_type executor, Config config) {
   devices::KeepCurrentDevice keep(may_use_cuda(config));
-  auto core = detail::EngineCore::create(std::move(config));
-  if (!core) return std::move(core).error();
-  return std::make_unique<Engine>(Tag{}, std::move(executor), std::move(*core));
+  // What the system refuses is an error like any other failure to start:
+  // the parts made so far end their threads as they are destroyed.
+  try {
+    auto core = detail::EngineCore::create(std::move(config));
+    if (!core) return std::move(core).error();
+    return std::make_unique<Engine>(Tag{}, std::move(executor), std::move(*core));
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused("creating the engine");
+  }
 }
 
 Engine::~Engine() {
@@ -64,9 +72,9 @@ void Engine::shutdown_erased(boost::asio::any_completion_handler<ShutdownSignatu
   core_->shutdown(std::move(handler), std::move(handler_executor));
 }
 
-void Engine::evict_erased(Srs srs,
-                          boost::asio::any_completion_handler<void(boost::system::error_code)> handler,
-                          executor_type handler_executor) {
+void Engine::evict_erased(
+    Srs srs, boost::asio::any_completion_handler<void(boost::system::error_code)> handler,
+    executor_type handler_executor) {
   core_->evict_srs(srs.residency(), std::move(handler), std::move(handler_executor));
 }
 

@@ -67,39 +67,40 @@ Error DeviceRunner::create_slots(int depth, const std::string& where) {
 
 Error DeviceRunner::start_threads() {
   const std::string n = std::to_string(device_.index());
+  const std::string feeder = "thread stoker-feed-" + n + " (the device's feeder)",
+                    launcher = "thread stoker-kern-" + n + " (the device's launcher)",
+                    waiter = "thread stoker-wait-" + n + " (the device's waiter)",
+                    copy_waiter = "thread stoker-cwait-" + n + " (the device's copy waiter)";
   // A thread the system refuses ends create(): the destructor joins those
   // started before it.
-  if (Error e = common::start_thread(feeder_, "thread stoker-feed-" + n + " (the device's feeder)",
-                                     [io = &feeder_io_, cpus = cpus_, n] {
-                                       enter_thread("stoker-feed-" + n, cpus);
-                                       io->run();
-                                     }))
+  if (Error e = common::start_thread(feeder_, feeder, [io = &feeder_io_, cpus = cpus_, n, feeder] {
+        enter_thread("stoker-feed-" + n, cpus);
+        run_engine_thread(*io, feeder);
+      }))
     return e;
   // The launcher runs the jobs' own callables, and any thread they start
   // would inherit its mask: it stays unbound.
-  if (Error e =
-          common::start_thread(launcher_, "thread stoker-kern-" + n + " (the device's launcher)",
-                               [io = &launcher_io_, d = &device_, n] {
-                                 enter_thread("stoker-kern-" + n, {});
-                                 (void)d->make_current();
-                                 io->run();
-                               }))
+  if (Error e = common::start_thread(launcher_, launcher,
+                                     [io = &launcher_io_, d = &device_, n, launcher] {
+                                       enter_thread("stoker-kern-" + n, {});
+                                       (void)d->make_current();
+                                       run_engine_thread(*io, launcher);
+                                     }))
     return e;
   // The waiters block on this device's events: with the device current, so
   // CUDA does not make device 0's context current on them first.
-  if (Error e = common::start_thread(waiter_, "thread stoker-wait-" + n + " (the device's waiter)",
-                                     [io = &waiter_io_, d = &device_, cpus = cpus_, n] {
+  if (Error e = common::start_thread(waiter_, waiter,
+                                     [io = &waiter_io_, d = &device_, cpus = cpus_, n, waiter] {
                                        enter_thread("stoker-wait-" + n, cpus);
                                        (void)d->make_current();
-                                       io->run();
+                                       run_engine_thread(*io, waiter);
                                      }))
     return e;
-  return common::start_thread(copy_waiter_,
-                              "thread stoker-cwait-" + n + " (the device's copy waiter)",
-                              [io = &copy_waiter_io_, d = &device_, cpus = cpus_, n] {
+  return common::start_thread(copy_waiter_, copy_waiter,
+                              [io = &copy_waiter_io_, d = &device_, cpus = cpus_, n, copy_waiter] {
                                 enter_thread("stoker-cwait-" + n, cpus);
                                 (void)d->make_current();
-                                io->run();
+                                run_engine_thread(*io, copy_waiter);
                               });
 }
 

@@ -5,6 +5,7 @@
 #include <future>
 
 #include "common/start_thread.hpp"
+#include "engine/detail/enter_thread.hpp"
 #include "engine/detail/run_and_wait.hpp"
 
 namespace asio = boost::asio;
@@ -47,8 +48,9 @@ Result<std::unique_ptr<EngineCore>> EngineCore::create(Config config) {
   c.slots_ = std::move(*slots);
   c.keys_ = std::make_unique<KeyRegistry>(c.io_, c.set_, *c.slots_, *c.staging_,
                                           [core = &c] { core->pump(); });
-  if (Error e =
-          common::start_thread(c.thread_, "the engine's thread", [io = &c.io_] { io->run(); }))
+  if (Error e = common::start_thread(c.thread_, "the engine's thread", [io = &c.io_] {
+        run_engine_thread(*io, "the engine's thread");
+      }))
     return e;
   return core;
 }

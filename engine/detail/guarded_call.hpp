@@ -6,11 +6,13 @@
 #pragma once
 
 #include <exception>
+#include <new>
 #include <string>
 #include <system_error>
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/host_memory_limit.hpp"
 
 namespace stoker::engine::detail {
 
@@ -26,11 +28,19 @@ inline void keep_text(std::string& thrown, const char* text) noexcept {
 }
 
 // Calls f(args...), which returns an error code. If it throws, returns
-// Errc::callable_threw and puts the exception's text in `thrown`.
+// Errc::callable_threw and puts the exception's text in `thrown`; for a
+// std::bad_alloc that text names the host's memory limit and what the
+// process takes of it.
 template <typename F, typename... Args>
 std::error_code guarded_call(std::string& thrown, F&& f, Args&&... args) noexcept {
   try {
     return std::forward<F>(f)(std::forward<Args>(args)...);
+  } catch (const std::bad_alloc& e) {
+    try {
+      thrown = common::host_memory_refused(e.what()).what();
+    } catch (...) {
+      keep_text(thrown, e.what());
+    }
   } catch (const std::exception& e) {
     keep_text(thrown, e.what());
   } catch (...) {

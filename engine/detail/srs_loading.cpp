@@ -5,6 +5,7 @@
 #include <boost/asio/prefer.hpp>
 #include <chrono>
 #include <future>
+#include <system_error>
 #include <utility>
 
 #include "common/bytes_str.hpp"
@@ -127,9 +128,16 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
   // NCCL's communicators live for one load: kept, they held 388 MiB of
   // each H200 that no budget counted, and threads that outlived the load.
   // Making them takes 30-650 ms, so it runs on a thread of its own while
-  // the points upload to the first device.
-  if (broadcast)
-    made_comm = std::async(std::launch::async, [this] { return make_communicator(set_); });
+  // the points upload to the first device; where the system refuses that
+  // thread, here after the upload.
+  if (broadcast) {
+    const auto make = [this] { return make_communicator(set_); };
+    try {
+      made_comm = std::async(std::launch::async, make);
+    } catch (const std::system_error&) {
+      made_comm = std::async(std::launch::deferred, make);
+    }
+  }
 
   // Each device checks one share of the points, so that n devices check in
   // 1/n of the time: an uploading device as each chunk lands (beside the
@@ -231,9 +239,14 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
           if (auto ec = check(d, 0, points))
             return fail(Error{ec, "checking the points on device " + std::to_string(d)});
     // Destroying them takes about 0.5 s (measured on two H200s): in the
-    // background, done before this SRS's eviction completes.
-    r->nccl_teardown =
-        std::async(std::launch::async, [c = std::move(*made.comm)]() mutable { c = {}; });
+    // background, done before this SRS's eviction completes. Where the
+    // system refuses the thread, the lambda that holds them goes at once,
+    // and they with it, here.
+    try {
+      r->nccl_teardown =
+          std::async(std::launch::async, [c = std::move(*made.comm)]() mutable { c = {}; });
+    } catch (const std::system_error&) {
+    }
   }
 
   if (gpu_check) {

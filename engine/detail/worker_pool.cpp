@@ -1,6 +1,7 @@
 #include "engine/detail/worker_pool.hpp"
 
 #include "common/start_thread.hpp"
+#include "engine/detail/enter_thread.hpp"
 
 namespace stoker::engine::detail {
 
@@ -16,7 +17,9 @@ Result<std::unique_ptr<WorkerPool>> WorkerPool::start(
   for (std::size_t i = 0; i < threads; ++i) {
     std::thread t;
     // The destructor stops and joins the threads started so far.
-    if (Error e = common::start_thread(t, name(i), [io = &pool->io_] { io->run(); })) return e;
+    if (Error e = common::start_thread(
+            t, name(i), [io = &pool->io_, what = name(i)] { run_engine_thread(*io, what); }))
+      return e;
     pool->threads_.push_back(std::move(t));
   }
   return pool;

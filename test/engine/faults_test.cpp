@@ -14,12 +14,14 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/synthetic.hpp"
 #include "test/engine/engine_test_util.hpp"
@@ -201,6 +203,17 @@ TEST(Faults, ThrowingCallablesFailTheirJobWithTheExceptionsText) {
          };
        },
        "its validate threw: cannot read the circuit"},
+      // Out of host memory, the text says so and names the host's limit
+      // (common/host_memory_limit.hpp), where "std::bad_alloc" said neither.
+      {"producer out of memory",
+       [&](Job& j) {
+         j.partitions[1].split_producer = [&](std::span<const std::span<std::byte>>,
+                                              ProducerTask) -> std::error_code {
+           throw std::bad_alloc();
+         };
+       },
+       "partition 1: producer threw: std::bad_alloc: the system refused host memory; " +
+           common::HostMemoryLimit::current().describe()},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
