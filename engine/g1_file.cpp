@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/g1_encoding.hpp"
 
@@ -153,9 +154,9 @@ Error read_g1_file(const std::string& path, std::size_t first, std::span<G1Affin
     if (s.kind == Stop::read)
       return Error{Errc::io_error, path + ": read failed at point " + point + " (" +
                                        (s.why ? s.why.message() : "the file ended") + ")"};
-    return Error{Errc::out_of_host_memory, path + ": no memory for the read buffer"};
+    return common::host_memory_refused(path + ": a read buffer", kBatchPoints * kG1EncodedBytes);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": no memory for the read buffer"};
+    return common::host_memory_refused(path + ": reading the points");
   }
 }
 

@@ -7,6 +7,7 @@
 #include <new>
 #include <string_view>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/bin_file.hpp"
 #include "engine/groth16/detail/fr_section.hpp"
 
@@ -155,7 +156,7 @@ Result<BellmanWitness> read_from(const std::string& path, Open open, unsigned th
     if (!file) return std::move(file).error();
     return read_body(std::move(*file), threads);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": out of memory while reading the witness"};
+    return common::host_memory_refused(path + ": reading the witness");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }
@@ -177,7 +178,7 @@ Error write_bellman_witness(const std::string& path, const BellmanWitness& witne
   try {
     return write_body(path, witness);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": out of memory while writing the witness"};
+    return common::host_memory_refused(path + ": writing the witness");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }

@@ -1,8 +1,10 @@
 #include "engine/groth16/constraint_matrices.hpp"
 
 #include <bit>
+#include <new>
 #include <string>
 
+#include "common/host_memory_limit.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/hpoly_odd_coset.hpp"
 
@@ -27,8 +29,13 @@ Result<ConstraintMatrices> ConstraintMatrices::from(const ProvingKey& key) {
   ConstraintMatrices m;
   m.rows_ = n;
   m.wires_ = key.num_vars;
-  m.a_ = compress(key.coefficients, 0, n);
-  m.b_ = compress(key.coefficients, 1, n);
+  try {
+    m.a_ = compress(key.coefficients, 0, n);
+    m.b_ = compress(key.coefficients, 1, n);
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused("the constraint matrices of " +
+                                       std::to_string(key.coefficients.size()) + " coefficients");
+  }
   return m;
 }
 

@@ -1,8 +1,10 @@
 #include "engine/groth16/cpu_prover.hpp"
 
 #include <algorithm>
+#include <new>
 #include <string>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/groth16/proof_assembly.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/hpoly_odd_coset.hpp"
@@ -14,6 +16,21 @@ namespace {
 using kernels::Fr;
 using kernels::G1Affine;
 using kernels::G1Xyzz;
+
+// Runs prove() -> Result<Proof> after checking `need`, the host memory of
+// the proof's own buffers, against the host's limit; an allocation the
+// system refuses anyway (those buffers, the kernels' own) is an Error that
+// names the proof and the limit, never a std::bad_alloc out of a prover.
+template <typename Prove>
+Result<Proof> within_host_memory(const ProvingKey& key, std::size_t need, Prove&& prove) {
+  const std::string what = "a proof over 2^" + std::to_string(key.log_n) + " points";
+  if (Error e = common::check_host_memory(what, need)) return e;
+  try {
+    return prove();
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused(what);
+  }
+}
 
 Error count_error(const std::string& what, std::size_t have, std::size_t want) {
   return Error{Errc::invalid_argument,
@@ -81,19 +98,22 @@ Result<Proof> prove_cpu(const ProvingKey& key, const ConstraintMatrices& matrice
   if (matrices.rows() != n || matrices.wires() != vars)
     return Error{Errc::invalid_argument, "the constraint matrices are another key's"};
   const unsigned threads = options.threads;
+  // a, b, c and h.
+  return within_host_memory(key, 4 * n * sizeof(Fr), [&]() -> Result<Proof> {
+    std::vector<Fr> a(n), b(n), c(n), h(n);
+    if (auto e = matrices.evaluate(w, a, b, c, threads)) return e;
+    kernels::cpu::hpoly_odd_coset(h.data(), a.data(), b.data(), c.data(), key.log_n, threads);
 
-  std::vector<Fr> a(n), b(n), c(n), h(n);
-  if (auto e = matrices.evaluate(w, a, b, c, threads)) return e;
-  kernels::cpu::hpoly_odd_coset(h.data(), a.data(), b.data(), c.data(), key.log_n, threads);
-
-  QuerySums sums;
-  sums.a = kernels::cpu::msm(key.a.data(), w.data(), vars, threads);
-  sums.b1 = kernels::cpu::msm(key.b_g1.data(), w.data(), vars, threads);
-  sums.b2 = kernels::cpu::msm(key.b_g2.data(), w.data(), vars, threads);
-  const std::size_t first_private = key.num_public + 1;
-  sums.c = kernels::cpu::msm(key.l.data(), w.data() + first_private, vars - first_private, threads);
-  kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n, threads));
-  return finished(key, sums, randomness, w.subspan(1, key.num_public), options);
+    QuerySums sums;
+    sums.a = kernels::cpu::msm(key.a.data(), w.data(), vars, threads);
+    sums.b1 = kernels::cpu::msm(key.b_g1.data(), w.data(), vars, threads);
+    sums.b2 = kernels::cpu::msm(key.b_g2.data(), w.data(), vars, threads);
+    const std::size_t first_private = key.num_public + 1;
+    sums.c =
+        kernels::cpu::msm(key.l.data(), w.data() + first_private, vars - first_private, threads);
+    kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n, threads));
+    return finished(key, sums, randomness, w.subspan(1, key.num_public), options);
+  });
 }
 
 Result<Proof> prove_cpu(const ProvingKey& key, const BellmanAssignment& in,
@@ -102,21 +122,23 @@ Result<Proof> prove_cpu(const ProvingKey& key, const BellmanAssignment& in,
   const std::size_t n = key.domain_size();
   const std::size_t a_count = key.a.size(), b_count = key.b_g1.size();
   const unsigned threads = options.threads;
+  // h and the A and B queries' scalars.
+  return within_host_memory(key, (n + a_count + b_count) * sizeof(Fr), [&]() -> Result<Proof> {
+    std::vector<Fr> h(n);
+    kernels::cpu::hpoly(h.data(), in.a.data(), in.b.data(), in.c.data(), key.log_n, threads);
 
-  std::vector<Fr> h(n);
-  kernels::cpu::hpoly(h.data(), in.a.data(), in.b.data(), in.c.data(), key.log_n, threads);
+    const auto scalars = query_scalars(in);
+    const auto& a_scalars = scalars.a;
+    const auto& b_scalars = scalars.b;
 
-  const auto scalars = query_scalars(in);
-  const auto& a_scalars = scalars.a;
-  const auto& b_scalars = scalars.b;
-
-  QuerySums sums;
-  sums.a = kernels::cpu::msm(key.a.data(), a_scalars.data(), a_count, threads);
-  sums.b1 = kernels::cpu::msm(key.b_g1.data(), b_scalars.data(), b_count, threads);
-  sums.b2 = kernels::cpu::msm(key.b_g2.data(), b_scalars.data(), b_count, threads);
-  sums.c = kernels::cpu::msm(key.l.data(), in.aux.data(), in.aux.size(), threads);
-  kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n - 1, threads));
-  return finished(key, sums, randomness, in.inputs.subspan(1), options);
+    QuerySums sums;
+    sums.a = kernels::cpu::msm(key.a.data(), a_scalars.data(), a_count, threads);
+    sums.b1 = kernels::cpu::msm(key.b_g1.data(), b_scalars.data(), b_count, threads);
+    sums.b2 = kernels::cpu::msm(key.b_g2.data(), b_scalars.data(), b_count, threads);
+    sums.c = kernels::cpu::msm(key.l.data(), in.aux.data(), in.aux.size(), threads);
+    kernels::add(sums.c, kernels::cpu::msm(key.h.data(), h.data(), n - 1, threads));
+    return finished(key, sums, randomness, in.inputs.subspan(1), options);
+  });
 }
 
 }  // namespace stoker::engine::groth16

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/file_io.hpp"
 #include "engine/groth16/detail/first_failure.hpp"
 #include "kernels/g1_encoding.hpp"
@@ -103,8 +104,9 @@ class Cursor {
       out.resize(count);
       buf.resize(kBytes * std::min<std::size_t>(count, kBatch));
     } catch (const std::bad_alloc&) {
-      return Error{Errc::out_of_host_memory, f_.path() + ": " + name + ": no memory for " +
-                                                 std::to_string(count) + " points"};
+      return common::host_memory_refused(
+          f_.path() + ": " + name + ": " + std::to_string(count) + " points",
+          std::size_t{count} * sizeof(Point));
     }
     first_byte = pos_;
     for (std::size_t first = 0; first < count; first += kBatch) {
@@ -316,7 +318,7 @@ Result<ProvingKey> read_params(const std::string& path, PointCheck check, unsign
   try {
     return read_params_body(path, check, threads);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": out of memory while reading the key"};
+    return common::host_memory_refused(path + ": reading the key");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }
@@ -327,7 +329,7 @@ Result<VerifyingKey> read_params_verifying_key(const std::string& path, PointChe
   try {
     return read_params_vk_body(path, check, threads);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": out of memory while reading the key"};
+    return common::host_memory_refused(path + ": reading the key");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }
@@ -337,7 +339,7 @@ Error write_params(const std::string& path, const ProvingKey& key) {
   try {
     return write_params_body(path, key);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": out of memory while writing the key"};
+    return common::host_memory_refused(path + ": writing the key");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/decimal.hpp"
 #include "engine/groth16/detail/file_io.hpp"
 #include "kernels/fq12.cuh"
@@ -247,7 +248,7 @@ auto guarded(const std::string& source, F&& body) -> decltype(body()) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, source + ": out of memory"};
+    return common::host_memory_refused(source);
   } catch (const std::exception& e) {
     return Error{Errc::invalid_argument, source + ": " + e.what()};
   }

@@ -1,9 +1,13 @@
 #include "engine/groth16/toy_key.hpp"
 
+#include <algorithm>
 #include <bit>
+#include <new>
 #include <random>
 #include <string>
 
+#include "common/bytes_str.hpp"
+#include "common/host_memory_limit.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/g1_fixed_base.hpp"
 #include "kernels/hpoly_odd_coset.hpp"
@@ -109,6 +113,27 @@ std::vector<bool> appears(const std::vector<R1csTerm>& m, std::size_t first, std
   return bits;
 }
 
+// The wires with an A and a B query: every wire in snarkjs's keys; in
+// bellman's the public ones (A) and those that appear in the matrix.
+struct Queries {
+  std::vector<bool> a_aux, b_in, b_aux;
+  std::size_t a = 0, b = 0;  // how many
+  Queries(const R1cs& cs, bool snarkjs)
+      : a_aux(cs.num_vars - cs.num_public - 1, true),
+        b_in(cs.num_public + 1, true),
+        b_aux(cs.num_vars - cs.num_public - 1, true) {
+    const std::size_t first_private = cs.num_public + 1, aux = cs.num_vars - first_private;
+    if (!snarkjs) {
+      a_aux = appears(cs.a, first_private, aux);
+      b_in = appears(cs.b, 0, first_private);
+      b_aux = appears(cs.b, first_private, aux);
+    }
+    a = first_private + static_cast<std::size_t>(std::count(a_aux.begin(), a_aux.end(), true));
+    b = static_cast<std::size_t>(std::count(b_in.begin(), b_in.end(), true) +
+                                 std::count(b_aux.begin(), b_aux.end(), true));
+  }
+};
+
 }  // namespace
 
 ToySecrets ToySecrets::from_seed(std::uint64_t seed) {
@@ -135,15 +160,21 @@ unsigned toy_key_log_n(const R1cs& cs) {
   return static_cast<unsigned>(std::bit_width(rows - 1));
 }
 
-Result<ProvingKey> make_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat format,
-                                unsigned log_n, unsigned threads) {
-  if (log_n == 0) log_n = toy_key_log_n(cs);
+namespace {
+
+// The host memory make_toy_key holds at its peak: the G1 points (the L or
+// IC query of every wire, A, B and H) twice, in the batch and in the key,
+// and their scalars; B in G2; the wires' u, v and w; the Lagrange bases
+// (2n of them, with their inverses, for snarkjs's H).
+std::size_t toy_key_host_bytes(const R1cs& cs, const Queries& q, std::size_t n) {
+  const std::size_t g1 = cs.num_vars + q.a + q.b + n;
+  return g1 * (sizeof(Fr) + 2 * sizeof(G1Affine)) + q.b * sizeof(G2Affine) +
+         3 * cs.num_vars * sizeof(Fr) + 4 * n * sizeof(Fr);
+}
+
+ProvingKey build_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat format, unsigned log_n,
+                         const Queries& q, unsigned threads) {
   const std::size_t n = std::size_t{1} << log_n;
-  if (cs.num_constraints + cs.num_public + 1 > n || log_n > 31)
-    return Error{Errc::invalid_argument,
-                 "a domain of 2^" + std::to_string(log_n) + " points cannot hold " +
-                     std::to_string(cs.num_constraints) + " constraints and " +
-                     std::to_string(cs.num_public + 1) + " public rows"};
   const bool snarkjs = format == KeyFormat::snarkjs;
   const Fr gamma = snarkjs ? Fr::one() : sec.gamma;
   const Fr root = snarkjs ? kernels::snarkjs_root_of_unity(log_n) : Fr::root_of_unity(log_n);
@@ -167,16 +198,11 @@ Result<ProvingKey> make_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat
     return k;
   };
   std::vector<Fr> a_k, b_k;
-  std::vector<bool> a_aux(vars - first_private, true), b_in(first_private, true),
-      b_aux(vars - first_private, true);
-  if (!snarkjs) {
-    a_aux = appears(cs.a, first_private, vars - first_private);
-    b_in = appears(cs.b, 0, first_private);
-    b_aux = appears(cs.b, first_private, vars - first_private);
-  }
+  a_k.reserve(q.a);
+  b_k.reserve(q.b);
   for (std::size_t s = 0; s < vars; ++s) {
-    const bool in_a = s < first_private || a_aux[s - first_private];
-    const bool in_b = s < first_private ? b_in[s] : b_aux[s - first_private];
+    const bool in_a = s < first_private || q.a_aux[s - first_private];
+    const bool in_b = s < first_private ? q.b_in[s] : q.b_aux[s - first_private];
     if (in_a) a_k.push_back(p.u[s]);
     if (in_b) b_k.push_back(p.v[s]);
   }
@@ -222,6 +248,32 @@ Result<ProvingKey> make_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat
                                   static_cast<std::uint32_t>(s), Fr::one()});
   }
   return key;
+}
+
+}  // namespace
+
+Result<ProvingKey> make_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat format,
+                                unsigned log_n, unsigned threads) {
+  if (log_n == 0) log_n = toy_key_log_n(cs);
+  const std::size_t n = std::size_t{1} << log_n;
+  if (cs.num_constraints + cs.num_public + 1 > n || log_n > 31)
+    return Error{Errc::invalid_argument,
+                 "a domain of 2^" + std::to_string(log_n) + " points cannot hold " +
+                     std::to_string(cs.num_constraints) + " constraints and " +
+                     std::to_string(cs.num_public + 1) + " public rows"};
+  const std::string what = "a toy key of 2^" + std::to_string(log_n) + " points";
+  try {
+    const Queries q(cs, format == KeyFormat::snarkjs);
+    const std::size_t need = toy_key_host_bytes(cs, q, n);
+    if (Error e = common::check_host_memory(what, need)) return e;
+    try {
+      return build_toy_key(cs, sec, format, log_n, q, threads);
+    } catch (const std::bad_alloc&) {
+      return common::host_memory_refused(what + ", " + common::bytes_with_units(need) + " in all");
+    }
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused(what);
+  }
 }
 
 BellmanWitness synthesize_bellman(const R1cs& cs, const std::vector<Fr>& w, unsigned log_n) {

@@ -7,6 +7,7 @@
 #include <new>
 #include <string_view>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/bin_file.hpp"
 #include "engine/groth16/detail/decimal.hpp"
 #include "engine/groth16/detail/fr_section.hpp"
@@ -106,7 +107,7 @@ Result<std::vector<Fr>> read_wtns_from(const std::string& path, Open open, unsig
     if (!file) return std::move(file).error();
     return read_wtns_body(std::move(*file), threads);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": out of memory while reading the witness"};
+    return common::host_memory_refused(path + ": reading the witness");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }
@@ -128,7 +129,7 @@ Error write_wtns(const std::string& path, std::span<const Fr> witness) {
   try {
     return write_wtns_body(path, witness);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": out of memory while writing the witness"};
+    return common::host_memory_refused(path + ": writing the witness");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }

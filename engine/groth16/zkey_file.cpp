@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/bin_file.hpp"
 #include "engine/groth16/detail/decimal.hpp"
 #include "engine/groth16/detail/first_failure.hpp"
@@ -125,8 +126,8 @@ Error read_points(const BinFileReader& f, const Section& s, std::size_t count,
   try {
     out.resize(count);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory,
-                 f.where(s.id) + ": no memory for " + std::to_string(count) + " points"};
+    return common::host_memory_refused(f.where(s.id) + ": " + std::to_string(count) + " points",
+                                       count * sizeof(Point));
   }
   if (Error e = f.read(s, 0, out.data(), count * sizeof(Point))) return e;
   if (auto bad = find_bad_point(std::span<const Point>(out), check, threads))
@@ -281,8 +282,9 @@ Error read_coefficients(const BinFileReader& f, const Section& s, const Header& 
     out.resize(n);
     buf.resize(std::min<std::size_t>(n, kChunk) * kCoefRecord);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory,
-                 f.where(s.id) + ": no memory for " + std::to_string(n) + " coefficients"};
+    return common::host_memory_refused(
+        f.where(s.id) + ": " + std::to_string(n) + " coefficients",
+        std::size_t{n} * sizeof(MatrixEntry) + std::min<std::size_t>(n, kChunk) * kCoefRecord);
   }
   const Fr one_plain{{1, 0, 0, 0}};
   for (std::size_t first = 0; first < n; first += kChunk) {
@@ -451,7 +453,7 @@ Result<ProvingKey> read_zkey(const std::string& path, PointCheck check, unsigned
   try {
     return read_zkey_body(path, check, threads);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": out of memory while reading the key"};
+    return common::host_memory_refused(path + ": reading the key");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }
@@ -461,7 +463,7 @@ Error write_zkey(const std::string& path, const ProvingKey& key) {
   try {
     return write_zkey_body(path, key);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory, path + ": out of memory while writing the key"};
+    return common::host_memory_refused(path + ": writing the key");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }

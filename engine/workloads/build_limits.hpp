@@ -23,8 +23,9 @@ namespace stoker::engine::workloads {
 
 struct BuildLimits {
   // Caller memory the builder may allocate: outputs, pageable and
-  // registered inputs and per-partition bookkeeping. 0: this machine's
-  // physical memory.
+  // registered inputs and per-partition bookkeeping. 0: the host's limit
+  // (common::HostMemoryLimit: the process's address-space or data limit,
+  // else this machine's physical memory).
   std::size_t host_memory_bytes = 0;
   // The engine's host budget (Engine::config().host_budget_bytes): each
   // partition's pinned blocks (Engine::pinned_bytes) must fit in it. 0: not
@@ -36,9 +37,6 @@ struct BuildLimits {
 // Partition with its closures and label, and the builder's own records.
 // Measured below 600 bytes (hpoly and synthetic, GCC 12); rounded up.
 inline constexpr std::size_t kPartitionBookkeepingBytes = 1024;
-
-// Bytes of physical memory on this machine.
-std::size_t physical_memory_bytes();
 
 // The shape of a job a builder is about to allocate.
 struct BuildNeeds {

@@ -1,9 +1,12 @@
 #include "engine/workloads/srs_source.hpp"
 
 #include <chrono>
+#include <new>
+#include <string>
 #include <vector>
 
 #include "common/elapsed.hpp"
+#include "common/host_memory_limit.hpp"
 #include "engine/workloads/toy_srs.hpp"
 
 namespace stoker::engine::workloads {
@@ -12,7 +15,15 @@ Result<LoadedSrs> load_toy_srs(
     Engine& engine, const SrsRequest& request,
     const std::function<void(std::span<const kernels::G1Affine>, LoadedSrs&)>& on_points) {
   LoadedSrs out;
-  std::vector<kernels::G1Affine> points(toy_srs_points(request.log_n));
+  const std::size_t n = toy_srs_points(request.log_n), bytes = n * sizeof(kernels::G1Affine);
+  const std::string what = "the toy SRS of 2^" + std::to_string(request.log_n) + " - 1 points";
+  if (Error e = common::check_host_memory(what, bytes)) return e;
+  std::vector<kernels::G1Affine> points;
+  try {
+    points.resize(n);
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused(what, bytes);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const bool gpu = engine.devices().backend() == devices::Backend::cuda;
   const int ordinal = gpu ? engine.devices()[0].info().ordinal : -1;

@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/first_failure.hpp"
 
 namespace stoker::engine::groth16::detail {
@@ -35,8 +36,8 @@ Error read_fr_section(const BinFileReader& f, std::uint32_t id, std::size_t coun
   try {
     out.resize(count);
   } catch (const std::bad_alloc&) {
-    return Error{Errc::out_of_host_memory,
-                 f.where(id) + ": no memory for " + std::to_string(count) + " values"};
+    return common::host_memory_refused(f.where(id) + ": " + std::to_string(count) + " values",
+                                       count * sizeof(Fr));
   }
   if (Error e = f.read(s, 0, out.data(), s.size)) return e;
   const std::size_t bad = first_failure(count, threads, std::size_t{1} << 14, [&](std::size_t i) {
