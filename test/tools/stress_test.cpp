@@ -15,8 +15,10 @@
 #include <thread>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/toy_srs.hpp"
+#include "tools/stress/stress_checks.hpp"
 #include "tools/stress/stress_driver.hpp"
 #include "tools/stress/stress_jobs.hpp"
 #include "tools/stress/thread_names.hpp"
@@ -281,6 +283,27 @@ TEST(Stress, NttMsmHWithTheWrongSecretFailsVerification) {
   const auto refused = build_job(spec, devices::Backend::host, pool, buffers);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().what().find("toy SRS"), std::string::npos) << refused.error().what();
+}
+
+// What the machine refuses is a resource failure, not a violation of the
+// engine's: a thread the system would not start, host memory it would not
+// give (a job failed by a pinned allocation, or by a callable that threw
+// std::bad_alloc). A budget's refusal is the engine's own logic and stays
+// a violation where the mix did not expect it.
+TEST(Stress, AllocationsAndThreadsTheSystemRefusesAreResourceFailures) {
+  const auto refused = common::host_memory_refused("a pinned allocation", 8 << 20);
+  EXPECT_TRUE(machine_refused(refused.code, "job 'x' partition 0: " + refused.what()));
+  EXPECT_TRUE(machine_refused(make_error_code(Errc::callable_threw),
+                              "partition 1: producer threw: " + refused.what()));
+  EXPECT_TRUE(machine_refused(std::make_error_code(std::errc::resource_unavailable_try_again),
+                              "could not start thread stoker-stage-0 (staging thread 3 of 4): "
+                              "Resource temporarily unavailable"));
+  EXPECT_FALSE(machine_refused(make_error_code(Errc::out_of_host_memory),
+                               "memory budget 'engine host': a request of 100 bytes exceeds its "
+                               "limit of 10 bytes"));
+  EXPECT_FALSE(machine_refused(make_error_code(Errc::callable_threw),
+                               "partition 1: producer threw: stress: producer threw"));
+  EXPECT_FALSE(machine_refused(make_error_code(Errc::kernel_failed), refused.what()));
 }
 
 TEST(Stress, BadOptionsAreRefusedWithANamedError) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/host_memory_limit.hpp"
+
 namespace stoker::tools::stress {
 
 namespace {
@@ -83,6 +85,16 @@ std::string check_outcome(const JobRecord& rec, std::error_code ec, const engine
   for (const auto& m : exp.message) want += " naming '" + m + "'";
   if (rec.spec.cancel) want += " or operation_aborted";
   return "completed with " + got + ", expected " + want;
+}
+
+bool machine_refused(std::error_code ec, const std::string& message) {
+  if (ec == std::errc::resource_unavailable_try_again || ec == std::errc::not_enough_memory)
+    return true;
+  // A job's callable that threw std::bad_alloc fails it with
+  // callable_threw, its text the refusal's (engine/detail/guarded_call.hpp).
+  return (ec == make_error_code(Errc::out_of_host_memory) ||
+          ec == make_error_code(Errc::callable_threw)) &&
+         contains(message, std::string(common::kRefusedBySystem));
 }
 
 std::string resident_mismatch(const engine::EngineStats& s, std::size_t want) {

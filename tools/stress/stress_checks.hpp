@@ -31,6 +31,13 @@ enum class Outcome {
 std::string check_outcome(const JobRecord& rec, std::error_code ec, const engine::JobReport* report,
                           std::uint64_t dead_mask, Outcome& outcome);
 
+// Whether a failure is the machine's refusal, not the engine's logic: a
+// thread the system would not start (common::start_thread's codes) or host
+// memory it would not give (Errc::out_of_host_memory, or callable_threw for
+// a job's callable that threw std::bad_alloc, with common::kRefusedBySystem
+// in `message`). A budget's refusal is neither.
+bool machine_refused(std::error_code ec, const std::string& message);
+
 // Empty when every device holds `want` bytes of resident SRS points, else
 // the first device that does not.
 std::string resident_mismatch(const engine::EngineStats& s, std::size_t want);

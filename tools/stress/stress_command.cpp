@@ -1,6 +1,7 @@
 // stoker stress: parses options, runs the stress driver (stress_driver.hpp),
 // prints its report. Exit status: 0 all invariants held, 1 a violation (the
-// seed and the job that broke are printed) or a run that could not start,
+// seed and the job that broke are printed), a resource failure (what the
+// machine refused: a thread, host memory) or a run that could not start,
 // 2 bad options.
 #include "tools/stress/stress_command.hpp"
 
@@ -14,6 +15,7 @@
 #include "devices/device_set.hpp"
 #include "engine/config.hpp"
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/stress/stress_driver.hpp"
 
 namespace stoker::tools {
@@ -48,9 +50,7 @@ engine's invariants while it runs and after each engine lifetime.
   chunks; the host budget defaults to about four of the largest partitions)
 )";
 
-}  // namespace
-
-int stress_command(int argc, char** argv) {
+int run_stress(int argc, char** argv) {
   CommandLine cl("stress", kHelp);
   engine::Config config;
   stress::StressOptions o;
@@ -107,6 +107,12 @@ int stress_command(int argc, char** argv) {
     std::printf("%s\n", stress::to_json(*report).c_str());
   else
     std::fputs(stress::summarize(*report).c_str(), stdout);
+  if (report->violation_count == 0 && report->resource_failure_count != 0) {
+    std::fprintf(stderr,
+                 "stoker stress: stopped by a resource failure, not an invariant violation: %s\n",
+                 report->resource_failures.front().c_str());
+    return 1;
+  }
   if (!report->ok) {
     std::string again = "stoker stress";
     for (int i = 1; i < argc; ++i) again += std::string(" ") + argv[i];
@@ -120,6 +126,12 @@ int stress_command(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int stress_command(int argc, char** argv) {
+  return with_memory_guard("stress", [&] { return run_stress(argc, argv); });
 }
 
 }  // namespace stoker::tools

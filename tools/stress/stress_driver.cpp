@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "common/elapsed.hpp"
+#include "common/host_memory_limit.hpp"
 #include "devices/nccl_communicator.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/toy_srs.hpp"
@@ -104,7 +105,7 @@ Result<StressReport> run(const StressOptions& options) {
   {
     asio::io_context io;
     auto e = engine::Engine::create(io.get_executor(), o.config);
-    if (!e) return e.error();
+    if (!e) return Error{e.error().code, "the engine could not be created: " + e.error().what()};
     const auto& set = (*e)->devices();
     backend = set.backend();
     rep.backend = devices::to_string(backend);
@@ -146,7 +147,16 @@ Result<StressReport> run(const StressOptions& options) {
   limits.ntt_max_log_n = stress_ntt_max_log_n(backend, limits.max_partition_bytes);
   std::vector<kernels::G1Affine> srs_points;
   if (limits.ntt_max_log_n != 0) {
-    srs_points.resize(engine::workloads::toy_srs_points(limits.ntt_max_log_n));
+    const std::size_t points = engine::workloads::toy_srs_points(limits.ntt_max_log_n);
+    const std::string what = "the toy SRS of 2^" + std::to_string(limits.ntt_max_log_n) +
+                             " - 1 points for the ntt_msm_h jobs";
+    const std::size_t bytes = points * sizeof(kernels::G1Affine);
+    if (Error e = common::check_host_memory(what, bytes)) return e;
+    try {
+      srs_points.resize(points);
+    } catch (const std::bad_alloc&) {
+      return common::host_memory_refused(what, bytes);
+    }
     if (auto e =
             engine::workloads::make_toy_srs(kStressSrsSeed, limits.ntt_max_log_n, 0, srs_points))
       return Error{e.code, "the toy SRS for the ntt_msm_h jobs: " + e.what()};
@@ -180,6 +190,7 @@ Result<StressReport> run(const StressOptions& options) {
       o.log(line);
     }
     if (round.submitted() == 0 && quota > 0 && Clock::now() < end) break;  // nothing got out
+    if (rep.resource_failure_count != 0) break;  // the machine will not give what it takes
   }
   rep.wall_s = common::seconds_since(start);
   rep.jobs_per_s = rep.wall_s > 0 ? rep.jobs_completed / rep.wall_s : 0;

@@ -33,6 +33,13 @@
 // - no job stalls: nothing completes for `stall_s` while jobs are in flight
 //   aborts the process with the jobs in flight listed (a hang cannot be
 //   returned from).
+// What the machine refuses is a resource failure, not a violation: a
+// thread the system will not start (the round's own, or the engine's, which
+// Engine::create reports), host memory it will not give (for the stress
+// tool's own inputs and outputs, or the engine's pinned blocks, which fail
+// a job with Errc::out_of_host_memory and common::kRefusedBySystem in its
+// message). A budget's refusal is the engine's own logic and stays a
+// violation when the mix did not expect it.
 #pragma once
 
 #include <array>
@@ -75,6 +82,12 @@ struct StressReport {
   // What the run met that is no violation of the engine's, such as NCCL
   // failing to start before the thread baseline.
   std::vector<std::string> notes;
+  // What the machine refused the run (a thread, host memory): no violation
+  // of the engine's, yet the run cannot go on as planned, so it stops after
+  // the round that met the first. The first few, each naming seed and
+  // round; `ok` is false when there is any.
+  std::vector<std::string> resource_failures;
+  std::size_t resource_failure_count = 0;
 
   std::size_t rounds = 0;
   std::size_t jobs_submitted = 0, jobs_completed = 0, jobs_succeeded = 0;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/engine.hpp"
 #include "tools/stress/stress_blend.hpp"
 #include "tools/stress/stress_jobs.hpp"
@@ -116,7 +117,8 @@ Result<engine::Job> build_job(const JobSpec& s, devices::Backend backend, alloc:
             // Whole pages of its own: registrations of one page cannot overlap.
             const std::size_t alloc_bytes = round_up(bytes, 4096);
             auto* raw = static_cast<std::uint32_t*>(std::aligned_alloc(4096, alloc_bytes));
-            if (!raw) return Error{Errc::out_of_host_memory, s.name() + ": registered input"};
+            if (!raw)
+              return common::host_memory_refused(s.name() + ": a registered input", alloc_bytes);
             auto& mem = buf.registered.emplace_back(raw);
             fill(std::span(mem.get(), n));
             auto reg = devices::register_host(backend, mem.get(), alloc_bytes);

@@ -63,6 +63,8 @@ std::string to_json(const StressReport& r) {
                  {"peak_device_in_use", r.peak_device_in_use}};
   j["threads"] = {{"baseline", r.threads_baseline}, {"after", r.threads_after}};
   j["notes"] = r.notes;
+  j["resource_failure_count"] = r.resource_failure_count;
+  j["resource_failures"] = r.resource_failures;
   j["violation_count"] = r.violation_count;
   j["violations"] = r.violations;
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -125,7 +127,12 @@ std::string summarize(const StressReport& r) {
                 mib(r.peak_device_in_use), r.threads_baseline, r.threads_after);
   s += buf;
   for (const auto& n : r.notes) s += "  note: " + n + "\n";
-  if (r.ok) {
+  if (r.resource_failure_count != 0) {
+    s += "  resource failures (what the machine refused, not the engine's doing): " +
+         std::to_string(r.resource_failure_count) + "\n";
+    for (const auto& f : r.resource_failures) s += "    " + f + "\n";
+  }
+  if (r.violation_count == 0) {
     s += "  invariants: all held\n";
   } else {
     s += "  VIOLATIONS: " + std::to_string(r.violation_count) + "\n";

@@ -16,6 +16,8 @@
 
 #include "alloc/memory_budget.hpp"
 #include "common/elapsed.hpp"
+#include "common/host_memory_limit.hpp"
+#include "common/start_thread.hpp"
 #include "tools/stress/stress_checks.hpp"
 #include "tools/stress/thread_names.hpp"
 
@@ -26,6 +28,19 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr std::size_t kMaxViolationsKept = 20;
+
+// The round's threads keep counts that a std::bad_alloc halfway through
+// would leave wrong (a job counted in flight that never went out, and a
+// round that waits for it): out of host memory there, the run ends, in
+// words (the job builds, where most of the memory goes, fail softly).
+template <typename F>
+void in_words(F&& f, const std::string& what) noexcept {
+  try {
+    f();
+  } catch (const std::bad_alloc&) {
+    common::abort_out_of_host_memory(what);
+  }
+}
 
 using common::ms_since;
 using common::seconds_since;
@@ -48,6 +63,16 @@ void Round::violation(const std::string& what) {
   if (rep_.violations.size() < kMaxViolationsKept)
     rep_.violations.push_back("seed " + std::to_string(o_.seed) + ", round " +
                               std::to_string(index_) + ": " + what);
+}
+
+void Round::resource_failure(const std::string& what) {
+  stop_ = true;
+  std::lock_guard lk(rep_mu_);
+  rep_.ok = false;
+  ++rep_.resource_failure_count;
+  if (rep_.resource_failures.size() < kMaxViolationsKept)
+    rep_.resource_failures.push_back("seed " + std::to_string(o_.seed) + ", round " +
+                                     std::to_string(index_) + ": " + what);
 }
 
 void Round::stalled(double seconds) {
@@ -77,7 +102,7 @@ asio::awaitable<void> await_job(Round* round, RecordPtr rec, engine::Job job) {
       round->done(rec, {}, &report);
     }
   } catch (const boost::system::system_error& e) {
-    round->done(rec, e.code(), nullptr);
+    round->done(rec, e.code(), nullptr, e.what());
   }
 }
 
@@ -97,7 +122,14 @@ void Round::run() {
     pool_options.name = "stress inputs";
     std::unique_ptr<alloc::PinnedPool> pool;
     auto guard = asio::make_work_guard(io_);
-    std::thread io_thread([this] { io_.run(); });
+    std::thread io_thread;
+    if (Error e =
+            common::start_thread(io_thread, "the round's thread for the engine's handlers", [this] {
+              in_words([this] { io_.run(); }, "the round's thread for the engine's handlers");
+            })) {
+      resource_failure(e.what());
+      return;
+    }
     // Every other round registers large pageable inputs in place instead of
     // staging them, so both paths (and the fallback between them) are driven.
     auto config = o_.config;
@@ -110,7 +142,13 @@ void Round::run() {
     }
     auto created = engine::Engine::create(io_.get_executor(), config);
     if (!created) {
-      violation("the engine could not be created: " + created.error().what());
+      // The run's first engine, with the same devices, was created: a
+      // refusal here is the machine running out, anything else the engine's.
+      const std::string what = "the engine could not be created: " + created.error().what();
+      if (machine_refused(created.error().code, created.error().what()))
+        resource_failure(what);
+      else
+        violation(what);
       guard.reset();
       io_thread.join();
       return;
@@ -123,12 +161,27 @@ void Round::run() {
     // A round whose SRS cannot be loaded submits nothing (the run ends).
     srs_failed_ = !srs_points_.empty() && !load_srs();
 
-    std::thread sampler([this] { sample_loop(); });
+    // A thread the system refuses ends the round's submitting; those
+    // already started see stop_ and wind down.
+    std::thread sampler;
+    if (Error e = common::start_thread(sampler, "the round's sampler thread", [this] {
+          in_words([this] { sample_loop(); }, "the round's sampler thread");
+        }))
+      resource_failure(e.what());
     std::vector<std::thread> submitters;
     const auto k = static_cast<std::size_t>(o_.submitters);
-    for (std::size_t s = 0; s < k; ++s) {
+    for (std::size_t s = 0; s < k && !stop_; ++s) {
       const std::size_t share = quota_ / k + (s < quota_ % k ? 1 : 0);
-      submitters.emplace_back([this, s, share] { submitter(static_cast<int>(s), share); });
+      std::thread t;
+      const std::string what =
+          "submitter thread " + std::to_string(s + 1) + " of " + std::to_string(k);
+      if (Error e = common::start_thread(t, what, [this, s, share, what] {
+            in_words([&] { submitter(static_cast<int>(s), share); }, what);
+          })) {
+        resource_failure(e.what());
+        break;
+      }
+      submitters.push_back(std::move(t));
     }
     for (auto& t : submitters) t.join();
     {
@@ -137,7 +190,7 @@ void Round::run() {
       stop_sampler_ = true;
     }
     cv_.notify_all();
-    sampler.join();
+    if (sampler.joinable()) sampler.join();
 
     // Every handler ran: the engine must hold nothing.
     const auto s = engine->stats();
@@ -197,10 +250,20 @@ void Round::run() {
 bool Round::load_srs() {
   engine::SrsLoadOptions options;
   options.label = "stress toy SRS 2^" + std::to_string(limits_.ntt_max_log_n);
-  auto loaded = engine_->load_srs(srs_points_, options);
+  auto loaded = [&]() -> Result<engine::Srs> {
+    try {
+      return engine_->load_srs(srs_points_, options);
+    } catch (const std::bad_alloc&) {
+      return common::host_memory_refused("loading it");
+    }
+  }();
   if (!loaded) {
-    violation("the toy SRS (" + std::to_string(srs_points_.size()) +
-              " points) could not be loaded: " + loaded.error().what());
+    const std::string what = "the toy SRS (" + std::to_string(srs_points_.size()) +
+                             " points) could not be loaded: " + loaded.error().what();
+    if (machine_refused(loaded.error().code, loaded.error().what()))
+      resource_failure(what);
+    else
+      violation(what);
     return false;
   }
   ntt_.srs = *loaded;
@@ -253,7 +316,7 @@ void Round::submitter(int s, std::size_t quota) {
       s == 0 ? rng.below(std::max<std::size_t>(1, std::min<std::size_t>(quota, 64)))
              : static_cast<std::size_t>(-1);
   std::vector<FutureJob> futures;
-  for (std::size_t i = 0; i < quota && Clock::now() < deadline_; ++i) {
+  for (std::size_t i = 0; i < quota && Clock::now() < deadline_ && !stop_; ++i) {
     // Room first: each submitter keeps at most max_in_flight jobs out.
     for (;;) {
       harvest(futures, false);
@@ -264,9 +327,21 @@ void Round::submitter(int s, std::size_t quota) {
     auto rec = std::make_shared<JobRecord>();
     rec->spec = make_spec(rng, limits_, index_, s, i, i == kernel_fault_at);
     rec->expect = expected(rec->spec);
-    auto job = build_job(rec->spec, backend_, *pool_, rec->buffers, &ntt_);
+    auto job = [&]() -> Result<engine::Job> {
+      try {
+        return build_job(rec->spec, backend_, *pool_, rec->buffers, &ntt_);
+      } catch (const std::bad_alloc&) {
+        return common::host_memory_refused("its inputs and outputs");
+      }
+    }();
     if (!job) {
-      job_violation(*rec, "the stress tool could not build it: " + job.error().what());
+      // Its own inputs and outputs, the stress tool's memory: not the
+      // engine's to get wrong.
+      const std::string what = "the stress tool could not build it: " + job.error().what();
+      if (job.error().code == make_error_code(Errc::out_of_host_memory))
+        resource_failure(rec->spec.describe() + ": " + what);
+      else
+        job_violation(*rec, what);
       continue;
     }
     rec->partitions = job->partitions.size();
@@ -388,7 +463,7 @@ void Round::harvest(std::vector<FutureJob>& futures, bool wait) {
         auto r = plain->get();
         done(it->rec, {}, &r);
       } catch (const boost::system::system_error& e) {
-        done(it->rec, e.code(), nullptr);
+        done(it->rec, e.code(), nullptr, e.what());
       }
     } else {
       auto [ec, r] = std::get<1>(it->future).get();
@@ -398,7 +473,8 @@ void Round::harvest(std::vector<FutureJob>& futures, bool wait) {
   }
 }
 
-void Round::done(const RecordPtr& rec, std::error_code ec, const engine::JobReport* report) {
+void Round::done(const RecordPtr& rec, std::error_code ec, const engine::JobReport* report,
+                 const std::string& thrown) {
   const double ms = ms_since(rec->submitted);
   const int calls = ++rec->calls;
   if (calls != 1) {
@@ -406,8 +482,14 @@ void Round::done(const RecordPtr& rec, std::error_code ec, const engine::JobRepo
     return;
   }
   Outcome outcome = Outcome::wrong;
-  const std::string problem = check_outcome(*rec, ec, report, dead_mask_.load(), outcome);
-  if (!problem.empty()) job_violation(*rec, problem);
+  std::string problem = check_outcome(*rec, ec, report, dead_mask_.load(), outcome);
+  if (!problem.empty() && machine_refused(ec, report ? report->error : thrown)) {
+    resource_failure(rec->spec.describe() + ": " + (report ? report->error : thrown));
+    problem.clear();
+    outcome = Outcome::wrong;  // counted as none of the allowed endings
+  } else if (!problem.empty()) {
+    job_violation(*rec, problem);
+  }
   {
     std::lock_guard lk(rep_mu_);
     ++rep_.jobs_completed;

@@ -9,8 +9,9 @@
 //
 // Thread safety: run() is called once, from one thread. What the round
 // counts goes into the run's StressReport under the run's mutex; a
-// violation is recorded there too, naming the seed and the round. A stall
-// aborts the process (a hung engine cannot be destroyed).
+// violation or a resource failure is recorded there too, naming the seed
+// and the round. A stall aborts the process (a hung engine cannot be
+// destroyed).
 #pragma once
 
 #include <atomic>
@@ -72,9 +73,14 @@ class Round {
   void submit(const RecordPtr& rec, engine::Job job, std::vector<FutureJob>& futures);
   void arm_cancel(const RecordPtr& rec);
   void harvest(std::vector<FutureJob>& futures, bool wait);
-  void done(const RecordPtr& rec, std::error_code ec, const engine::JobReport* report);
+  // `thrown`: what the token threw, where it hands over no report.
+  void done(const RecordPtr& rec, std::error_code ec, const engine::JobReport* report,
+            const std::string& thrown = {});
   void sample_loop();
   void violation(const std::string& what);
+  // What the machine refused (stress_driver.hpp): recorded in the report,
+  // and no job is submitted after it.
+  void resource_failure(const std::string& what);
   void job_violation(const JobRecord& rec, const std::string& what) {
     violation(rec.spec.describe() + ": " + what);
   }
@@ -110,6 +116,7 @@ class Round {
   bool stop_sampler_ = false;
   bool stats_violation_ = false;
 
+  std::atomic<bool> stop_{false};  // a resource failure: submit nothing more
   std::atomic<std::size_t> submitted_{0};
   std::atomic<std::size_t> demand_{0};
   std::atomic<std::uint64_t> dead_mask_{0};  // devices a kernel fault may have broken
