@@ -23,6 +23,7 @@
 #include "tools/bench/bench_stats.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
+#include "tools/cli/memory_guard.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -282,9 +283,7 @@ std::vector<ThroughputRow> measure_throughput(devices::Backend backend, int thre
   return rows;
 }
 
-}  // namespace
-
-int bench_alloc_command(int argc, char** argv) {
+int bench_alloc(int argc, char** argv) {
   int status = 0;
   auto opt = parse(argc, argv, status);
   if (!opt) return status;
@@ -363,6 +362,12 @@ int bench_alloc_command(int argc, char** argv) {
   for (const auto& t : tput) std::printf("  %-45s %14.0f ops/s\n", t.what.c_str(), t.ops_per_s);
   std::fflush(stdout);
   return done();
+}
+
+}  // namespace
+
+int bench_alloc_command(int argc, char** argv) {
+  return with_memory_guard("bench alloc", [&] { return bench_alloc(argc, argv); });
 }
 
 }  // namespace stoker::tools

@@ -19,6 +19,7 @@
 #include "tools/bench/bench_stats.hpp"
 #include "tools/bench/msm_bench_kernels.hpp"
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/memory_guard.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -275,9 +276,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   return row;
 }
 
-}  // namespace
-
-int bench_msm_command(int argc, char** argv) {
+int bench_msm(int argc, char** argv) {
   Options o;
   if (auto rc = parse(argc, argv, o)) return *rc;
   if (devices::cuda_device_count() == 0) {
@@ -329,6 +328,12 @@ int bench_msm_command(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int bench_msm_command(int argc, char** argv) {
+  return with_memory_guard("bench msm", [&] { return bench_msm(argc, argv); });
 }
 
 }  // namespace stoker::tools

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
 #include "devices/device_set.hpp"
 #include "engine/engine.hpp"
 #include "engine/workloads/ntt_msm_h_workload.hpp"
@@ -26,6 +27,7 @@
 #include "tools/bench/ntt_msm_h_bench_steps.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
@@ -108,7 +110,7 @@ Steady run_steady(engine::Engine& e, const Options& o, unsigned log_n, std::size
     // vector would zero 12.9 GB first at 2^27.
     wl::PageBuffer<G1Affine> points(static_cast<G1Affine*>(wl::allocate_pages(s.srs_bytes)));
     if (!points) {
-      s.skipped = "no host memory for the SRS's " + gib(s.srs_bytes);
+      s.skipped = common::host_memory_refused("the SRS's points", s.srs_bytes).what();
       return s;
     }
     auto loaded = load_toy_srs(e, o.seed, log_n, {points.get(), s.srs_points}, s.generate_s);
@@ -305,9 +307,7 @@ const std::string kHelp =
         "baseline's, which has --writers).\n") +
     kEngineOptionsHelp;
 
-}  // namespace
-
-int bench_ntt_msm_h_command(int argc, char** argv) {
+int bench_ntt_msm_h(int argc, char** argv) {
   CommandLine cl("bench ntt_msm_h", kHelp);
   engine::Config config;
   Options opt;
@@ -417,6 +417,12 @@ int bench_ntt_msm_h_command(int argc, char** argv) {
     return cl.failure(f.what);
   }
   return 0;
+}
+
+}  // namespace
+
+int bench_ntt_msm_h_command(int argc, char** argv) {
+  return with_memory_guard("bench ntt_msm_h", [&] { return bench_ntt_msm_h(argc, argv); });
 }
 
 }  // namespace stoker::tools

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <cstdio>
 
+#include "common/host_memory_limit.hpp"
 #include "devices/device_set.hpp"
 #include "devices/meminfo.hpp"
 #include "engine/workloads/toy_srs.hpp"
@@ -92,6 +93,16 @@ std::string why_it_does_not_fit(engine::Engine& e, unsigned log_n, std::size_t e
   if (host.available_bytes && srs > *host.available_bytes)
     return "the SRS's host copy takes " + gib(srs) + ", " + gib(*host.available_bytes) +
            " of host memory available";
+  // All of it in the process's memory under an address-space or data
+  // limit, and on the host backend each device's points and partition too.
+  const bool host_backend = e.devices().backend() == devices::Backend::host;
+  const std::size_t on_host =
+      srs + pinned + (host_backend ? e.devices().size() * (srs + partition) : 0);
+  if (Error err = common::check_host_memory(
+          host_backend ? "the SRS with a partition's pinned inputs and each host device's copies"
+                       : "the SRS's host copy with a partition's pinned inputs",
+          on_host))
+    return err.what();
   return {};
 }
 

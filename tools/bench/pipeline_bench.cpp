@@ -44,6 +44,7 @@
 #include "tools/bench/bench_stats.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
@@ -185,8 +186,6 @@ Result<engine::Engine*> make_engine(std::unique_ptr<engine::Engine>& holder,
   return holder.get();
 }
 
-}  // namespace
-
 const std::string kHelp =
     std::string(
         "usage: stoker bench pipeline [--partitions N] [--size-mib M] [--rounds R] [--writers W]\n"
@@ -204,7 +203,7 @@ const std::string kHelp =
         "variables apply to (b) and (c); --devices is ignored (all GPUs, then GPU 0).\n") +
     kEngineOptionsHelp;
 
-int bench_pipeline_command(int argc, char** argv) {
+int bench_pipeline(int argc, char** argv) {
   CommandLine cl("bench pipeline", kHelp);
   engine::Config config;
   constexpr std::size_t kMaxSize = std::numeric_limits<std::size_t>::max();
@@ -446,6 +445,12 @@ int bench_pipeline_command(int argc, char** argv) {
   for (std::size_t d = 0; d < b.busy.size(); ++d)
     std::printf("  (b) GPU %zu compute busy %.0f %%\n", d, b.busy[d] * 100);
   return 0;
+}
+
+}  // namespace
+
+int bench_pipeline_command(int argc, char** argv) {
+  return with_memory_guard("bench pipeline", [&] { return bench_pipeline(argc, argv); });
 }
 
 }  // namespace stoker::tools

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <new>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -12,13 +13,16 @@
 #include <vector>
 
 #include "common/elapsed.hpp"
+#include "common/host_memory_limit.hpp"
 #include "devices/device_set.hpp"
 #include "engine/strict_number.hpp"
+#include "kernels/cpu_host_bytes.hpp"
 #include "kernels/field.cuh"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
 #include "tools/bench/bench_stats.hpp"
 #include "tools/cli/json_output.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/commands/kernel_args.hpp"
 #include "tools/commands/kernel_commands.hpp"
 #include "tools/commands/kernel_gpu.hpp"
@@ -223,66 +227,89 @@ int bench(int argc, char** argv, bool hpoly) {
     }
     gpu.emplace(std::move(*opened));
   }
+  // Host memory per size: the inputs (a, b, c for hpoly) and, on the CPU,
+  // a working copy of them, h and the kernel's own. Every size is checked
+  // before the first runs.
+  const auto host_need = [&](unsigned k) {
+    const std::size_t n = std::size_t{1} << k, inputs = (hpoly ? 3 : 1) * n * sizeof(Fr);
+    if (gpu) return inputs;
+    return 2 * inputs + (hpoly ? n * sizeof(Fr) + kernels::cpu::hpoly_host_bytes(k)
+                               : kernels::cpu::transform_host_bytes(k));
+  };
+  for (unsigned k : sizes)
+    if (Error e = common::check_host_memory("2^" + std::to_string(k), host_need(k))) {
+      std::cerr << "stoker " << name << ": " << e.what() << "\n";
+      return 1;
+    }
   const double bw = gpu ? peak_bandwidth_bytes_per_s(gpu->device()) : 0;
   std::vector<BenchRow> rows;
   for (unsigned k : sizes) {
-    const std::size_t n = std::size_t{1} << k;
-    const double elem = 32.0 * n;
-    const double ntt_muls = 0.5 * n * k;
-    const unsigned p = ntt_passes(k);
-    BenchRow row{k, 0, hpoly ? 7 * ntt_muls : ntt_muls, 0, hpoly ? 4 * elem + 2 * elem : 2 * elem};
-    // Per pass one read and one write; hpoly: 7 NTTs share one final bit
-    // reversal, and the pointwise step reads two more vectors.
-    row.bytes = hpoly ? (k <= 11 ? (7.0 * 2 + 4) * elem : (7.0 * (p - 1) + 1) * 2 * elem + 2 * elem)
+    try {
+      const std::size_t n = std::size_t{1} << k;
+      const double elem = 32.0 * n;
+      const double ntt_muls = 0.5 * n * k;
+      const unsigned p = ntt_passes(k);
+      BenchRow row{k, 0, hpoly ? 7 * ntt_muls : ntt_muls, 0,
+                   hpoly ? 4 * elem + 2 * elem : 2 * elem};
+      // Per pass one read and one write; hpoly: 7 NTTs share one final bit
+      // reversal, and the pointwise step reads two more vectors.
+      row.bytes = hpoly
+                      ? (k <= 11 ? (7.0 * 2 + 4) * elem : (7.0 * (p - 1) + 1) * 2 * elem + 2 * elem)
                       : p * 2 * elem;
-    const auto host = random_elements(hpoly ? 3 * n : n, 42 + k);
-    std::string error;
-    if (gpu) {
-      if (!check_device_room(gpu->device(), (hpoly ? 4 : 1) * n * sizeof(Fr), error)) {
-        std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
-        return 1;
+      const auto host = random_elements(hpoly ? 3 * n : n, 42 + k);
+      std::string error;
+      if (gpu) {
+        if (!check_device_room(gpu->device(), (hpoly ? 4 : 1) * n * sizeof(Fr), error)) {
+          std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
+          return 1;
+        }
+        // hpoly: a, b, c then h; ntt: the one vector, in place.
+        auto data = allocate_elements(gpu->device(), host.size() + (hpoly ? n : 0));
+        if (!data) {
+          std::cerr << "stoker " << name << ": 2^" << k << ": " << data.error().what() << "\n";
+          return 1;
+        }
+        Fr* d = data->as<Fr>();
+        Fr* h = d + host.size();
+        if (upload(*gpu, d, host.data(), host.size() * sizeof(Fr), error)) {
+          std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
+          return 1;
+        }
+        if (auto ec = kernels::gpu::prepare(k)) {
+          std::cerr << "stoker " << name << ": " << ec.message() << "\n";
+          return 1;
+        }
+        const cudaStream_t stream = gpu->native();
+        std::optional<double> ms;
+        if (hpoly)
+          ms = time_gpu(
+              *gpu, reps, [&] { return kernels::gpu::hpoly(h, d, d + n, d + 2 * n, k, stream); },
+              error);
+        else
+          ms = time_gpu(
+              *gpu, reps, [&] { return kernels::gpu::ntt(d, d, k, 1, stream); }, error);
+        if (!ms) {
+          std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
+          return 1;
+        }
+        row.ms = *ms;
+      } else {
+        std::vector<Fr> work(host), h(hpoly ? n : 0);
+        if (hpoly)
+          row.ms = time_cpu(reps, [&] {
+            kernels::cpu::hpoly(h.data(), work.data(), work.data() + n, work.data() + 2 * n, k);
+          });
+        else
+          row.ms = time_cpu(reps, [&] { kernels::cpu::ntt(work.data(), work.data(), k); });
+        row.bytes = 0;
       }
-      // hpoly: a, b, c then h; ntt: the one vector, in place.
-      auto data = allocate_elements(gpu->device(), host.size() + (hpoly ? n : 0));
-      if (!data) {
-        std::cerr << "stoker " << name << ": 2^" << k << ": " << data.error().what() << "\n";
-        return 1;
-      }
-      Fr* d = data->as<Fr>();
-      Fr* h = d + host.size();
-      if (upload(*gpu, d, host.data(), host.size() * sizeof(Fr), error)) {
-        std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
-        return 1;
-      }
-      if (auto ec = kernels::gpu::prepare(k)) {
-        std::cerr << "stoker " << name << ": " << ec.message() << "\n";
-        return 1;
-      }
-      const cudaStream_t stream = gpu->native();
-      std::optional<double> ms;
-      if (hpoly)
-        ms = time_gpu(
-            *gpu, reps, [&] { return kernels::gpu::hpoly(h, d, d + n, d + 2 * n, k, stream); },
-            error);
-      else
-        ms = time_gpu(
-            *gpu, reps, [&] { return kernels::gpu::ntt(d, d, k, 1, stream); }, error);
-      if (!ms) {
-        std::cerr << "stoker " << name << ": 2^" << k << ": " << error << "\n";
-        return 1;
-      }
-      row.ms = *ms;
-    } else {
-      std::vector<Fr> work(host), h(hpoly ? n : 0);
-      if (hpoly)
-        row.ms = time_cpu(reps, [&] {
-          kernels::cpu::hpoly(h.data(), work.data(), work.data() + n, work.data() + 2 * n, k);
-        });
-      else
-        row.ms = time_cpu(reps, [&] { kernels::cpu::ntt(work.data(), work.data(), k); });
-      row.bytes = 0;
+      rows.push_back(row);
+    } catch (const std::bad_alloc&) {
+      std::cerr << "stoker " << name << ": "
+                << common::host_memory_refused("2^" + std::to_string(k), host_need(k)).what()
+                << "\n";
+      return 1;
     }
-    rows.push_back(row);
   }
   print_rows(hpoly ? "hpoly (7 NTTs + pointwise)" : "ntt (forward, natural/natural)", rows, json,
              gpu.has_value(), bw, hpoly);
@@ -292,10 +319,10 @@ int bench(int argc, char** argv, bool hpoly) {
 }  // namespace
 
 int bench_ntt_command(int argc, char** argv) {
-  return bench(argc, argv, false);
+  return with_memory_guard("bench ntt", [&] { return bench(argc, argv, false); });
 }
 int bench_hpoly_command(int argc, char** argv) {
-  return bench(argc, argv, true);
+  return with_memory_guard("bench hpoly", [&] { return bench(argc, argv, true); });
 }
 
 }  // namespace stoker::tools

@@ -1,15 +1,20 @@
 // `stoker ntt` and `stoker hpoly`; see kernel_commands.hpp.
 #include "tools/commands/kernel_commands.hpp"
 
+#include <algorithm>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
+#include "kernels/cpu_host_bytes.hpp"
 #include "kernels/field.cuh"
 #include "kernels/hpoly.hpp"
 #include "kernels/ntt.hpp"
 #include "tools/cli/input_file.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/commands/kernel_args.hpp"
 #include "tools/commands/kernel_element_file.hpp"
@@ -21,6 +26,8 @@ using kernel_cli::allocate_elements;
 using kernel_cli::Args;
 using kernel_cli::check_device_room;
 using kernel_cli::download;
+using kernel_cli::element_count;
+using kernel_cli::kWriteBytesPerElement;
 using kernel_cli::open_gpu;
 using kernel_cli::parse;
 using kernel_cli::parse_log_n;
@@ -32,7 +39,25 @@ using kernel_cli::write_elements;
 using kernels::Fr;
 using kernels::NttKind;
 
-int ntt_command(int argc, char** argv) {
+namespace {
+
+int fail(const char* command, const std::string& problem) {
+  std::cerr << "stoker " << command << ": " << problem << "\n";
+  return 1;
+}
+
+// `n` elements for `what`; where the system refuses them, the error names
+// their size and the host's limit.
+Error allocate(std::vector<Fr>& v, std::size_t n, const std::string& what) {
+  try {
+    v.resize(n);
+    return {};
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused(what, n * sizeof(Fr));
+  }
+}
+
+int ntt(int argc, char** argv) {
   const char* synopsis =
       "stoker ntt --log-n K --in FILE --out FILE [--inverse] [--coset] [--cpu | --device N]";
   const std::string help =
@@ -65,30 +90,38 @@ int ntt_command(int argc, char** argv) {
   const bool inverse = a.flags.count("--inverse") > 0, coset = a.flags.count("--coset") > 0;
   const NttKind kind = coset ? (inverse ? NttKind::coset_inverse : NttKind::coset_forward)
                              : (inverse ? NttKind::inverse : NttKind::forward);
-  std::vector<Fr> x;
   std::string error;
-  if (!read_elements(a.values["--in"], log_n, x, error)) {
-    std::cerr << "stoker ntt: " << error << "\n";
-    return 1;
-  }
-  const std::size_t n = x.size();
-  if (use_gpu(a)) {
+  const auto n = element_count(a.values["--in"], log_n, error);
+  if (!n) return fail("ntt", error);
+  const bool on_gpu = use_gpu(a);
+  const std::string what = "the NTT of 2^" + std::to_string(*log_n) + " elements";
+  // The elements, and beside them the file's bytes to write them or, on
+  // the CPU, the transform's twiddles, whichever is larger.
+  const std::size_t need =
+      *n * sizeof(Fr) +
+      std::max(*n * kWriteBytesPerElement, on_gpu ? 0 : kernels::cpu::transform_host_bytes(*log_n));
+  if (Error e = common::check_host_memory(what, need)) return fail("ntt", e.what());
+  std::vector<Fr> x;
+  if (Error e = allocate(x, *n, "the NTT's 2^" + std::to_string(*log_n) + " elements"))
+    return fail("ntt", e.what());
+  if (!read_elements(a.values["--in"], x, error)) return fail("ntt", error);
+  if (on_gpu) {
     auto gpu = open_gpu(a);
     if (!gpu) {
       std::cerr << "stoker ntt: " << gpu.error().what() << "\n";
       return 1;
     }
-    if (!check_device_room(gpu->device(), n * sizeof(Fr), error)) {
+    if (!check_device_room(gpu->device(), *n * sizeof(Fr), error)) {
       std::cerr << "stoker ntt: 2^" << *log_n << " elements: " << error << "\n";
       return 1;
     }
-    auto data = allocate_elements(gpu->device(), n);
+    auto data = allocate_elements(gpu->device(), *n);
     if (!data) {
       std::cerr << "stoker ntt: " << data.error().what() << "\n";
       return 1;
     }
     Fr* d = data->as<Fr>();
-    if (upload(*gpu, d, x.data(), n * sizeof(Fr), error)) {
+    if (upload(*gpu, d, x.data(), *n * sizeof(Fr), error)) {
       std::cerr << "stoker ntt: " << error << "\n";
       return 1;
     }
@@ -96,12 +129,18 @@ int ntt_command(int argc, char** argv) {
       std::cerr << "stoker ntt: " << ec.message() << "\n";
       return 1;
     }
-    if (download(*gpu, x.data(), d, n * sizeof(Fr), error)) {
+    if (download(*gpu, x.data(), d, *n * sizeof(Fr), error)) {
       std::cerr << "stoker ntt: " << error << "\n";
       return 1;
     }
   } else {
-    kernels::cpu::transform(kind, x.data(), x.data(), *log_n);
+    try {
+      kernels::cpu::transform(kind, x.data(), x.data(), *log_n);
+    } catch (const std::bad_alloc&) {
+      return fail("ntt", common::host_memory_refused("the NTT's twiddles",
+                                                     kernels::cpu::transform_host_bytes(*log_n))
+                             .what());
+    }
   }
   if (!write_elements(*out, x, error)) {
     std::cerr << "stoker ntt: " << error << "\n";
@@ -110,7 +149,7 @@ int ntt_command(int argc, char** argv) {
   return 0;
 }
 
-int hpoly_command(int argc, char** argv) {
+int hpoly(int argc, char** argv) {
   const char* synopsis = "stoker hpoly --a FILE --b FILE --c FILE --out FILE [--cpu | --device N]";
   const std::string help =
       std::string("usage: ") + synopsis +
@@ -131,28 +170,36 @@ int hpoly_command(int argc, char** argv) {
   for (const char* input : {"--a", "--b", "--c"})
     if (Error e = out->not_input("--out", input, a.values[input]))
       return usage("hpoly", e.what(), synopsis);
-  std::vector<Fr> va, vb, vc;
+  // Sizes first: nothing is allocated or read when they do not match.
   std::string error;
   std::optional<unsigned> log_n;
-  if (!read_elements(a.values["--a"], log_n, va, error)) {
-    std::cerr << "stoker hpoly: " << error << "\n";
-    return 1;
-  }
-  for (auto [flag, vec] : {std::pair{"--b", &vb}, std::pair{"--c", &vc}}) {
+  const auto count = element_count(a.values["--a"], log_n, error);
+  if (!count) return fail("hpoly", error);
+  const std::size_t n = *count;
+  for (const char* flag : {"--b", "--c"}) {
     const auto size = input_size(a.values[flag]);
-    if (size && *size != va.size() * 32) {
-      std::cerr << "stoker hpoly: size mismatch: " << a.values["--a"] << " has " << va.size() * 32
+    if (size && *size != n * 32) {
+      std::cerr << "stoker hpoly: size mismatch: " << a.values["--a"] << " has " << n * 32
                 << " bytes, " << a.values[flag] << " has " << *size << "\n";
       return 1;
     }
-    if (!read_elements(a.values[flag], log_n, *vec, error)) {
-      std::cerr << "stoker hpoly: " << error << "\n";
-      return 1;
-    }
+    if (!element_count(a.values[flag], log_n, error)) return fail("hpoly", error);
   }
-  const std::size_t n = va.size();
-  std::vector<Fr> h(n);
-  if (use_gpu(a)) {
+  const bool on_gpu = use_gpu(a);
+  const std::string what = "the H polynomial of 2^" + std::to_string(*log_n) + " elements";
+  // a, b, c and h, and on the CPU the kernel's own transforms; the inputs
+  // are gone before h's file bytes are made.
+  const std::size_t need =
+      4 * n * sizeof(Fr) + (on_gpu ? 0 : kernels::cpu::hpoly_host_bytes(*log_n));
+  if (Error e = common::check_host_memory(what, need)) return fail("hpoly", e.what());
+  std::vector<Fr> va, vb, vc, h;
+  for (auto [flag, vec] : {std::pair{"--a", &va}, std::pair{"--b", &vb}, std::pair{"--c", &vc}}) {
+    if (Error e = allocate(*vec, n, "the H polynomial's input " + std::string(flag + 2)))
+      return fail("hpoly", e.what());
+    if (!read_elements(a.values[flag], *vec, error)) return fail("hpoly", error);
+  }
+  if (Error e = allocate(h, n, "the H polynomial's output h")) return fail("hpoly", e.what());
+  if (on_gpu) {
     auto gpu = open_gpu(a);
     if (!gpu) {
       std::cerr << "stoker hpoly: " << gpu.error().what() << "\n";
@@ -182,13 +229,30 @@ int hpoly_command(int argc, char** argv) {
       return 1;
     }
   } else {
-    kernels::cpu::hpoly(h.data(), va.data(), vb.data(), vc.data(), *log_n);
+    try {
+      kernels::cpu::hpoly(h.data(), va.data(), vb.data(), vc.data(), *log_n);
+    } catch (const std::bad_alloc&) {
+      return fail("hpoly", common::host_memory_refused("the H polynomial's transforms",
+                                                       kernels::cpu::hpoly_host_bytes(*log_n))
+                               .what());
+    }
   }
+  for (auto* v : {&va, &vb, &vc}) std::vector<Fr>().swap(*v);
   if (!write_elements(*out, h, error)) {
     std::cerr << "stoker hpoly: " << error << "\n";
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int ntt_command(int argc, char** argv) {
+  return with_memory_guard("ntt", [&] { return ntt(argc, argv); });
+}
+
+int hpoly_command(int argc, char** argv) {
+  return with_memory_guard("hpoly", [&] { return hpoly(argc, argv); });
 }
 
 }  // namespace stoker::tools

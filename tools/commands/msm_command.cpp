@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "devices/stream.hpp"
@@ -18,6 +19,7 @@
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/counted.hpp"
 #include "tools/cli/input_file.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
@@ -171,9 +173,7 @@ Error msm_gpu(int ordinal, const std::vector<G1Affine>& points, const std::vecto
   return {};
 }
 
-}  // namespace
-
-int msm_command(int argc, char** argv) {
+int msm(int argc, char** argv) {
   CommandLine cl("msm", kHelp);
   std::string points_path, scalars_path, out_path;
   bool cpu = false, trust_points = false;
@@ -219,13 +219,17 @@ int msm_command(int argc, char** argv) {
           bad < head.size())
         return cl.failure(point_problem(points_path, bad, kernels::check_g1(head[bad])));
   }
+  const std::string what = "the MSM of " + counted(n, "point");
+  // The points and their scalars.
+  const std::size_t need = n * (sizeof(G1Affine) + sizeof(Fr));
+  if (Error e = common::check_host_memory(what, need)) return cl.failure(e.what());
   std::vector<Fr> scalars;
   std::vector<G1Affine> points;
   try {
     scalars.resize(n);
     points.resize(n);
   } catch (const std::bad_alloc&) {
-    return cl.failure(std::to_string(n) + " points and scalars do not fit in host memory");
+    return cl.failure(common::host_memory_refused(what, need).what());
   }
   // The points first: a file that is not points at all fails at its first
   // point, before a byte of the scalars is read.
@@ -257,6 +261,12 @@ int msm_command(int argc, char** argv) {
   kernels::encode_g1(kernels::to_affine(sum), reinterpret_cast<unsigned char*>(bytes.data()));
   if (Error e = out->write(bytes)) return cl.failure(e.what());
   return 0;
+}
+
+}  // namespace
+
+int msm_command(int argc, char** argv) {
+  return with_memory_guard("msm", [&] { return msm(argc, argv); });
 }
 
 }  // namespace stoker::tools

@@ -20,6 +20,7 @@
 #include "engine/workloads/workload_registry.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/json_output.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/progress_bar.hpp"
 #include "tools/commands/run_report.hpp"
@@ -100,9 +101,7 @@ std::string verification_hint(std::error_code result,
          " made by `stoker srs generate` with that seed?)";
 }
 
-}  // namespace
-
-int run_command(int argc, char** argv) {
+int run(int argc, char** argv) {
   RunWorkloadOptions workloads(engine::workloads::workload_registry().list());
   CommandLine cl("run", run_help(workloads));
   engine::Config config;
@@ -191,6 +190,12 @@ int run_command(int argc, char** argv) {
   }
   if (result) return cl.failure("job failed: " + report.error + verification_hint(result, request));
   return trace_written ? 0 : 1;
+}
+
+}  // namespace
+
+int run_command(int argc, char** argv) {
+  return with_memory_guard("run", [&] { return run(argc, argv); });
 }
 
 }  // namespace stoker::tools

@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "common/elapsed.hpp"
+#include "common/host_memory_limit.hpp"
 #include "devices/device_set.hpp"
 #include "engine/workloads/toy_srs.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/g1_encoding.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/counted.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
@@ -79,13 +81,17 @@ int generate(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t n = engine::workloads::toy_srs_points(*log_n);
   const std::size_t bytes = n * kernels::kG1EncodedBytes;
+  // The file's bytes, and a chunk of points to encode them from.
+  const std::string what = "the toy SRS of 2^" + std::to_string(*log_n) + " - 1 points";
+  const std::size_t need = bytes + std::min(n, kChunkPoints) * sizeof(kernels::G1Affine);
+  if (Error e = common::check_host_memory(what, need)) return cl.failure(e.what());
   std::string file;
   std::vector<kernels::G1Affine> points;
   try {
     file.resize(bytes);
     points.resize(std::min(n, kChunkPoints));
   } catch (const std::bad_alloc&) {
-    return cl.failure(std::to_string(bytes) + " bytes of points do not fit in host memory");
+    return cl.failure(common::host_memory_refused(what, need).what());
   }
   for (std::size_t first = 0; first < n; first += kChunkPoints) {
     const std::size_t count = std::min(kChunkPoints, n - first);
@@ -98,7 +104,7 @@ int generate(int argc, char** argv) {
         kernels::encode_g1(points[i], dst + i * kernels::kG1EncodedBytes);
     });
   }
-  points = {};
+  std::vector<kernels::G1Affine>().swap(points);  // not held while the file is written
   if (Error e = out->write(file)) return cl.failure(e.what());
   const double seconds = common::seconds_since(start);
   const std::string where = use_gpu ? "GPU " + std::to_string(ordinal) : "the CPU";
@@ -119,7 +125,8 @@ int srs_command(int argc, char** argv) {
     std::fputs(kSrsHelp, stdout);
     return 0;
   }
-  if (sub == "generate") return generate(argc - 1, argv + 1);
+  if (sub == "generate")
+    return with_memory_guard("srs generate", [&] { return generate(argc - 1, argv + 1); });
   std::fprintf(stderr, "stoker srs: unknown subcommand '%s'\n%s", argv[1], kSrsHelp);
   return 2;
 }

@@ -13,6 +13,7 @@
 #include "engine/groth16/verifier.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/input_file.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/commands/public_inputs_file.hpp"
 
 namespace stoker::tools {
@@ -42,22 +43,27 @@ constexpr const char* kHelp =
     "why), 2 a usage error.\n";
 
 Result<g16::Proof> read_proof_bytes(const std::string& path) {
+  // The size first: a file of gigabytes is no proof, and is not read.
+  const auto size = input_size(path);
+  if (!size) return size.error();
+  if (*size != g16::kProofBytes)
+    return Error{Errc::invalid_argument, path + ": " + std::to_string(*size) +
+                                             " bytes; a proof has " +
+                                             std::to_string(g16::kProofBytes)};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{Errc::io_error, path + ": cannot open"};
   const std::string bytes{std::istreambuf_iterator<char>(in), {}};
   if (bytes.size() != g16::kProofBytes)
-    return Error{Errc::invalid_argument, path + ": " + std::to_string(bytes.size()) +
-                                             " bytes; a proof has " +
-                                             std::to_string(g16::kProofBytes)};
+    return Error{Errc::io_error, path + ": " + std::to_string(bytes.size()) +
+                                     " bytes read; a proof has " +
+                                     std::to_string(g16::kProofBytes)};
   auto proof = g16::decode_proof_bytes(std::span<const unsigned char, g16::kProofBytes>(
       reinterpret_cast<const unsigned char*>(bytes.data()), g16::kProofBytes));
   if (!proof) return Error{proof.error().code, path + ": " + proof.error().what()};
   return proof;
 }
 
-}  // namespace
-
-int verify_command(int argc, char** argv) {
+int verify(int argc, char** argv) {
   CommandLine cl("verify", kHelp);
   std::string vk_path, proof_path, public_path, params_path, proof_bytes_path, inputs_path;
   cl.value("--vk", vk_path);
@@ -100,6 +106,12 @@ int verify_command(int argc, char** argv) {
   std::printf("valid: %s for %zu public input%s (checked in %.1f ms)\n", proof_name.c_str(),
               inputs->size(), inputs->size() == 1 ? "" : "s", common::seconds_since(start) * 1e3);
   return 0;
+}
+
+}  // namespace
+
+int verify_command(int argc, char** argv) {
+  return with_memory_guard("verify", [&] { return verify(argc, argv); });
 }
 
 }  // namespace stoker::tools
