@@ -2,22 +2,12 @@
 #include "tools/commands/daemon_client.hpp"
 
 #include <filesystem>
-#include <fstream>
+
+#include "tools/serve/token_file.hpp"
 
 namespace stoker::tools {
 
 namespace {
-
-Result<std::string> read_token(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{Errc::invalid_argument, "--token-file " + path + ": cannot be read"};
-  std::string token;
-  std::getline(in, token);
-  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-  if (token.empty())
-    return Error{Errc::invalid_argument, "--token-file " + path + ": its first line is empty"};
-  return token;
-}
 
 // The start of a body that is not JSON, for a message: one line, short.
 std::string excerpt(const std::string& body) {
@@ -39,7 +29,7 @@ Result<DaemonClient> DaemonClient::connect(const std::string& server,
         Errc::invalid_argument,
         "--server " + server + " needs --token-file: the daemon wants a bearer token on TCP"};
   if (!token_file.empty()) {
-    auto t = read_token(token_file);
+    auto t = serve::read_token_file(token_file, serve::TokenUse::client);
     if (!t) return std::move(t).error();
     token = std::move(*t);
   }

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -22,6 +21,7 @@
 #include "tools/serve/metrics.hpp"
 #include "tools/serve/proof_service.hpp"
 #include "tools/serve/sqlite_journal.hpp"
+#include "tools/serve/token_file.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -54,22 +54,6 @@ constexpr const char* kHelp =
     "  --no-verify           skip the pairing check of each proof before it is returned\n"
     "\n"
     "SIGTERM or SIGINT: stop accepting, let running proofs end, exit 0.\n";
-
-Result<std::string> read_token(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{Errc::io_error, "--token-file " + path + ": cannot be read"};
-  std::string token;
-  std::getline(in, token);
-  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-  if (token.size() < 16)
-    return Error{Errc::invalid_argument,
-                 "--token-file " + path + ": the token's first line has fewer than 16 characters"};
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 0077) != 0)
-    return Error{Errc::invalid_argument, "--token-file " + path +
-                                             " can be read by other users (chmod 600 it)"};
-  return token;
-}
 
 }  // namespace
 
@@ -125,7 +109,7 @@ int serve_command(int argc, char** argv) {
   http.max_body_bytes = max_body;
   http.request_timeout = std::chrono::milliseconds(request_timeout_ms);
   if (!token_file.empty()) {
-    auto token = read_token(token_file);
+    auto token = serve::read_token_file(token_file, serve::TokenUse::daemon);
     if (!token) return cl.usage_error(token.error().what());
     http.token = std::move(*token);
   }
