@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "common/bytes_str.hpp"
+#include "common/host_memory_limit.hpp"
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "test/devices/delay.hpp"
@@ -249,17 +251,19 @@ TEST(HostRegistration, OverlappingPagesAreRefusedUntilReleased) {
 }
 #endif
 
-// More page-locked memory than the machine has can never be granted: the
-// request fails in words, on every backend and under every sanitizer.
+// More page-locked memory than the machine has (or the process's
+// address-space or data limit allows) can never be granted: the request
+// fails in words, naming the size and the limit, on every backend and
+// under every sanitizer.
 TEST_F(DeviceTest, PinnedRequestBeyondTheHostsMemoryFailsNamingBoth) {
   const auto physical = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
                         static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
   auto p = allocate_pinned(kBackend, physical + 4096);
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().code, make_error_code(Errc::out_of_host_memory));
-  EXPECT_NE(p.error().what().find(std::to_string(physical + 4096) + " bytes is more than"),
-            std::string::npos)
-      << p.error().what();
+  EXPECT_EQ(p.error().what(), "a pinned allocation needs " +
+                                  common::bytes_with_units(physical + 4096) + " of host memory; " +
+                                  common::HostMemoryLimit::current().describe());
 }
 
 #ifndef STOKER_TEST_BACKEND_HOST
