@@ -12,6 +12,7 @@
 #include "tools/bench/ntt_msm_h_bench.hpp"
 #include "tools/bench/pipeline_bench.hpp"
 #include "tools/bench/serve_bench.hpp"
+#include "common/host_memory_limit.hpp"
 #include "tools/commands/doctor_command.hpp"
 #include "tools/commands/info_command.hpp"
 #include "tools/commands/kernel_commands.hpp"
@@ -128,7 +129,9 @@ int main(int argc, char** argv) {
   try {
     return dispatch(argc, argv);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "stoker %s: out of memory (std::bad_alloc)\n", command);
+    // What no command foresaw: still the limit, in words.
+    std::fprintf(stderr, "%s\n",
+                 stoker::common::host_memory_refused("stoker " + name).what().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "stoker %s: %s\n", command, e.what());
   } catch (...) {
