@@ -19,7 +19,7 @@
 #include "tools/cli/input_file.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/commands/prove_server_command.hpp"
-#include "tools/commands/public_inputs_file.hpp"
+#include "tools/commands/bellman_proof_outputs.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -149,16 +149,9 @@ int prove_bellman(const CommandLine& cl, const Paths& p, g16::PointCheck check, 
   if (!proof) return cl.failure(p.witness + ": " + proof.error().what());
   const double prove_s = common::seconds_since(prove_start);
 
-  std::string bytes(g16::kProofBytes, '\0');
-  g16::encode_proof_bytes(*proof,
-                          std::span<unsigned char, g16::kProofBytes>(
-                              reinterpret_cast<unsigned char*>(bytes.data()), g16::kProofBytes));
-  if (auto e = output(*outs, "--proof-bytes")->write(bytes)) return cl.failure(e.what());
-  if (const auto* f = output(*outs, "--proof-json"))
-    if (auto e = f->write(g16::proof_json(*proof))) return cl.failure(e.what());
-  if (const auto* f = output(*outs, "--inputs"))
-    if (auto e = write_public_inputs(*f, std::span(witness->inputs).subspan(1)))
-      return cl.failure(e.what());
+  if (Error e =
+          write_bellman_proof_outputs(*outs, *proof, std::span(witness->inputs).subspan(1)))
+    return cl.failure(e.what());
   return report(*key, load_s, prove_s, verify, *outs);
 }
 

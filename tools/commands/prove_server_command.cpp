@@ -17,7 +17,7 @@
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/signal_watch.hpp"
 #include "tools/commands/daemon_client.hpp"
-#include "tools/commands/public_inputs_file.hpp"
+#include "tools/commands/bellman_proof_outputs.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -201,15 +201,7 @@ int prove_by_server(const CommandLine& cl, const ServerProveArgs& a) {
   if (!inputs) return cl.failure(inputs.error().what());
 
   if (bellman_form) {
-    std::string bytes(g16::kProofBytes, '\0');
-    g16::encode_proof_bytes(*proof,
-                            std::span<unsigned char, g16::kProofBytes>(
-                                reinterpret_cast<unsigned char*>(bytes.data()), g16::kProofBytes));
-    if (auto e = output(*outs, "--proof-bytes")->write(bytes)) return cl.failure(e.what());
-    if (const auto* f = output(*outs, "--proof-json"))
-      if (auto e = f->write(g16::proof_json(*proof))) return cl.failure(e.what());
-    if (const auto* f = output(*outs, "--inputs"))
-      if (auto e = write_public_inputs(*f, *inputs)) return cl.failure(e.what());
+    if (Error e = write_bellman_proof_outputs(*outs, *proof, *inputs)) return cl.failure(e.what());
   } else {
     if (auto e = output(*outs, "--proof")->write(g16::proof_json(*proof)))
       return cl.failure(e.what());

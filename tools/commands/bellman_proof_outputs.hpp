@@ -1,0 +1,21 @@
+// The outputs of a proof for a bellman key, as `stoker prove --params` and
+// `stoker prove --server` with a bellman key write them: --proof-bytes (the
+// 192 bytes, A, B, C compressed), and where given --proof-json (snarkjs's
+// proof.json) and --inputs (public_inputs_file.hpp). Internal to
+// tools/commands/.
+#pragma once
+
+#include <span>
+
+#include "common/error.hpp"
+#include "engine/groth16/proof.hpp"
+#include "kernels/field.cuh"
+#include "tools/cli/output_file.hpp"
+
+namespace stoker::tools {
+
+// `inputs`: the public inputs after the constant 1. Errors name the file.
+Error write_bellman_proof_outputs(const NamedOutputs& outs, const engine::groth16::Proof& proof,
+                                  std::span<const kernels::Fr> inputs);
+
+}  // namespace stoker::tools
