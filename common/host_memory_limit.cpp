@@ -42,6 +42,8 @@ std::size_t statm_bytes(HostMemoryLimit::Source source) {
 
 }  // namespace
 
+std::size_t mapped_bytes() { return statm_bytes(HostMemoryLimit::Source::address_space); }
+
 HostMemoryLimit HostMemoryLimit::current() {
   HostMemoryLimit l;
   const auto take = [&l](std::size_t bytes, Source source) {

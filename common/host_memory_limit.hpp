@@ -31,6 +31,10 @@ namespace stoker::common {
 // doing, from a budget's refusal, which is the engine's own logic.
 inline constexpr std::string_view kRefusedBySystem = "the system refused";
 
+// The bytes the process maps now (what RLIMIT_AS counts), from
+// /proc/self/statm; 0 where it cannot be read.
+std::size_t mapped_bytes();
+
 struct HostMemoryLimit {
   enum class Source {
     unknown,        // no limit and no figure for physical memory

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
+
 namespace stoker::common {
 namespace {
 
@@ -20,16 +22,6 @@ TEST(StartThread, RunsTheFunction) {
   ASSERT_TRUE(t.joinable());
   t.join();
   EXPECT_TRUE(ran);
-}
-
-// Bytes the process maps now.
-std::size_t mapped_bytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  unsigned long pages = 0;
-  if (f == nullptr) return 0;
-  if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
-  std::fclose(f);
-  return pages * static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
 }
 
 // Under an address-space limit just above what the process maps, no new

@@ -17,19 +17,11 @@
 #include <string>
 #include <thread>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/engine.hpp"
 
 namespace stoker::engine {
 namespace {
-
-std::size_t mapped_bytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  unsigned long pages = 0;
-  if (f == nullptr) return 0;
-  if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
-  std::fclose(f);
-  return pages * static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
-}
 
 struct Try {
   bool answered = false;  // false: killed after the timeout
@@ -56,7 +48,7 @@ Try create_with_headroom(std::size_t headroom) {
     boost::asio::io_context io;
     rlimit limit{};
     getrlimit(RLIMIT_AS, &limit);
-    limit.rlim_cur = mapped_bytes() + headroom;
+    limit.rlim_cur = common::mapped_bytes() + headroom;
     if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
     auto engine = Engine::create(io.get_executor(), config);
     const std::string text = engine ? "" : engine.error().what();

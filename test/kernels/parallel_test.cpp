@@ -10,6 +10,8 @@
 #include <new>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
+
 namespace stoker::kernels::detail {
 namespace {
 
@@ -37,15 +39,6 @@ TEST(ParallelFor, AnExceptionOnAnyThreadReachesTheCaller) {
   EXPECT_EQ(ended, 3);
 }
 
-std::size_t mapped_bytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  unsigned long pages = 0;
-  if (f == nullptr) return 0;
-  if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
-  std::fclose(f);
-  return pages * static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
-}
-
 // Where the system refuses the loop's threads (no address space for their
 // stacks), the calling thread runs their ranges: slower, never wrong, and
 // no exception. glibc keeps ended threads' stacks for new ones, so threads
@@ -64,7 +57,7 @@ TEST(ParallelFor, RunsTheRangesOfRefusedThreadsOnTheCallingThread) {
   rlimit saved{};
   getrlimit(RLIMIT_AS, &saved);
   rlimit tight = saved;
-  tight.rlim_cur = mapped_bytes() + (1 << 20);  // no room for an 8 MiB stack
+  tight.rlim_cur = common::mapped_bytes() + (1 << 20);  // no room for an 8 MiB stack
   ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
   bool threw = false;
   try {
