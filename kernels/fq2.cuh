@@ -40,9 +40,11 @@ struct alignas(16) Fq2 {
   // Karatsuba: three Fq products. With v0 = a0 b0 and v1 = a1 b1,
   // c0 = v0 - v1 (u^2 = -1) and c1 = (a0 + a1)(b0 + b1) - v0 - v1.
   STOKER_HD friend Fq2 operator*(const Fq2& a, const Fq2& b) {
-    const Fq v0 = a.c0 * b.c0;
-    const Fq v1 = a.c1 * b.c1;
-    return Fq2{v0 - v1, (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1};
+#if defined(__CUDA_ARCH__)
+    return mul_device(a, b);
+#else
+    return karatsuba(a, b);
+#endif
   }
   // By an element of the base field: two Fq products.
   STOKER_HD friend Fq2 operator*(const Fq2& a, const Fq& s) { return Fq2{a.c0 * s, a.c1 * s}; }
@@ -53,7 +55,13 @@ struct alignas(16) Fq2 {
   STOKER_HD Fq2 neg() const { return Fq2{c0.neg(), c1.neg()}; }
   STOKER_HD Fq2 dbl() const { return Fq2{c0.dbl(), c1.dbl()}; }
   // Two Fq products: (c0 + c1)(c0 - c1) + 2 c0 c1 u.
-  STOKER_HD Fq2 sqr() const { return Fq2{(c0 + c1) * (c0 - c1), (c0 * c1).dbl()}; }
+  STOKER_HD Fq2 sqr() const {
+#if defined(__CUDA_ARCH__)
+    return sqr_device(*this);
+#else
+    return square(*this);
+#endif
+  }
 
   // c0 - c1 u, which is also x^q: the Frobenius map of Fq2.
   STOKER_HD Fq2 conjugate() const { return Fq2{c0, c1.neg()}; }
@@ -108,6 +116,25 @@ struct alignas(16) Fq2 {
     out = s;
     return true;
   }
+
+  STOKER_HD static Fq2 karatsuba(const Fq2& a, const Fq2& b) {
+    const Fq v0 = a.c0 * b.c0;
+    const Fq v1 = a.c1 * b.c1;
+    return Fq2{v0 - v1, (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1};
+  }
+  STOKER_HD static Fq2 square(const Fq2& a) {
+    return Fq2{(a.c0 + a.c1) * (a.c0 - a.c1), (a.c0 * a.c1).dbl()};
+  }
+#if defined(__CUDA_ARCH__)
+  // On the GPU the product and the square are calls, not inlined (the CPU
+  // inlines them). A G2 addition holds about ten of them; inlined, each
+  // kernel of G2's MSM grew to tens of thousands of instructions, which
+  // ptxas did not finish compiling in 8 minutes and which spilled
+  // kilobytes at 255 registers. As calls, each Fq2 product is compiled once
+  // per translation unit, its three Fq products inlined in it.
+  __device__ __noinline__ static Fq2 mul_device(Fq2 a, Fq2 b) { return karatsuba(a, b); }
+  __device__ __noinline__ static Fq2 sqr_device(Fq2 a) { return square(a); }
+#endif
 };
 
 static_assert(sizeof(Fq2) == 96, "Fq2 is two Fq");

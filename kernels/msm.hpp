@@ -1,7 +1,10 @@
-// Multi-scalar multiplication over BLS12-381: sum_i s_i P_i for points P_i
-// (affine, g1.cuh and g2.cuh) and scalars s_i (Fr, Montgomery form, as the
-// NTT and hpoly leave them), by Pippenger's bucket method. The GPU sums G1;
-// the CPU sums G1 and G2.
+// Multi-scalar multiplication over G1 or G2 of BLS12-381: sum_i s_i P_i
+// for points P_i (affine, g1.cuh or g2.cuh) and scalars s_i (Fr, Montgomery
+// form, as the NTT and hpoly leave them), by Pippenger's bucket method.
+// Both groups run the same code (kernels/detail/msm_group.hpp says what
+// differs): the functions below come in one overload per point type, and
+// those that take no point say which group by an MsmGroup (G1 when left
+// out).
 //
 // gpu:: functions take device pointers of the current device, enqueue on
 // `stream` and return at once; they allocate nothing (scratch comes from the
@@ -22,13 +25,11 @@
 
 #include "kernels/field.cuh"
 #include "kernels/g1.cuh"
+#include "kernels/g2.cuh"
 
 namespace stoker::kernels {
 
-// Declared only: the GPU code that includes this header has no use for G2,
-// and a caller holding G2 points has g2.cuh already.
-struct G2Affine;
-struct G2Xyzz;
+enum class MsmGroup : std::uint8_t { g1, g2 };
 
 namespace gpu {
 
@@ -37,6 +38,7 @@ namespace gpu {
 // ceil(255 / c) windows of 2^(c-1) buckets each (signed digits), entries
 // summed per thread, and the scratch bytes all that takes.
 struct MsmPlan {
+  MsmGroup group = MsmGroup::g1;  // the points' group; calls for the other group refuse the plan
   std::size_t n = 0;
   unsigned window_bits = 0;   // c
   unsigned windows = 0;       // W
@@ -59,19 +61,32 @@ struct MsmPlan {
 // in. The first part is half the size of the others: its copy runs under
 // the sort, which is shorter than a full share's copy. A later part costs
 // one more mixed addition per bucket (its runs start from the bucket).
-std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits = 0,
-                         unsigned parts = 1);
-// plan_msm(n, device).scratch_bytes; 0 when n is too large or the device
-// cannot be queried.
-std::size_t msm_scratch_bytes(std::size_t n, int device);
+std::error_code plan_msm(MsmGroup group, std::size_t n, int device, MsmPlan& plan,
+                         unsigned window_bits = 0, unsigned parts = 1);
+inline std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits = 0,
+                                unsigned parts = 1) {
+  return plan_msm(MsmGroup::g1, n, device, plan, window_bits, parts);
+}
+// plan_msm(group, n, device).scratch_bytes; 0 when n is too large or the
+// device cannot be queried.
+std::size_t msm_scratch_bytes(MsmGroup group, std::size_t n, int device);
+inline std::size_t msm_scratch_bytes(std::size_t n, int device) {
+  return msm_scratch_bytes(MsmGroup::g1, n, device);
+}
 
 // *d_result = sum_i d_scalars[i] * d_points[i], in XYZZ form. Points and
 // scalars 16-byte aligned, scratch 256-byte aligned (cudaMalloc's are).
-// The plan is plan_msm(n, current device).
+// The plan is plan_msm(the points' group, n, current device).
 std::error_code msm(G1Xyzz* d_result, const G1Affine* d_points, const Fr* d_scalars, std::size_t n,
                     void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream);
-// The same with a plan of the caller's (same n, a forced window size).
+std::error_code msm(G2Xyzz* d_result, const G2Affine* d_points, const Fr* d_scalars, std::size_t n,
+                    void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream);
+// The same with a plan of the caller's (same n and group, a forced window
+// size).
 std::error_code msm(const MsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_points,
+                    const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
+                    cudaStream_t stream);
+std::error_code msm(const MsmPlan& plan, G2Xyzz* d_result, const G2Affine* d_points,
                     const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
                     cudaStream_t stream);
 // msm in steps, so that the points may still be on their way while the
@@ -80,12 +95,17 @@ std::error_code msm(const MsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_poi
 // msm_sort_scalars reads only the scalars; msm_add_points(part) for each
 // part reads only points [part_begin[part], part_begin[part + 1]) (given
 // the base of all points); msm_finish reduces the buckets to the result.
-// msm is these in a row.
+// msm is these in a row. The sort is the same for both groups (only where
+// it lies in the scratch depends on the plan's group).
 std::error_code msm_sort_scalars(const MsmPlan& plan, const Fr* d_scalars, void* d_scratch,
                                  std::size_t scratch_bytes, cudaStream_t stream);
 std::error_code msm_add_points(const MsmPlan& plan, unsigned part, const G1Affine* d_points,
                                void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream);
+std::error_code msm_add_points(const MsmPlan& plan, unsigned part, const G2Affine* d_points,
+                               void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream);
 std::error_code msm_finish(const MsmPlan& plan, G1Xyzz* d_result, void* d_scratch,
+                           std::size_t scratch_bytes, cudaStream_t stream);
+std::error_code msm_finish(const MsmPlan& plan, G2Xyzz* d_result, void* d_scratch,
                            std::size_t scratch_bytes, cudaStream_t stream);
 
 // *d_first_bad = the smallest i with d_points[i] off the curve or outside
@@ -101,12 +121,18 @@ std::error_code check_points_begin(std::uint64_t* d_first_bad, std::size_t n, cu
 std::error_code check_points_range(std::uint64_t* d_first_bad, const G1Affine* d_points,
                                    std::size_t begin, std::size_t end, cudaStream_t stream);
 
-// Pseudo-random inputs for tests and benchmarks (kernels/msm_inputs_gpu.cu
-// says how they are made). random_points needs random_points_scratch_bytes(n)
-// of scratch, 16-byte aligned. `sparse` scalars are 40 % zeros, 50 % ones
-// and 10 % full-size values.
-std::size_t random_points_scratch_bytes(std::size_t n);
+// Pseudo-random inputs for tests and benchmarks
+// (kernels/detail/msm_random_points.cuh says how the points are made).
+// random_points needs
+// random_points_scratch_bytes(group, n) of scratch, 16-byte aligned.
+// `sparse` scalars are 40 % zeros, 50 % ones and 10 % full-size values.
+std::size_t random_points_scratch_bytes(MsmGroup group, std::size_t n);
+inline std::size_t random_points_scratch_bytes(std::size_t n) {
+  return random_points_scratch_bytes(MsmGroup::g1, n);
+}
 std::error_code random_points(G1Affine* d_out, std::size_t n, std::uint64_t seed, void* d_scratch,
+                              std::size_t scratch_bytes, cudaStream_t stream);
+std::error_code random_points(G2Affine* d_out, std::size_t n, std::uint64_t seed, void* d_scratch,
                               std::size_t scratch_bytes, cudaStream_t stream);
 std::error_code random_scalars(Fr* d_out, std::size_t n, std::uint64_t seed, bool sparse,
                                cudaStream_t stream);

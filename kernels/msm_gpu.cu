@@ -5,23 +5,24 @@
 //   (CUB radix sort of the entries by bucket)
 //   detail/msm_accumulate.cuh  bucket sums, balanced, without atomics
 //   detail/msm_reduce.cuh      bucket reduction, window combination
+// G1 and G2 run the same steps; detail/msm_group.hpp holds what differs.
+// Functions that take points or results are templates over the affine
+// type, and the plan's group picks the sizes of everything else.
 #include <algorithm>
 #include <array>
 #include <cub/device/device_radix_sort.cuh>
 #include <mutex>
 
-#include "common/error.hpp"
-#include "kernels/detail/msm_accumulate.cuh"
 #include "kernels/detail/msm_digits.cuh"
-#include "kernels/detail/msm_reduce.cuh"
-#include "kernels/detail/msm_window.hpp"
-#include "kernels/msm.hpp"
+#include "kernels/detail/msm_gpu_steps.cuh"
 
 namespace stoker::kernels::gpu {
-namespace {
+namespace detail::pippenger {
 
-using detail::AccumulateArgs;
-using detail::ReduceArgs;
+__global__ void publish_sorted_kernel(SortedEntries* out, const std::uint32_t* keys,
+                                      const std::uint32_t* values) {
+  *out = SortedEntries{keys, values};
+}
 
 constexpr std::size_t kAlign = 256;
 constexpr std::size_t align_up(std::size_t x) {
@@ -54,40 +55,6 @@ const DeviceFacts& device_facts(int device) {
   return facts[device];
 }
 
-// Block size from the occupancy calculator, once per kernel (the engine's
-// GPUs are of one kind).
-struct Geometry {
-  cudaError_t error = cudaSuccess;
-  int threads = 0;
-};
-template <auto Kernel>
-const Geometry& geometry() {
-  static const Geometry g = [] {
-    Geometry r;
-    int min_grid = 0;
-    r.error = cudaOccupancyMaxPotentialBlockSize(&min_grid, &r.threads, Kernel);
-    return r;
-  }();
-  return g;
-}
-
-template <auto Kernel, typename... Args>
-std::error_code launch(std::size_t threads, cudaStream_t stream, Args... args) {
-  const Geometry& g = geometry<Kernel>();
-  if (g.error) return make_cuda_error(g.error);
-  const std::size_t per = static_cast<std::size_t>(g.threads);
-  const std::size_t blocks = std::max<std::size_t>(1, (threads + per - 1) / per);
-  if (blocks > 0x7fffffffu) return make_error_code(Errc::invalid_argument);
-  Kernel<<<static_cast<unsigned>(blocks), g.threads, 0, stream>>>(args...);
-  return make_cuda_error(cudaGetLastError());
-}
-
-// The reduction's levels: group sizes until one item per window is left.
-struct ReduceLevels {
-  unsigned count = 0;
-  unsigned group[32] = {};
-  std::size_t out_per_window[32] = {};
-};
 ReduceLevels reduce_levels(std::uint32_t buckets) {
   ReduceLevels l;
   std::size_t m = buckets;
@@ -102,15 +69,6 @@ ReduceLevels reduce_levels(std::uint32_t buckets) {
   return l;
 }
 
-// Byte offsets of every scratch array from the plan.
-struct Layout {
-  std::size_t keys[2], values[2], sort_temp, sorted;
-  std::size_t buckets, filled;
-  std::size_t head_keys[2], heads[2];
-  std::size_t reduce_y[2], reduce_s[2];
-  std::size_t total;
-};
-
 Layout layout(const MsmPlan& p) {
   Layout l{};
   std::size_t at = 0;
@@ -124,22 +82,23 @@ Layout layout(const MsmPlan& p) {
   for (int i = 0; i < 2; ++i) l.values[i] = take(words);
   l.sort_temp = take(p.sort_temp_bytes);
   l.sorted = take(sizeof(detail::SortedEntries));
+  const std::size_t xyzz = detail::xyzz_bytes(p.group);
   const std::size_t buckets = std::size_t{p.windows} * p.buckets;
-  l.buckets = take(buckets * sizeof(G1Xyzz));
+  l.buckets = take(buckets * xyzz);
   l.filled = take(buckets);
   const std::size_t t1 = (p.entries + p.slice - 1) / p.slice;
   const std::size_t t2 = (t1 + detail::kHeadSlice - 1) / detail::kHeadSlice;
   const std::size_t heads[2] = {t1, t2};
   for (int i = 0; i < 2; ++i) {
     l.head_keys[i] = take(heads[i] * sizeof(std::uint32_t));
-    l.heads[i] = take(heads[i] * sizeof(G1Xyzz));
+    l.heads[i] = take(heads[i] * xyzz);
   }
   const ReduceLevels r = reduce_levels(p.buckets);
   const std::size_t items[2] = {r.count > 0 ? r.out_per_window[0] : 1,
                                 r.count > 1 ? r.out_per_window[1] : 1};
   for (int i = 0; i < 2; ++i) {
-    l.reduce_y[i] = take(p.windows * items[i] * sizeof(G1Xyzz));
-    l.reduce_s[i] = take(p.windows * items[i] * sizeof(G1Xyzz));
+    l.reduce_y[i] = take(p.windows * items[i] * xyzz);
+    l.reduce_s[i] = take(p.windows * items[i] * xyzz);
   }
   l.total = at;
   return l;
@@ -147,8 +106,10 @@ Layout layout(const MsmPlan& p) {
 
 // Scratch without the sort's temporary storage, for choosing a window
 // size that fits the device.
-std::size_t scratch_estimate(std::size_t n, unsigned c, unsigned slice, unsigned parts) {
+std::size_t scratch_estimate(MsmGroup group, std::size_t n, unsigned c, unsigned slice,
+                             unsigned parts) {
   MsmPlan p;
+  p.group = group;
   p.n = n;
   p.parts = parts;
   p.window_bits = c;
@@ -178,20 +139,23 @@ std::error_code sort_temp_bytes(const MsmPlan& p, std::size_t& bytes) {
                                                          static_cast<int>(shape.bits)));
 }
 
-// The keys' step from one window to the next, log2 (msm_window.hpp).
 unsigned key_shift(const MsmPlan& p) {
   return p.window_sorts ? p.window_bits : p.window_bits - 1;
 }
 
-}  // namespace
+}  // namespace detail::pippenger
 
-std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned window_bits,
-                         unsigned parts) {
+using namespace detail::pippenger;
+
+std::error_code plan_msm(MsmGroup group, std::size_t n, int device, MsmPlan& plan,
+                         unsigned window_bits, unsigned parts) {
   const DeviceFacts& f = device_facts(device);
   if (f.error) return make_cuda_error(f.error);
-  if (parts < 1 || parts > detail::kMaxParts) return make_error_code(Errc::invalid_argument);
+  if (parts < 1 || parts > detail::kMaxParts || !detail::known_group(group))
+    return make_error_code(Errc::invalid_argument);
   if (n == 0) {
     plan = MsmPlan{};
+    plan.group = group;
     plan.parts = parts;
     return {};
   }
@@ -208,8 +172,8 @@ std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned wind
     if (entries > detail::kMaxEntries) continue;
     const unsigned slice = detail::entries_per_thread(entries, min_threads);
     // Leave half the device to the points, scalars and everyone else.
-    if (!window_bits && scratch_estimate(n, c, slice, parts) > f.memory / 2) continue;
-    const double cost = detail::window_cost(n, c);
+    if (!window_bits && scratch_estimate(group, n, c, slice, parts) > f.memory / 2) continue;
+    const double cost = detail::window_cost(n, c, detail::addition_cost(group));
     if (!best || cost < best_cost) {
       best = c;
       best_cost = cost;
@@ -217,6 +181,7 @@ std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned wind
   }
   if (!best) return make_error_code(Errc::invalid_argument);
   MsmPlan p;
+  p.group = group;
   p.n = n;
   p.window_bits = best;
   p.windows = detail::window_count(best);
@@ -235,25 +200,16 @@ std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsigned wind
   return {};
 }
 
-std::size_t msm_scratch_bytes(std::size_t n, int device) {
+std::size_t msm_scratch_bytes(MsmGroup group, std::size_t n, int device) {
   MsmPlan p;
-  if (plan_msm(n, device, p)) return 0;
+  if (plan_msm(group, n, device, p)) return 0;
   return p.scratch_bytes;
 }
 
-namespace {
-
-struct Scratch {
-  unsigned char* base;
-  Layout l;
-  template <typename T>
-  T* at(std::size_t off) const {
-    return reinterpret_cast<T*>(base + off);
-  }
-};
-
-std::error_code check_call(const MsmPlan& p, void* d_scratch, std::size_t scratch_bytes,
-                           Scratch& s) {
+std::error_code detail::pippenger::check_call(const MsmPlan& p, MsmGroup group, void* d_scratch,
+                           std::size_t scratch_bytes, Scratch& s) {
+  if (p.group != group || !detail::known_group(p.group))
+    return make_error_code(Errc::invalid_argument);
   if (p.n == 0) return {};
   if (!d_scratch || reinterpret_cast<std::uintptr_t>(d_scratch) % kAlign ||
       p.n > detail::kMaxEntries || p.entries != p.n * std::size_t{p.windows} ||
@@ -269,12 +225,10 @@ std::error_code check_call(const MsmPlan& p, void* d_scratch, std::size_t scratc
   return {};
 }
 
-}  // namespace
-
 std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_scratch,
                                  std::size_t scratch_bytes, cudaStream_t stream) {
   Scratch s{};
-  if (auto ec = check_call(p, d_scratch, scratch_bytes, s)) return ec;
+  if (auto ec = check_call(p, p.group, d_scratch, scratch_bytes, s)) return ec;
   if (p.n == 0) return {};
   if (!d_scalars || reinterpret_cast<std::uintptr_t>(d_scalars) % 16)
     return make_error_code(Errc::invalid_argument);
@@ -314,117 +268,29 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
   // Which of the two buffers holds the sorted entries is known here, on
   // the host, once the sort is enqueued; the summing kernels read it from
   // the scratch, so msm_add_points needs no state from this call.
-  return launch<detail::publish_sorted_kernel>(1, stream, s.at<detail::SortedEntries>(l.sorted),
+  return launch<publish_sorted_kernel>(1, stream, s.at<detail::SortedEntries>(l.sorted),
                                                sorted_keys, sorted_values);
 }
 
 std::error_code msm_add_points(const MsmPlan& p, unsigned part, const G1Affine* d_points,
                                void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream) {
-  Scratch s{};
-  if (auto ec = check_call(p, d_scratch, scratch_bytes, s)) return ec;
-  if (p.n == 0) return {};
-  if (part >= p.parts || !d_points || reinterpret_cast<std::uintptr_t>(d_points) % 16)
-    return make_error_code(Errc::invalid_argument);
-  const Layout& l = s.l;
-  auto at = [&s](std::size_t off) { return s.base + off; };
-  const std::uint32_t per_part = p.windows << key_shift(p);
-
-  // The entries, then the heads level by level.
-  AccumulateArgs a{};
-  a.keys = nullptr;  // the first level reads them from `sorted`
-  a.count = p.entries;
-  a.lo = part * per_part;
-  a.hi = a.lo + per_part;
-  a.none = detail::kNoKey;
-  a.key_shift = key_shift(p);
-  a.bucket_shift = p.window_bits - 1;
-  a.past_hi_ends = !p.window_sorts;
-  a.slice = p.slice;
-  a.buckets = s.at<G1Xyzz>(l.buckets);
-  a.filled = s.at<std::uint8_t>(l.filled);
-  a.head_keys = s.at<std::uint32_t>(l.head_keys[0]);
-  a.heads = s.at<G1Xyzz>(l.heads[0]);
-  std::size_t slices = (p.entries + p.slice - 1) / p.slice;
-  if (auto ec = launch<detail::accumulate_kernel<true, detail::EntrySource>>(
-          slices, stream, a,
-          detail::EntrySource{d_points, s.at<const detail::SortedEntries>(l.sorted)}))
-    return ec;
-  int side = 0;
-  while (slices > 1) {
-    AccumulateArgs h = a;
-    h.keys = reinterpret_cast<const std::uint32_t*>(at(l.head_keys[side]));
-    h.count = slices;
-    h.slice = detail::kHeadSlice;
-    h.head_keys = reinterpret_cast<std::uint32_t*>(at(l.head_keys[1 - side]));
-    h.heads = reinterpret_cast<G1Xyzz*>(at(l.heads[1 - side]));
-    const detail::HeadSource src{reinterpret_cast<const G1Xyzz*>(at(l.heads[side]))};
-    slices = (slices + detail::kHeadSlice - 1) / detail::kHeadSlice;
-    if (auto ec =
-            launch<detail::accumulate_kernel<false, detail::HeadSource>>(slices, stream, h, src))
-      return ec;
-    side = 1 - side;
-  }
-  return {};
+  return add_points(p, part, d_points, d_scratch, scratch_bytes, stream);
 }
 
 std::error_code msm_finish(const MsmPlan& p, G1Xyzz* d_result, void* d_scratch,
                            std::size_t scratch_bytes, cudaStream_t stream) {
-  if (!d_result) return make_error_code(Errc::invalid_argument);
-  Scratch s{};
-  if (auto ec = check_call(p, d_scratch, scratch_bytes, s)) return ec;
-  if (p.n == 0) return launch<detail::write_infinity_kernel>(1, stream, d_result);
-  const Layout& l = s.l;
-  auto at = [&s](std::size_t off) { return s.base + off; };
-  auto* buckets = s.at<G1Xyzz>(l.buckets);
-  auto* filled = s.at<std::uint8_t>(l.filled);
-
-  // Reduction: level by level into alternating buffers.
-  const ReduceLevels r = reduce_levels(p.buckets);
-  std::size_t in_per_window = p.buckets;
-  unsigned scale_log = 0;
-  const G1Xyzz *y_in = nullptr, *s_in = nullptr;
-  for (unsigned i = 0; i < r.count; ++i) {
-    ReduceArgs ra{};
-    ra.windows = p.windows;
-    ra.in_per_window = in_per_window;
-    ra.group = r.group[i];
-    ra.scale_log = scale_log;
-    ra.buckets = buckets;
-    ra.filled = filled;
-    ra.y_in = y_in;
-    ra.s_in = s_in;
-    ra.y_out = reinterpret_cast<G1Xyzz*>(at(l.reduce_y[i % 2]));
-    ra.s_out = reinterpret_cast<G1Xyzz*>(at(l.reduce_s[i % 2]));
-    const std::size_t items = r.out_per_window[i] * p.windows;
-    const std::error_code ec = i == 0
-                                   ? launch<detail::reduce_level_kernel<true>>(items, stream, ra)
-                                   : launch<detail::reduce_level_kernel<false>>(items, stream, ra);
-    if (ec) return ec;
-    y_in = ra.y_out;
-    s_in = ra.s_out;
-    in_per_window = r.out_per_window[i];
-    scale_log += static_cast<unsigned>(std::countr_zero(r.group[i]));
-  }
-  return launch<detail::combine_windows_kernel>(1, stream, d_result, y_in, s_in, p.windows,
-                                                p.window_bits);
+  return finish(p, MsmGroup::g1, d_result, d_scratch, scratch_bytes, stream);
 }
 
 std::error_code msm(const MsmPlan& p, G1Xyzz* d_result, const G1Affine* d_points,
                     const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
                     cudaStream_t stream) {
-  if (auto ec = msm_sort_scalars(p, d_scalars, d_scratch, scratch_bytes, stream)) return ec;
-  for (unsigned part = 0; part < p.parts && p.n; ++part)
-    if (auto ec = msm_add_points(p, part, d_points, d_scratch, scratch_bytes, stream)) return ec;
-  return msm_finish(p, d_result, d_scratch, scratch_bytes, stream);
+  return run_msm(p, d_result, d_points, d_scalars, d_scratch, scratch_bytes, stream);
 }
 
 std::error_code msm(G1Xyzz* d_result, const G1Affine* d_points, const Fr* d_scalars, std::size_t n,
                     void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream) {
-  int device = 0;
-  if (auto ec = make_cuda_error(cudaGetDevice(&device))) return ec;
-  MsmPlan p;
-  if (auto ec = plan_msm(n, device, p)) return ec;
-  return msm(p, d_result, d_points, d_scalars, d_scratch, scratch_bytes, stream);
+  return run_msm(d_result, d_points, d_scalars, n, d_scratch, scratch_bytes, stream);
 }
 
 }  // namespace stoker::kernels::gpu

@@ -19,34 +19,34 @@
 // load, an XYZZ addition and a store, so L is long against the runs of
 // random scalars (about 32 entries per bucket): a slice boundary then
 // splits one run in L / 32 (msm_window.hpp).
+//
+// Written once over the group (msm_group.hpp): Affine and Xyzz are G1's or
+// G2's point types.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/msm_point_io.cuh"
-#include "kernels/g1.cuh"
 
 namespace stoker::kernels::gpu::detail {
 
 // Where the sort left the entries (one of two buffers, known on the host
 // only once the sort is enqueued), kept in the scratch for the summing
-// kernels.
+// kernels (msm_gpu.cu's publish_sorted_kernel writes it).
 struct SortedEntries {
   const std::uint32_t* keys;
   const std::uint32_t* values;
 };
 
-__global__ void publish_sorted_kernel(SortedEntries* out, const std::uint32_t* keys,
-                                      const std::uint32_t* values) {
-  *out = SortedEntries{keys, values};
-}
-
 // Entry j of the sorted entries: the point of its value, negated when the
 // sign bit is set. The point at infinity adds nothing.
+template <typename Affine>
 struct EntrySource {
-  const G1Affine* points;
+  using Xyzz = XyzzOf<Affine>;
+  const Affine* points;
   const SortedEntries* sorted;
   const std::uint32_t* values = nullptr;  // set by the kernel from `sorted`
   __device__ __forceinline__ const std::uint32_t* keys() const { return sorted->keys; }
@@ -54,26 +54,29 @@ struct EntrySource {
   // What the loop reads one entry ahead: the value (point index and sign).
   using Item = std::uint32_t;
   __device__ __forceinline__ Item fetch(std::size_t j) const { return values[j]; }
-  __device__ __forceinline__ void add_to(G1Xyzz& acc, Item v) const {
-    G1Affine p = load_affine(points + (v & 0x7fffffffu));
+  __device__ __forceinline__ void add_to(Xyzz& acc, Item v) const {
+    Affine p = load_affine(points + (v & 0x7fffffffu));
     if (v >> 31) p = neg(p);
     if (!p.is_infinity()) add_mixed(acc, p);
   }
 };
 
 // Head j of the previous level.
+template <typename XyzzT>
 struct HeadSource {
-  const G1Xyzz* heads;
+  using Xyzz = XyzzT;
+  const Xyzz* heads;
   __device__ __forceinline__ const std::uint32_t* keys() const { return nullptr; }
   __device__ __forceinline__ void bind() {}
   using Item = std::size_t;
   __device__ __forceinline__ Item fetch(std::size_t j) const { return j; }
-  __device__ __forceinline__ void add_to(G1Xyzz& acc, Item j) const {
-    const G1Xyzz h = load_xyzz(heads + j);
+  __device__ __forceinline__ void add_to(Xyzz& acc, Item j) const {
+    const Xyzz h = load_xyzz(heads + j);
     add(acc, h);
   }
 };
 
+template <typename Xyzz>
 struct AccumulateArgs {
   const std::uint32_t* keys;  // sorted (first level: taken from the source)
   std::size_t count;
@@ -87,14 +90,16 @@ struct AccumulateArgs {
   // order, zero digits last); false where each window was sorted on its
   // own and zero digits close every window.
   bool past_hi_ends;
-  unsigned slice;      // L
-  G1Xyzz* buckets;
+  unsigned slice;  // L
+  Xyzz* buckets;
   std::uint8_t* filled;      // buckets[b] holds a sum (from this or an earlier part)
   std::uint32_t* head_keys;  // out: one per slice, `none` where no head
-  G1Xyzz* heads;
+  Xyzz* heads;
 };
 
-__device__ __forceinline__ std::uint32_t bucket_of(const AccumulateArgs& a, std::uint32_t key) {
+template <typename Xyzz>
+__device__ __forceinline__ std::uint32_t bucket_of(const AccumulateArgs<Xyzz>& a,
+                                                   std::uint32_t key) {
   const std::uint32_t rel = key - a.lo;
   return ((rel >> a.key_shift) << a.bucket_shift) | (rel & ((1u << a.key_shift) - 1));
 }
@@ -104,9 +109,9 @@ __device__ __forceinline__ std::uint32_t bucket_of(const AccumulateArgs& a, std:
 // started from what an earlier part left there, and the kernel then needs
 // no registers for an XYZZ addition: 182 instead of 239); the head levels
 // add to what the first level stored.
-template <bool kFirst>
-__device__ __forceinline__ void emit(const AccumulateArgs& a, std::size_t t, std::uint32_t key,
-                                     const G1Xyzz& sum, bool to_head) {
+template <bool kFirst, typename Xyzz>
+__device__ __forceinline__ void emit(const AccumulateArgs<Xyzz>& a, std::size_t t,
+                                     std::uint32_t key, const Xyzz& sum, bool to_head) {
   if (to_head) {
     a.head_keys[t] = key;
     store_xyzz(a.heads + t, sum);
@@ -116,7 +121,7 @@ __device__ __forceinline__ void emit(const AccumulateArgs& a, std::size_t t, std
     a.filled[b] = 1;
   } else {
     const std::uint32_t b = bucket_of(a, key);
-    G1Xyzz x = load_xyzz(a.buckets + b);
+    Xyzz x = load_xyzz(a.buckets + b);
     add(x, sum);
     store_xyzz(a.buckets + b, x);
   }
@@ -126,7 +131,8 @@ __device__ __forceinline__ void emit(const AccumulateArgs& a, std::size_t t, std
 // later parts last; else the entries are heads of the previous level
 // (sorted but for `none` between runs).
 template <bool kFirst, typename Source>
-__global__ void accumulate_kernel(AccumulateArgs a, Source source) {
+__global__ void accumulate_kernel(AccumulateArgs<typename Source::Xyzz> a, Source source) {
+  using Xyzz = typename Source::Xyzz;
   Source src = source;
   src.bind();
   const std::uint32_t* keys = kFirst ? src.keys() : a.keys;
@@ -148,7 +154,7 @@ __global__ void accumulate_kernel(AccumulateArgs a, Source source) {
   // the point's gather does not wait behind them (2 % at 2^26).
   bool have = false, to_head = false;
   std::uint32_t cur = 0;
-  G1Xyzz acc = G1Xyzz::infinity();
+  Xyzz acc = Xyzz::infinity();
   std::uint32_t k_next = first;
   typename Source::Item item_next = src.fetch(s);
   for (std::size_t j = s; j <= e; ++j) {
@@ -177,7 +183,7 @@ __global__ void accumulate_kernel(AccumulateArgs a, Source source) {
       // (lo 0) skips the flag's load: 2 % of a resident 2^26 MSM.
       acc = kFirst && !to_head && a.lo != 0 && a.filled[bucket_of(a, k)]
                 ? load_xyzz(a.buckets + bucket_of(a, k))
-                : G1Xyzz::infinity();
+                : Xyzz::infinity();
     }
     src.add_to(acc, item);
   }

@@ -1,15 +1,19 @@
 // Points between device memory and registers in 16-byte words: G1Affine
 // (96 bytes) and G1Xyzz (192 bytes) are arrays of 16-byte aligned Fq, and
 // the MSM's gathers are the bulk of its memory traffic, so each point is
-// six (twelve) 16-byte loads rather than the compiler's choice.
+// six (twelve) 16-byte loads rather than the compiler's choice. G2's
+// points are arrays of Fq2, each two Fq: twice as many words.
 #pragma once
 
 #include "kernels/g1.cuh"
+#include "kernels/g2.cuh"
 
 namespace stoker::kernels::gpu::detail {
 
 static_assert(sizeof(Fq) == 48 && alignof(Fq) == 16, "an Fq is three 16-byte words");
 static_assert(sizeof(G1Affine) == 96 && sizeof(G1Xyzz) == 192, "points are arrays of Fq");
+static_assert(sizeof(Fq2) == 96 && alignof(Fq2) == 16, "an Fq2 is two Fq");
+static_assert(sizeof(G2Affine) == 192 && sizeof(G2Xyzz) == 384, "points are arrays of Fq2");
 
 // Field by field, not through memcpy: a copy through a local array can stay
 // in local memory (a stack frame in ptxas's report).
@@ -28,6 +32,17 @@ __device__ __forceinline__ void store_fq(ulonglong2* q, const Fq& v) {
   q[2] = make_ulonglong2(v.l[4], v.l[5]);
 }
 
+__device__ __forceinline__ Fq2 load_fq2(const ulonglong2* q) {
+  return Fq2{load_fq(q), load_fq(q + 3)};
+}
+__device__ __forceinline__ Fq2 load_fq2_rw(const ulonglong2* q) {
+  return Fq2{load_fq_rw(q), load_fq_rw(q + 3)};
+}
+__device__ __forceinline__ void store_fq2(ulonglong2* q, const Fq2& v) {
+  store_fq(q, v.c0);
+  store_fq(q + 3, v.c1);
+}
+
 __device__ __forceinline__ G1Affine load_affine(const G1Affine* p) {
   const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
   return G1Affine{load_fq(q), load_fq(q + 3)};
@@ -44,6 +59,24 @@ __device__ __forceinline__ void store_xyzz(G1Xyzz* p, const G1Xyzz& x) {
   store_fq(q + 3, x.y);
   store_fq(q + 6, x.zz);
   store_fq(q + 9, x.zzz);
+}
+
+__device__ __forceinline__ G2Affine load_affine(const G2Affine* p) {
+  const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
+  return G2Affine{load_fq2(q), load_fq2(q + 6)};
+}
+
+__device__ __forceinline__ G2Xyzz load_xyzz(const G2Xyzz* p) {
+  const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
+  return G2Xyzz{load_fq2_rw(q), load_fq2_rw(q + 6), load_fq2_rw(q + 12), load_fq2_rw(q + 18)};
+}
+
+__device__ __forceinline__ void store_xyzz(G2Xyzz* p, const G2Xyzz& x) {
+  ulonglong2* q = reinterpret_cast<ulonglong2*>(p);
+  store_fq2(q, x.x);
+  store_fq2(q + 6, x.y);
+  store_fq2(q + 12, x.zz);
+  store_fq2(q + 18, x.zzz);
 }
 
 }  // namespace stoker::kernels::gpu::detail

@@ -17,38 +17,40 @@
 //
 // The windows are then combined in one thread by Horner's rule:
 // result = sum_w 2^(c w) V_w (about 255 doublings and W additions).
+//
+// Written once over the group's XYZZ type (msm_group.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/detail/msm_accumulate.cuh"
-#include "kernels/g1.cuh"
 
 namespace stoker::kernels::gpu::detail {
 
+template <typename Xyzz>
 struct ReduceArgs {
   unsigned windows;
   std::size_t in_per_window;  // items per window in
   unsigned group;             // g; out_per_window = in_per_window / g
   unsigned scale_log;         // log2 G
   // First level: the buckets and their flags; later levels: Y and S.
-  const G1Xyzz* buckets;
+  const Xyzz* buckets;
   const std::uint8_t* filled;
-  const G1Xyzz* y_in;
-  const G1Xyzz* s_in;
-  G1Xyzz* y_out;
-  G1Xyzz* s_out;
+  const Xyzz* y_in;
+  const Xyzz* s_in;
+  Xyzz* y_out;
+  Xyzz* s_out;
 };
 
-template <bool kFirst>
-__global__ void reduce_level_kernel(ReduceArgs a) {
+template <bool kFirst, typename Xyzz>
+__global__ void reduce_level_kernel(ReduceArgs<Xyzz> a) {
   const std::size_t out_per_window = a.in_per_window / a.group;
   const std::size_t item = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (item >= out_per_window * a.windows) return;
   const std::size_t w = item / out_per_window, k = item % out_per_window;
   const std::size_t base = w * a.in_per_window + k * a.group;
-  G1Xyzz running = G1Xyzz::infinity(), weighted = G1Xyzz::infinity();
+  Xyzz running = Xyzz::infinity(), weighted = Xyzz::infinity();
   for (unsigned t = a.group; t-- > 0;) {
     const std::size_t i = base + t;
     if (kFirst) {
@@ -60,7 +62,7 @@ __global__ void reduce_level_kernel(ReduceArgs a) {
   }
   for (unsigned d = 0; d < a.scale_log; ++d) weighted = dbl(weighted);
   // Y in a loop of its own: three sums live at once spill registers.
-  G1Xyzz y = weighted;
+  Xyzz y = weighted;
   if (!kFirst)
     for (unsigned t = 0; t < a.group; ++t) add(y, load_xyzz(a.y_in + base + t));
   store_xyzz(a.y_out + item, y);
@@ -68,9 +70,10 @@ __global__ void reduce_level_kernel(ReduceArgs a) {
 }
 
 // One thread: V_w = Y_w + S_w, then Horner over the windows.
-__global__ void combine_windows_kernel(G1Xyzz* result, const G1Xyzz* y, const G1Xyzz* s,
-                                       unsigned windows, unsigned c) {
-  G1Xyzz acc = G1Xyzz::infinity();
+template <typename Xyzz>
+__global__ void combine_windows_kernel(Xyzz* result, const Xyzz* y, const Xyzz* s, unsigned windows,
+                                       unsigned c) {
+  Xyzz acc = Xyzz::infinity();
   for (unsigned w = windows; w-- > 0;) {
     if (w + 1 < windows)
       for (unsigned d = 0; d < c; ++d) acc = dbl(acc);
@@ -81,8 +84,9 @@ __global__ void combine_windows_kernel(G1Xyzz* result, const G1Xyzz* y, const G1
 }
 
 // n == 0: the empty sum.
-__global__ void write_infinity_kernel(G1Xyzz* result) {
-  store_xyzz(result, G1Xyzz::infinity());
+template <typename Xyzz>
+__global__ void write_infinity_kernel(Xyzz* result) {
+  store_xyzz(result, Xyzz::infinity());
 }
 
 }  // namespace stoker::kernels::gpu::detail

@@ -14,7 +14,8 @@
 // reduction costs two XYZZ additions per bucket (running sums), each
 // 2.67 / 1.86 = 1.44 mixed additions; the sort's passes over 8-byte pairs
 // cost about 1 % of a mixed addition per entry and pass, so they tip only
-// between window sizes that are otherwise close.
+// between window sizes that are otherwise close. For G2 the additions (not
+// the sort) cost addition_cost times as much (msm_group.hpp says why 3).
 #pragma once
 
 #include <bit>
@@ -93,12 +94,12 @@ constexpr bool sort_by_window(unsigned c, unsigned parts) {
   return parts == 1 && radix_passes(c) < radix_passes(key_bits(c, parts));
 }
 
-constexpr double window_cost(std::size_t n, unsigned c) {
+constexpr double window_cost(std::size_t n, unsigned c, double addition_cost = 1.0) {
   const double w = window_count(c);
   const double entries = static_cast<double>(n) * w;
   const unsigned passes = sort_by_window(c, 1) ? radix_passes(c) : sort_passes(c);
-  return entries * (1.0 + kSortPassPerEntry * passes) +
-         2.0 * kXyzzPerMixed * w * buckets_per_window(c);
+  return entries * (addition_cost + kSortPassPerEntry * passes) +
+         2.0 * kXyzzPerMixed * addition_cost * w * buckets_per_window(c);
 }
 
 // Entries summed by one thread of the accumulation: enough threads for

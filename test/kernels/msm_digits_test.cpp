@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fr_test_util.hpp"
+#include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/msm_window.hpp"
 
 namespace stoker::kernels::gpu::detail {
@@ -126,6 +127,25 @@ TEST(MsmWindow, CostModelPicksLargerWindowsForLargerInputs) {
   // DESIGN.md's range for the XYZZ model at 2^20 .. 2^26.
   EXPECT_GE(best(std::size_t{1} << 20), 15u);
   EXPECT_LE(best(std::size_t{1} << 26), 23u);
+}
+
+// G2's additions cost 3 times G1's (msm_group.hpp) and the sort the same:
+// the sort's smaller share moves no choice at the bench's sizes, so both
+// groups run with the same windows and keys.
+TEST(MsmWindow, G2ChoosesG1sWindowsAtTheBenchSizes) {
+  auto best = [](std::size_t n, double addition_cost) {
+    unsigned b = kMinWindowBits;
+    for (unsigned c = kMinWindowBits; c <= kMaxWindowBits; ++c)
+      if (window_cost(n, c, addition_cost) < window_cost(n, b, addition_cost)) b = c;
+    return b;
+  };
+  const double g1 = MsmGroupTraits<G1Affine>::kAdditionCost;
+  const double g2 = MsmGroupTraits<G2Affine>::kAdditionCost;
+  EXPECT_EQ(g1, 1.0);
+  for (unsigned log_n : {16u, 20u, 22u, 24u, 26u}) {
+    const std::size_t n = std::size_t{1} << log_n;
+    EXPECT_EQ(best(n, g2), best(n, g1)) << "log_n " << log_n;
+  }
 }
 
 TEST(MsmWindow, SlicesShrinkForSmallInputsOnly) {

@@ -1,15 +1,19 @@
 // GPU MSM equals the CPU reference bit for bit (after to_affine), on random
-// sizes and on the edge cases; the GPU point check finds the first bad point.
+// sizes and on the edge cases, for G1 and for G2; the GPU point check (G1)
+// finds the first bad point.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "common/error.hpp"
 #include "fr_test_util.hpp"
+#include "kernels/detail/msm_group.hpp"
 #include "kernels/msm.hpp"
+#include "msm_cpu_test_util.hpp"
 #include "test/gpu_guard.hpp"
 
 namespace stoker::kernels {
@@ -39,87 +43,123 @@ class Device {
   std::size_t n_;
 };
 
-std::vector<G1Affine> random_points(std::size_t n, std::uint64_t seed) {
-  Device<G1Affine> d(n);
-  Device<unsigned char> scratch(gpu::random_points_scratch_bytes(n));
+// Points made on the GPU (kernels/msm_inputs_gpu.cu), of either group.
+template <typename Affine>
+std::vector<Affine> random_points(std::size_t n, std::uint64_t seed) {
+  constexpr MsmGroup group = detail::MsmGroupTraits<Affine>::kGroup;
+  Device<Affine> d(n);
+  Device<unsigned char> scratch(gpu::random_points_scratch_bytes(group, n));
   EXPECT_FALSE(gpu::random_points(d.get(), n, seed, scratch.get(),
-                                  gpu::random_points_scratch_bytes(n), nullptr));
+                                  gpu::random_points_scratch_bytes(group, n), nullptr));
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return d.download();
 }
 
-bool same(const G1Affine& a, const G1Affine& b) {
+template <typename Affine>
+bool same(const Affine& a, const Affine& b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
 
+// One call of msm with the plan, or the same in steps (sort, each part's
+// points, finish) as a caller that overlaps the points' copy would.
+enum class Calls { one, steps };
+
 // The GPU's result (with the plan given, or the default one) in affine form.
-G1Affine gpu_msm(const std::vector<G1Affine>& points, const std::vector<Fr>& scalars,
-                 unsigned window_bits = 0, unsigned parts = 1) {
+template <typename Affine>
+Affine gpu_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars,
+               unsigned window_bits = 0, unsigned parts = 1, Calls calls = Calls::one) {
+  using Xyzz = detail::XyzzOf<Affine>;
   const std::size_t n = points.size();
   int device = 0;
   EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
   gpu::MsmPlan plan;
-  EXPECT_FALSE(gpu::plan_msm(n, device, plan, window_bits, parts));
-  Device<G1Affine> p(points);
+  EXPECT_FALSE(
+      gpu::plan_msm(detail::MsmGroupTraits<Affine>::kGroup, n, device, plan, window_bits, parts));
+  Device<Affine> p(points);
   Device<Fr> s(scalars);
-  Device<G1Xyzz> result(1);
+  Device<Xyzz> result(1);
   Device<unsigned char> scratch(plan.scratch_bytes);
-  const std::error_code ec =
-      gpu::msm(plan, result.get(), p.get(), s.get(), scratch.get(), plan.scratch_bytes, nullptr);
-  EXPECT_FALSE(ec) << ec.message();
+  void* sc = scratch.get();
+  const std::size_t bytes = plan.scratch_bytes;
+  if (calls == Calls::one) {
+    const std::error_code ec = gpu::msm(plan, result.get(), p.get(), s.get(), sc, bytes, nullptr);
+    EXPECT_FALSE(ec) << ec.message();
+  } else {
+    EXPECT_FALSE(gpu::msm_sort_scalars(plan, s.get(), sc, bytes, nullptr));
+    for (unsigned part = 0; part < plan.parts && n; ++part)
+      EXPECT_FALSE(gpu::msm_add_points(plan, part, p.get(), sc, bytes, nullptr));
+    EXPECT_FALSE(gpu::msm_finish(plan, result.get(), sc, bytes, nullptr));
+  }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return to_affine(result.download()[0]);
 }
 
-G1Affine cpu_msm(const std::vector<G1Affine>& points, const std::vector<Fr>& scalars) {
+template <typename Affine>
+Affine cpu_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars) {
   return to_affine(cpu::msm(points.data(), scalars.data(), points.size()));
 }
 
-TEST(MsmGpu, EqualsCpuAtRandomSizes) {
+// Every test below runs for G1 and for G2: MsmGpu/G1.Name, MsmGpu/G2.Name.
+template <typename Affine>
+class MsmGpu : public ::testing::Test {};
+TYPED_TEST_SUITE(MsmGpu, test::Groups, test::GroupNames);
+
+TYPED_TEST(MsmGpu, RandomPointsAreInTheGroup) {
+  STOKER_REQUIRE_GPU();
+  const auto p = random_points<TypeParam>(3000, 4);
+  for (std::size_t i = 0; i < p.size(); i += 97) {
+    ASSERT_FALSE(p[i].is_infinity()) << i;
+    ASSERT_TRUE(on_curve(p[i]) && in_subgroup(p[i])) << i;
+  }
+  ASSERT_FALSE(same(p[0], p[1]));
+}
+
+TYPED_TEST(MsmGpu, EqualsCpuAtRandomSizes) {
   STOKER_REQUIRE_GPU();
   const std::size_t max_n = std::size_t{1} << 16;
-  const auto points = random_points(max_n, 5);
+  const auto points = random_points<TypeParam>(max_n, 5);
   std::mt19937_64 rng(6);
   for (std::size_t n :
        {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{31}, std::size_t{256},
         std::size_t{1000}, std::size_t{4096}, std::size_t{12345}, std::size_t{1} << 15, max_n}) {
-    const std::vector<G1Affine> p(points.begin(), points.begin() + n);
+    const std::vector<TypeParam> p(points.begin(), points.begin() + n);
     std::vector<Fr> s(n);
     for (auto& x : s) x = test::random_fr(rng);
     ASSERT_TRUE(same(gpu_msm(p, s), cpu_msm(p, s))) << "n " << n;
   }
 }
 
-TEST(MsmGpu, EqualsCpuForEveryWindowSizeFamily) {
+TYPED_TEST(MsmGpu, EqualsCpuForEveryWindowSizeFamily) {
   STOKER_REQUIRE_GPU();
   const std::size_t n = 3000;
-  const auto p = random_points(n, 7);
+  const auto p = random_points<TypeParam>(n, 7);
   std::mt19937_64 rng(8);
   std::vector<Fr> s(n);
   for (auto& x : s) x = test::random_fr(rng);
-  const G1Affine want = cpu_msm(p, s);
+  const TypeParam want = cpu_msm(p, s);
   for (unsigned c : {2u, 3u, 5u, 8u, 11u, 15u, 17u, 20u, 23u})
     ASSERT_TRUE(same(gpu_msm(p, s, c), want)) << "c " << c;
 }
 
-TEST(MsmGpu, PartsInStepsEqualCpu) {
+TYPED_TEST(MsmGpu, PartsInStepsEqualCpu) {
   STOKER_REQUIRE_GPU();
   const std::size_t n = 10001;
-  const auto p = random_points(n, 19);
+  const auto p = random_points<TypeParam>(n, 19);
   std::mt19937_64 rng(20);
   std::vector<Fr> s(n);
   for (auto& x : s) x = test::random_fr(rng);
-  const G1Affine want = cpu_msm(p, s);
-  for (unsigned parts : {2u, 3u, 4u}) {
+  const TypeParam want = cpu_msm(p, s);
+  for (unsigned parts : {1u, 2u, 3u, 4u}) {
     ASSERT_TRUE(same(gpu_msm(p, s, 0, parts), want)) << "parts " << parts;
     ASSERT_TRUE(same(gpu_msm(p, s, 9, parts), want)) << "parts " << parts << " c 9";
+    ASSERT_TRUE(same(gpu_msm(p, s, 0, parts, Calls::steps), want)) << "steps, parts " << parts;
   }
 }
 
-TEST(MsmGpu, EdgeScalarsAndPoints) {
+TYPED_TEST(MsmGpu, EdgeScalarsAndPoints) {
   STOKER_REQUIRE_GPU();
   const std::size_t n = 500;
-  auto p = random_points(n, 9);
+  auto p = random_points<TypeParam>(n, 9);
   std::mt19937_64 rng(10);
   std::vector<Fr> s(n);
   for (auto& x : s) x = test::random_fr(rng);
@@ -131,15 +171,17 @@ TEST(MsmGpu, EdgeScalarsAndPoints) {
   s[4] = Fr::one();
   p[6] = neg(p[5]);  // P and -P with one scalar cancel
   s[6] = s[5];
-  p[7] = G1Affine{};  // the point at infinity, with a non-zero scalar
+  p[7] = TypeParam{};  // the point at infinity, with a non-zero scalar
+  p[9] = p[2];         // (r - 1) P + P = 0
+  s[9] = Fr::one();
   for (std::size_t i = 100; i < 200; ++i) p[i] = p[50];  // one point, many scalars
   ASSERT_TRUE(same(gpu_msm(p, s), cpu_msm(p, s)));
   ASSERT_TRUE(same(gpu_msm(p, s, 4), cpu_msm(p, s)));
 }
 
-TEST(MsmGpu, PointAndItsNegationGiveInfinity) {
+TYPED_TEST(MsmGpu, PointAndItsNegationGiveInfinity) {
   STOKER_REQUIRE_GPU();
-  auto p = random_points(2, 11);
+  auto p = random_points<TypeParam>(2, 11);
   p[1] = neg(p[0]);
   std::mt19937_64 rng(12);
   const Fr k = test::random_fr(rng);
@@ -147,24 +189,34 @@ TEST(MsmGpu, PointAndItsNegationGiveInfinity) {
   EXPECT_TRUE(gpu_msm(p, {Fr::one(), Fr::one()}).is_infinity());
 }
 
-TEST(MsmGpu, AllZeroScalarsGiveInfinity) {
+TYPED_TEST(MsmGpu, AllZeroScalarsGiveInfinity) {
   STOKER_REQUIRE_GPU();
-  const auto p = random_points(4096, 13);
+  const auto p = random_points<TypeParam>(4096, 13);
   EXPECT_TRUE(gpu_msm(p, std::vector<Fr>(p.size(), Fr::zero())).is_infinity());
 }
 
-TEST(MsmGpu, EmptyInputGivesInfinity) {
+TYPED_TEST(MsmGpu, InfinityPointsGiveInfinity) {
   STOKER_REQUIRE_GPU();
-  Device<G1Xyzz> result(1);
-  ASSERT_FALSE(gpu::msm(result.get(), nullptr, nullptr, 0, nullptr, 0, nullptr));
+  const std::vector<TypeParam> p(300, TypeParam::infinity());
+  std::mt19937_64 rng(21);
+  std::vector<Fr> s(p.size());
+  for (auto& x : s) x = test::random_fr(rng);
+  EXPECT_TRUE(gpu_msm(p, s).is_infinity());
+}
+
+TYPED_TEST(MsmGpu, EmptyInputGivesInfinity) {
+  STOKER_REQUIRE_GPU();
+  Device<detail::XyzzOf<TypeParam>> result(1);
+  ASSERT_FALSE(gpu::msm(result.get(), static_cast<const TypeParam*>(nullptr), nullptr, 0, nullptr,
+                        0, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_TRUE(result.download()[0].is_infinity());
 }
 
-TEST(MsmGpu, SparseWitnessScalars) {
+TYPED_TEST(MsmGpu, SparseWitnessScalars) {
   STOKER_REQUIRE_GPU();
   const std::size_t n = std::size_t{1} << 16;
-  const auto p = random_points(n, 14);
+  const auto p = random_points<TypeParam>(n, 14);
   std::mt19937_64 rng(15);
   std::vector<Fr> s(n);
   for (auto& x : s) {
@@ -177,47 +229,79 @@ TEST(MsmGpu, SparseWitnessScalars) {
       same(gpu_msm(p, std::vector<Fr>(n, Fr::one())), cpu_msm(p, std::vector<Fr>(n, Fr::one()))));
 }
 
-TEST(MsmGpu, RepeatedCallsGiveTheSameBits) {
+TYPED_TEST(MsmGpu, RepeatedCallsGiveTheSameBits) {
   STOKER_REQUIRE_GPU();
+  using Xyzz = detail::XyzzOf<TypeParam>;
+  constexpr MsmGroup group = detail::MsmGroupTraits<TypeParam>::kGroup;
   const std::size_t n = 20000;
-  const auto points = random_points(n, 16);
+  const auto points = random_points<TypeParam>(n, 16);
   std::mt19937_64 rng(17);
   std::vector<Fr> scalars(n);
   for (auto& x : scalars) x = test::random_fr(rng);
-  Device<G1Affine> p(points);
+  Device<TypeParam> p(points);
   Device<Fr> s(scalars);
-  Device<G1Xyzz> result(2);
+  Device<Xyzz> result(2);
   int device = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  const std::size_t bytes = gpu::msm_scratch_bytes(n, device);
+  const std::size_t bytes = gpu::msm_scratch_bytes(group, n, device);
   ASSERT_GT(bytes, 0u);
   Device<unsigned char> scratch(bytes);
   for (int i = 0; i < 2; ++i)
     ASSERT_FALSE(gpu::msm(result.get() + i, p.get(), s.get(), n, scratch.get(), bytes, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const auto r = result.download();
-  EXPECT_EQ(std::memcmp(&r[0], &r[1], sizeof(G1Xyzz)), 0);
+  EXPECT_EQ(std::memcmp(&r[0], &r[1], sizeof(Xyzz)), 0);
 }
 
-TEST(MsmGpu, RejectsTooLittleScratchAndMisalignedInputs) {
+TYPED_TEST(MsmGpu, RejectsTooLittleScratchAndMisalignedInputs) {
   STOKER_REQUIRE_GPU();
+  using Xyzz = detail::XyzzOf<TypeParam>;
+  constexpr MsmGroup group = detail::MsmGroupTraits<TypeParam>::kGroup;
   const std::size_t n = 1000;
   int device = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  const std::size_t bytes = gpu::msm_scratch_bytes(n, device);
+  const std::size_t bytes = gpu::msm_scratch_bytes(group, n, device);
   Device<unsigned char> scratch(bytes);
-  Device<G1Affine> p(n);
+  Device<TypeParam> p(n);
   Device<Fr> s(n);
-  Device<G1Xyzz> result(1);
+  Device<Xyzz> result(1);
   EXPECT_EQ(gpu::msm(result.get(), p.get(), s.get(), n, scratch.get(), bytes - 1, nullptr),
             make_error_code(Errc::invalid_argument));
   EXPECT_EQ(gpu::msm(result.get(), p.get(), s.get(), n, scratch.get() + 8, bytes - 8, nullptr),
             make_error_code(Errc::invalid_argument));
   EXPECT_EQ(gpu::msm(result.get(),
-                     reinterpret_cast<const G1Affine*>(reinterpret_cast<const char*>(p.get()) + 8),
+                     reinterpret_cast<const TypeParam*>(reinterpret_cast<const char*>(p.get()) + 8),
                      s.get(), n, scratch.get(), bytes, nullptr),
             make_error_code(Errc::invalid_argument));
-  EXPECT_EQ(gpu::msm_scratch_bytes(std::size_t{1} << 40, device), 0u);
+  EXPECT_EQ(gpu::msm_scratch_bytes(group, std::size_t{1} << 40, device), 0u);
+}
+
+// A plan lays out the scratch for its group's point sizes: the other
+// group's calls refuse it (before anything is enqueued) rather than read
+// past it.
+TEST(MsmGpu, PlanOfTheOtherGroupIsRefused) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t n = 1000;
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  gpu::MsmPlan g1_plan, g2_plan;
+  ASSERT_FALSE(gpu::plan_msm(n, device, g1_plan));
+  ASSERT_FALSE(gpu::plan_msm(MsmGroup::g2, n, device, g2_plan));
+  EXPECT_EQ(g1_plan.group, MsmGroup::g1);
+  EXPECT_EQ(g2_plan.group, MsmGroup::g2);
+  const std::size_t bytes = std::max(g1_plan.scratch_bytes, g2_plan.scratch_bytes);
+  Device<unsigned char> scratch(bytes);
+  Device<G1Affine> p1(n);
+  Device<G2Affine> p2(n);
+  Device<Fr> s(n);
+  Device<G1Xyzz> r1(1);
+  Device<G2Xyzz> r2(1);
+  const auto refused = make_error_code(Errc::invalid_argument);
+  EXPECT_EQ(gpu::msm(g1_plan, r2.get(), p2.get(), s.get(), scratch.get(), bytes, nullptr), refused);
+  EXPECT_EQ(gpu::msm(g2_plan, r1.get(), p1.get(), s.get(), scratch.get(), bytes, nullptr), refused);
+  EXPECT_EQ(gpu::msm_add_points(g1_plan, 0, p2.get(), scratch.get(), bytes, nullptr), refused);
+  EXPECT_EQ(gpu::msm_finish(g2_plan, r1.get(), scratch.get(), bytes, nullptr), refused);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 // A point on the curve y^2 = x^3 + 4 outside G1: the first x whose
@@ -255,7 +339,7 @@ std::uint64_t gpu_first_bad(const std::vector<G1Affine>& points) {
 TEST(MsmGpu, CheckPointsFindsTheFirstBadIndex) {
   STOKER_REQUIRE_GPU();
   const std::size_t n = 2000;
-  auto p = random_points(n, 18);
+  auto p = random_points<G1Affine>(n, 18);
   p[3] = G1Affine{};  // infinity is a good point
   EXPECT_EQ(gpu_first_bad(p), n);
   auto off = p;
@@ -273,7 +357,7 @@ TEST(MsmGpu, CheckPointsFindsTheFirstBadIndex) {
 TEST(MsmGpu, CheckPointsInRangesFindsTheSmallestBadIndex) {
   STOKER_REQUIRE_GPU();
   const std::size_t n = 3000;
-  auto points = random_points(n, 19);
+  auto points = random_points<G1Affine>(n, 19);
   points[2500] = on_curve_outside_g1();
   points[1200].y = points[1200].y + Fq::one();
   Device<G1Affine> p(points);

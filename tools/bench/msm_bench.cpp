@@ -15,6 +15,7 @@
 #include "devices/device_set.hpp"
 #include "devices/pinned_buffer.hpp"
 #include "engine/strict_number.hpp"
+#include "kernels/detail/msm_group.hpp"
 #include "kernels/msm.hpp"
 #include "tools/bench/bench_stats.hpp"
 #include "tools/bench/msm_bench_kernels.hpp"
@@ -26,11 +27,13 @@ namespace {
 
 using kernels::Fr;
 using kernels::G1Affine;
-using kernels::G1Xyzz;
+using kernels::G2Affine;
+using kernels::MsmGroup;
 
 constexpr const char* kUsage =
-    "usage: stoker bench msm [--log-n 16,20,22,24,26] [--reps N] [--window C] [--parts P]\n"
-    "                        [--device N]\n"
+    "usage: stoker bench msm [--group g1|g2] [--log-n 16,20,22,24,26] [--reps N] [--window C]\n"
+    "                        [--parts P] [--device N]\n"
+    "  --group   the points' group: G1 (96-byte points, default) or G2 (192 bytes)\n"
     "  --log-n   sizes 2^K to run, K in 1..27 (default 16,20,22,24,26)\n"
     "  --reps    timed runs per figure, after one warm-up (default 5)\n"
     "  --window  force the window size c (2..26) instead of the cost model's\n"
@@ -38,6 +41,7 @@ constexpr const char* kUsage =
     "default 2)\n";
 
 struct Options {
+  MsmGroup group = MsmGroup::g1;
   std::vector<unsigned> log_n{16, 20, 22, 24, 26};
   int reps = 5;
   unsigned window = 0;
@@ -65,6 +69,11 @@ std::optional<double> sppark_ms(unsigned log_n) {
 // nullopt to go on; otherwise the exit status (--help: 0, a usage error: 2).
 std::optional<int> parse(int argc, char** argv, Options& o) {
   CommandLine cl("bench msm", kUsage);
+  cl.custom("--group", [&o](std::string_view text) -> std::string {
+    if (text != "g1" && text != "g2") return "--group: '" + std::string(text) + "' is not g1 or g2";
+    o.group = text == "g2" ? MsmGroup::g2 : MsmGroup::g1;
+    return {};
+  });
   cl.custom("--log-n", [&o](std::string_view text) -> std::string {
     o.log_n.clear();
     std::stringstream ss{std::string(text)};
@@ -112,11 +121,11 @@ struct Rates {
   double mixed_per_s = 0, xyzz_per_s = 0;
 };
 
-Rates measure_add_rates(devices::Device& dev, devices::Stream& s, Timer& t) {
-  auto table = take(dev.allocate(add_rate_table_bytes()), "add-rate table");
+Rates measure_add_rates(devices::Device& dev, devices::Stream& s, Timer& t, MsmGroup group) {
+  auto table = take(dev.allocate(add_rate_table_bytes(group)), "add-rate table");
   auto sink = take(dev.allocate(8192), "add-rate sink");
   auto* stream = static_cast<cudaStream_t>(s.native());
-  check(fill_add_rate_table(table.data(), stream), "add-rate table");
+  check(fill_add_rate_table(table.data(), stream, group), "add-rate table");
   int sms = 0, per_sm = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev.index());
   cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev.index());
@@ -127,7 +136,7 @@ Rates measure_add_rates(devices::Device& dev, devices::Stream& s, Timer& t) {
     std::vector<double> times;
     for (int rep = -1; rep < 5; ++rep) {
       check(s.record(t.start), "add rate");
-      check(enqueue_add_rate(xyzz, table.data(), sink.data(), threads, iterations, stream),
+      check(enqueue_add_rate(xyzz, table.data(), sink.data(), threads, iterations, stream, group),
             "add rate");
       check(s.record(t.stop), "add rate");
       const double ms = t.ms(s, "add rate");
@@ -147,14 +156,18 @@ struct Row {
   bool consistent = true;
 };
 
+// G1Affine or G2Affine points; the group's rates.
+template <typename Affine>
 Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy, Timer& t,
              std::vector<devices::Event>& ready, const Rates& rates, unsigned log_n,
              const Options& o) {
+  using Xyzz = kernels::detail::XyzzOf<Affine>;
   const std::size_t n = std::size_t{1} << log_n;
   const std::string at = "2^" + std::to_string(log_n);
   kernels::gpu::MsmPlan plan, split;
-  check(kernels::gpu::plan_msm(n, dev.index(), plan, o.window), at + ": plan");
-  check(kernels::gpu::plan_msm(n, dev.index(), split, plan.window_bits, o.parts), at + ": plan");
+  check(kernels::gpu::plan_msm(o.group, n, dev.index(), plan, o.window), at + ": plan");
+  check(kernels::gpu::plan_msm(o.group, n, dev.index(), split, plan.window_bits, o.parts),
+        at + ": plan");
   Row row;
   row.log_n = log_n;
   row.c = plan.window_bits;
@@ -164,8 +177,8 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   const double bucket_adds = 2.0 * plan.windows * plan.buckets;
   row.bound_resident = (adds / rates.mixed_per_s + bucket_adds / rates.xyzz_per_s) * 1e3;
 
-  const std::size_t point_bytes = n * sizeof(G1Affine), scalar_bytes = n * sizeof(Fr);
-  const std::size_t gen_bytes = kernels::gpu::random_points_scratch_bytes(n);
+  const std::size_t point_bytes = n * sizeof(Affine), scalar_bytes = n * sizeof(Fr);
+  const std::size_t gen_bytes = kernels::gpu::random_points_scratch_bytes(o.group, n);
   const auto room = take(dev.memory_info(), at + ": memory info");
   const std::size_t scratch_bytes = std::max({plan.scratch_bytes, split.scratch_bytes, gen_bytes});
   const std::size_t need = point_bytes + 2 * scalar_bytes + scratch_bytes;
@@ -175,10 +188,10 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   auto points = take(dev.allocate(point_bytes), at + ": points");
   auto scalars = take(dev.allocate(scalar_bytes), at + ": scalars");
   auto sparse = take(dev.allocate(scalar_bytes), at + ": sparse scalars");
-  auto result = take(dev.allocate(sizeof(G1Xyzz)), at + ": result");
+  auto result = take(dev.allocate(sizeof(Xyzz)), at + ": result");
   auto scratch = take(dev.allocate(scratch_bytes), at + ": scratch");
   auto* stream = static_cast<cudaStream_t>(main.native());
-  check(kernels::gpu::random_points(points.as<G1Affine>(), n, 1000 + log_n, scratch.data(),
+  check(kernels::gpu::random_points(points.as<Affine>(), n, 1000 + log_n, scratch.data(),
                                     scratch.size(), stream),
         at + ": random points");
   check(kernels::gpu::random_scalars(scalars.as<Fr>(), n, 2000 + log_n, false, stream),
@@ -187,7 +200,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
         at + ": sparse scalars");
   auto h_points = take(devices::allocate_pinned(devices::Backend::cuda, point_bytes), at);
   auto h_scalars = take(devices::allocate_pinned(devices::Backend::cuda, scalar_bytes), at);
-  auto h_result = take(devices::allocate_pinned(devices::Backend::cuda, 2 * sizeof(G1Xyzz)), at);
+  auto h_result = take(devices::allocate_pinned(devices::Backend::cuda, 2 * sizeof(Xyzz)), at);
   check(main.copy(h_points.data(), points.data(), point_bytes), at + ": points to host");
   check(main.copy(h_scalars.data(), scalars.data(), scalar_bytes), at + ": scalars to host");
   check(main.synchronize(), at + ": inputs");
@@ -204,12 +217,12 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
     return median(times);
   };
   auto resident = [&](const devices::DeviceBuffer& s) {
-    check(kernels::gpu::msm(plan, result.as<G1Xyzz>(), points.as<G1Affine>(), s.as<Fr>(),
+    check(kernels::gpu::msm(plan, result.as<Xyzz>(), points.as<Affine>(), s.as<Fr>(),
                             scratch.data(), scratch.size(), stream),
           at + ": msm");
   };
   auto* first = static_cast<unsigned char*>(h_result.data());
-  auto* second = first + sizeof(G1Xyzz);
+  auto* second = first + sizeof(Xyzz);
 
   // Link rate for the bound: the points alone, pinned to device.
   row.h2d_gbs =
@@ -220,7 +233,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   // What no schedule can hide: the scalars (the sort needs all of them)
   // and the first part's points (nothing is summed before they are in);
   // the later parts travel under the earlier parts' additions.
-  const double first_part_bytes = double(split.part_begin[1]) * sizeof(G1Affine);
+  const double first_part_bytes = double(split.part_begin[1]) * sizeof(Affine);
   row.bound_e2e = row.bound_resident + (scalar_bytes + first_part_bytes) / (row.h2d_gbs * 1e6);
 
   // Everything in on the copy stream, scalars first; the main stream sorts
@@ -233,9 +246,9 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
         for (unsigned part = 0; part < split.parts; ++part) {
           const std::size_t begin = split.part_begin[part];
           const std::size_t end = split.part_begin[part + 1];
-          check(copy.copy(points.as<G1Affine>() + begin,
-                          static_cast<const G1Affine*>(h_points.data()) + begin,
-                          (end - begin) * sizeof(G1Affine)),
+          check(copy.copy(points.as<Affine>() + begin,
+                          static_cast<const Affine*>(h_points.data()) + begin,
+                          (end - begin) * sizeof(Affine)),
                 at + ": e2e points");
           check(copy.record(ready[1 + part]), at + ": e2e");
         }
@@ -245,25 +258,25 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
               at + ": e2e sort");
         for (unsigned part = 0; part < split.parts; ++part) {
           check(main.wait(ready[1 + part]), at + ": e2e");
-          check(kernels::gpu::msm_add_points(split, part, points.as<G1Affine>(), scratch.data(),
+          check(kernels::gpu::msm_add_points(split, part, points.as<Affine>(), scratch.data(),
                                              scratch.size(), stream),
                 at + ": e2e add");
         }
-        check(kernels::gpu::msm_finish(split, result.as<G1Xyzz>(), scratch.data(), scratch.size(),
+        check(kernels::gpu::msm_finish(split, result.as<Xyzz>(), scratch.data(), scratch.size(),
                                        stream),
               at + ": e2e finish");
-        check(main.copy(first, result.data(), sizeof(G1Xyzz)), at + ": e2e result");
+        check(main.copy(first, result.data(), sizeof(Xyzz)), at + ": e2e result");
       },
       "e2e");
   row.resident = timed([&] { resident(scalars); }, "resident");
-  check(main.copy(second, result.data(), sizeof(G1Xyzz)), at + ": result");
+  check(main.copy(second, result.data(), sizeof(Xyzz)), at + ": result");
   check(main.synchronize(), at + ": result");
   // Parts change the order of additions, hence the XYZZ form: compare the
   // affine points.
-  G1Xyzz a, b;
+  Xyzz a, b;
   std::memcpy(&a, first, sizeof a);
   std::memcpy(&b, second, sizeof b);
-  const G1Affine pa = kernels::to_affine(a), pb = kernels::to_affine(b);
+  const Affine pa = kernels::to_affine(a), pb = kernels::to_affine(b);
   row.consistent = std::memcmp(&pa, &pb, sizeof pa) == 0;
   row.sort = timed(
       [&] {
@@ -296,16 +309,18 @@ int bench_msm(int argc, char** argv) {
             take(dev.create_event(devices::EventKind::timing), "event")};
     std::vector<devices::Event> ready;
     for (unsigned i = 0; i <= o.parts; ++i) ready.push_back(take(dev.create_event(), "event"));
-    const Rates rates = measure_add_rates(dev, main, t);
-    std::printf("stoker bench msm: %s, CUDA events, median of %d after a warm-up\n",
-                dev.info().name.c_str(), o.reps);
+    const bool g2 = o.group == MsmGroup::g2;
+    const Rates rates = measure_add_rates(dev, main, t, o.group);
+    std::printf("stoker bench msm: %s, %s, CUDA events, median of %d after a warm-up\n",
+                g2 ? "G2" : "G1", dev.info().name.c_str(), o.reps);
     std::printf("measured: mixed addition (XYZZ + affine) %.3e/s, XYZZ addition %.3e/s\n",
                 rates.mixed_per_s, rates.xyzz_per_s);
     std::printf("%5s %3s %3s %9s %9s %9s %8s %9s %9s %9s %8s %7s %s\n", "log_n", "c", "W", "e2e ms",
                 "bound", "sppark", "x sppark", "resident", "bound", "sparse", "sort ms", "GiB", "");
     for (unsigned k : o.log_n) {
-      const Row r = run_size(dev, main, copy, t, ready, rates, k, o);
-      const auto ref = sppark_ms(k);
+      const Row r = g2 ? run_size<G2Affine>(dev, main, copy, t, ready, rates, k, o)
+                       : run_size<G1Affine>(dev, main, copy, t, ready, rates, k, o);
+      const auto ref = g2 ? std::optional<double>{} : sppark_ms(k);
       char ref_s[16] = "-", speedup[16] = "-";
       if (ref) {
         std::snprintf(ref_s, sizeof ref_s, "%.1f", *ref);

@@ -12,7 +12,8 @@
 // Beside each: the model's bound, n * W mixed additions and 2 W 2^(c-1)
 // XYZZ additions at the rates a micro-kernel measures on this GPU (e2e:
 // plus the scalars' copy, and the points' copy where it is longer than the
-// sort), and sppark's figure where one was measured.
+// sort), and sppark's figure where one was measured. --group g2 runs the
+// same on G2 points (192 bytes) with G2's addition rates (no sppark figure).
 #pragma once
 
 namespace stoker::tools {

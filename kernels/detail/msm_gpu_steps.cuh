@@ -1,0 +1,213 @@
+// The GPU Pippenger's steps that take points or sums, as templates over
+// the group (detail/msm_group.hpp), with what they share with the plan and
+// the sort: the scratch layout, the call checks, the launches.
+// kernels/msm_gpu.cu holds the plan, the sort and G1's entry points;
+// kernels/msm_g2_gpu.cu G2's, in a translation unit of their own so that
+// the two groups' kernels compile in parallel.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <system_error>
+
+#include "common/error.hpp"
+#include "kernels/detail/msm_accumulate.cuh"
+#include "kernels/detail/msm_group.hpp"
+#include "kernels/detail/msm_reduce.cuh"
+#include "kernels/detail/msm_window.hpp"
+#include "kernels/msm.hpp"
+
+namespace stoker::kernels::gpu::detail::pippenger {
+
+using detail::AccumulateArgs;
+using detail::ReduceArgs;
+using detail::XyzzOf;
+
+// Block size from the occupancy calculator, once per kernel (the engine's
+// GPUs are of one kind).
+struct Geometry {
+  cudaError_t error = cudaSuccess;
+  int threads = 0;
+};
+template <auto Kernel>
+const Geometry& geometry() {
+  static const Geometry g = [] {
+    Geometry r;
+    int min_grid = 0;
+    r.error = cudaOccupancyMaxPotentialBlockSize(&min_grid, &r.threads, Kernel);
+    return r;
+  }();
+  return g;
+}
+
+template <auto Kernel, typename... Args>
+std::error_code launch(std::size_t threads, cudaStream_t stream, Args... args) {
+  const Geometry& g = geometry<Kernel>();
+  if (g.error) return make_cuda_error(g.error);
+  const std::size_t per = static_cast<std::size_t>(g.threads);
+  const std::size_t blocks = std::max<std::size_t>(1, (threads + per - 1) / per);
+  if (blocks > 0x7fffffffu) return make_error_code(Errc::invalid_argument);
+  Kernel<<<static_cast<unsigned>(blocks), g.threads, 0, stream>>>(args...);
+  return make_cuda_error(cudaGetLastError());
+}
+
+// The reduction's levels: group sizes until one item per window is left.
+struct ReduceLevels {
+  unsigned count = 0;
+  unsigned group[32] = {};
+  std::size_t out_per_window[32] = {};
+};
+ReduceLevels reduce_levels(std::uint32_t buckets);
+
+// Byte offsets of every scratch array from the plan.
+struct Layout {
+  std::size_t keys[2], values[2], sort_temp, sorted;
+  std::size_t buckets, filled;
+  std::size_t head_keys[2], heads[2];
+  std::size_t reduce_y[2], reduce_s[2];
+  std::size_t total;
+};
+Layout layout(const MsmPlan& p);
+
+struct Scratch {
+  unsigned char* base;
+  Layout l;
+  template <typename T>
+  T* at(std::size_t off) const {
+    return reinterpret_cast<T*>(base + off);
+  }
+};
+
+// `group`: the group of the call's points or result, which the plan's must
+// be (its sizes lay out the scratch); the sort's call has neither.
+std::error_code check_call(const MsmPlan& p, MsmGroup group, void* d_scratch,
+                           std::size_t scratch_bytes, Scratch& s);
+
+// The keys' step from one window to the next, log2 (msm_window.hpp).
+unsigned key_shift(const MsmPlan& p);
+
+template <typename Affine>
+std::error_code add_points(const MsmPlan& p, unsigned part, const Affine* d_points, void* d_scratch,
+                           std::size_t scratch_bytes, cudaStream_t stream) {
+  using Xyzz = XyzzOf<Affine>;
+  Scratch s{};
+  if (auto ec = check_call(p, detail::MsmGroupTraits<Affine>::kGroup, d_scratch, scratch_bytes, s))
+    return ec;
+  if (p.n == 0) return {};
+  if (part >= p.parts || !d_points || reinterpret_cast<std::uintptr_t>(d_points) % 16)
+    return make_error_code(Errc::invalid_argument);
+  const Layout& l = s.l;
+  auto at = [&s](std::size_t off) { return s.base + off; };
+  const std::uint32_t per_part = p.windows << key_shift(p);
+
+  // The entries, then the heads level by level.
+  AccumulateArgs<Xyzz> a{};
+  a.keys = nullptr;  // the first level reads them from `sorted`
+  a.count = p.entries;
+  a.lo = part * per_part;
+  a.hi = a.lo + per_part;
+  a.none = detail::kNoKey;
+  a.key_shift = key_shift(p);
+  a.bucket_shift = p.window_bits - 1;
+  a.past_hi_ends = !p.window_sorts;
+  a.slice = p.slice;
+  a.buckets = s.at<Xyzz>(l.buckets);
+  a.filled = s.at<std::uint8_t>(l.filled);
+  a.head_keys = s.at<std::uint32_t>(l.head_keys[0]);
+  a.heads = s.at<Xyzz>(l.heads[0]);
+  std::size_t slices = (p.entries + p.slice - 1) / p.slice;
+  if (auto ec = launch<detail::accumulate_kernel<true, detail::EntrySource<Affine>>>(
+          slices, stream, a,
+          detail::EntrySource<Affine>{d_points, s.at<const detail::SortedEntries>(l.sorted)}))
+    return ec;
+  int side = 0;
+  while (slices > 1) {
+    AccumulateArgs<Xyzz> h = a;
+    h.keys = reinterpret_cast<const std::uint32_t*>(at(l.head_keys[side]));
+    h.count = slices;
+    h.slice = detail::kHeadSlice;
+    h.head_keys = reinterpret_cast<std::uint32_t*>(at(l.head_keys[1 - side]));
+    h.heads = reinterpret_cast<Xyzz*>(at(l.heads[1 - side]));
+    const detail::HeadSource<Xyzz> src{reinterpret_cast<const Xyzz*>(at(l.heads[side]))};
+    slices = (slices + detail::kHeadSlice - 1) / detail::kHeadSlice;
+    if (auto ec = launch<detail::accumulate_kernel<false, detail::HeadSource<Xyzz>>>(slices, stream,
+                                                                                     h, src))
+      return ec;
+    side = 1 - side;
+  }
+  return {};
+}
+
+template <typename Xyzz>
+std::error_code finish(const MsmPlan& p, MsmGroup group, Xyzz* d_result, void* d_scratch,
+                       std::size_t scratch_bytes, cudaStream_t stream) {
+  if (!d_result) return make_error_code(Errc::invalid_argument);
+  Scratch s{};
+  if (auto ec = check_call(p, group, d_scratch, scratch_bytes, s)) return ec;
+  if (p.n == 0) return launch<detail::write_infinity_kernel<Xyzz>>(1, stream, d_result);
+  const Layout& l = s.l;
+  auto at = [&s](std::size_t off) { return s.base + off; };
+  auto* buckets = s.at<Xyzz>(l.buckets);
+  auto* filled = s.at<std::uint8_t>(l.filled);
+
+  // Reduction: level by level into alternating buffers.
+  const ReduceLevels r = reduce_levels(p.buckets);
+  std::size_t in_per_window = p.buckets;
+  unsigned scale_log = 0;
+  const Xyzz *y_in = nullptr, *s_in = nullptr;
+  for (unsigned i = 0; i < r.count; ++i) {
+    ReduceArgs<Xyzz> ra{};
+    ra.windows = p.windows;
+    ra.in_per_window = in_per_window;
+    ra.group = r.group[i];
+    ra.scale_log = scale_log;
+    ra.buckets = buckets;
+    ra.filled = filled;
+    ra.y_in = y_in;
+    ra.s_in = s_in;
+    ra.y_out = reinterpret_cast<Xyzz*>(at(l.reduce_y[i % 2]));
+    ra.s_out = reinterpret_cast<Xyzz*>(at(l.reduce_s[i % 2]));
+    const std::size_t items = r.out_per_window[i] * p.windows;
+    const std::error_code ec =
+        i == 0 ? launch<detail::reduce_level_kernel<true, Xyzz>>(items, stream, ra)
+               : launch<detail::reduce_level_kernel<false, Xyzz>>(items, stream, ra);
+    if (ec) return ec;
+    y_in = ra.y_out;
+    s_in = ra.s_out;
+    in_per_window = r.out_per_window[i];
+    scale_log += static_cast<unsigned>(std::countr_zero(r.group[i]));
+  }
+  return launch<detail::combine_windows_kernel<Xyzz>>(1, stream, d_result, y_in, s_in, p.windows,
+                                                      p.window_bits);
+}
+
+template <typename Affine>
+std::error_code run_msm(const MsmPlan& p, XyzzOf<Affine>* d_result, const Affine* d_points,
+                        const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
+                        cudaStream_t stream) {
+  // Refused before the sort is enqueued, not after.
+  if (p.group != detail::MsmGroupTraits<Affine>::kGroup)
+    return make_error_code(Errc::invalid_argument);
+  if (auto ec = msm_sort_scalars(p, d_scalars, d_scratch, scratch_bytes, stream)) return ec;
+  for (unsigned part = 0; part < p.parts && p.n; ++part)
+    if (auto ec = add_points(p, part, d_points, d_scratch, scratch_bytes, stream)) return ec;
+  return finish(p, detail::MsmGroupTraits<Affine>::kGroup, d_result, d_scratch, scratch_bytes,
+                stream);
+}
+
+template <typename Affine>
+std::error_code run_msm(XyzzOf<Affine>* d_result, const Affine* d_points, const Fr* d_scalars,
+                        std::size_t n, void* d_scratch, std::size_t scratch_bytes,
+                        cudaStream_t stream) {
+  int device = 0;
+  if (auto ec = make_cuda_error(cudaGetDevice(&device))) return ec;
+  MsmPlan p;
+  if (auto ec = plan_msm(detail::MsmGroupTraits<Affine>::kGroup, n, device, p)) return ec;
+  return run_msm(p, d_result, d_points, d_scalars, d_scratch, scratch_bytes, stream);
+}
+
+}  // namespace stoker::kernels::gpu::detail::pippenger
