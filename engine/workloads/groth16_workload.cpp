@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "engine/groth16/cpu_prover.hpp"
 #include "engine/groth16/proof_assembly.hpp"
@@ -17,6 +18,11 @@ namespace g16 = groth16;
 using kernels::Fr;
 using kernels::G1Affine;
 using kernels::G1Xyzz;
+using kernels::G2Affine;
+using kernels::G2Xyzz;
+
+// B_G2's points ride in the resident Srs as two G1-sized slots each.
+static_assert(sizeof(G2Affine) == 2 * sizeof(G1Affine) && alignof(G2Affine) <= alignof(G1Affine));
 
 Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::ProvingKey> key,
                                     std::string label) {
@@ -29,7 +35,7 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
     out.matrices = std::make_shared<const g16::ConstraintMatrices>(std::move(*m));
   }
   std::vector<G1Affine> all;
-  all.reserve(k.h.size() + k.l.size() + k.a.size() + k.b_g1.size());
+  all.reserve(k.h.size() + k.l.size() + k.a.size() + k.b_g1.size() + 2 * k.b_g2.size());
   all.resize(k.h.size());
   if (k.format == g16::KeyFormat::snarkjs) {
     if (k.h.size() != k.domain_size())
@@ -47,6 +53,10 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
   all.insert(all.end(), k.a.begin(), k.a.end());
   out.b1_at = all.size();
   all.insert(all.end(), k.b_g1.begin(), k.b_g1.end());
+  out.b2_at = all.size();
+  all.resize(all.size() + 2 * k.b_g2.size());
+  if (!k.b_g2.empty())
+    std::memcpy(all.data() + out.b2_at, k.b_g2.data(), k.b_g2.size() * sizeof(G2Affine));
   SrsLoadOptions o;
   o.trust_points = true;  // the key's reader checked them
   o.label = std::move(label);
@@ -80,25 +90,33 @@ struct ProofInputs {
   }
 };
 
-// One MSM plan per device for each of the four queries.
+// One MSM plan per device for each of the five queries.
 struct Plans {
-  std::vector<kernels::gpu::MsmPlan> h, l, a, b;
+  std::vector<kernels::gpu::MsmPlan> h, l, a, b, b2;
 };
 
-std::error_code gpu_msm(const kernels::gpu::MsmPlan& plan, std::byte* out, const G1Affine* points,
+// G1 or G2 points; the sum lands in the output as XYZZ.
+template <typename Affine>
+std::error_code gpu_msm(const kernels::gpu::MsmPlan& plan, std::byte* out, const Affine* points,
                         const Fr* scalars, std::size_t count, const KernelContext& c,
                         cudaStream_t s) {
-  auto* result = reinterpret_cast<G1Xyzz*>(out);
+  using Xyzz = decltype(kernels::to_xyzz(Affine{}));
+  auto* result = reinterpret_cast<Xyzz*>(out);
   if (count == 0)  // the sum of nothing: infinity is all zeros
-    return make_cuda_error(cudaMemsetAsync(result, 0, sizeof(G1Xyzz), s));
+    return make_cuda_error(cudaMemsetAsync(result, 0, sizeof(Xyzz), s));
   return kernels::gpu::msm(plan, result, points, scalars, c.scratch, c.scratch_bytes, s);
 }
 
-void cpu_msm(std::byte* out, const G1Affine* points, const Fr* scalars, std::size_t count,
+template <typename Affine>
+void cpu_msm(std::byte* out, const Affine* points, const Fr* scalars, std::size_t count,
              unsigned threads) {
-  const G1Xyzz sum =
-      count == 0 ? G1Xyzz::infinity() : kernels::cpu::msm(points, scalars, count, threads);
+  using Xyzz = decltype(kernels::to_xyzz(Affine{}));
+  const Xyzz sum = count == 0 ? Xyzz::infinity() : kernels::cpu::msm(points, scalars, count, threads);
   std::memcpy(out, &sum, sizeof(sum));
+}
+
+const G2Affine* g2_points(const G1Affine* resident, std::size_t b2_at) {
+  return reinterpret_cast<const G2Affine*>(resident + b2_at);
 }
 
 Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Run>& run) {
@@ -163,10 +181,11 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
   for (int k = 0; k < 3; ++k) shape.inputs.push_back(Input::produced(bytes));
   shape.inputs.push_back(Input::produced(std::max<std::size_t>(1, lay.total) * sizeof(Fr)));
   for (int k = 0; k < 4; ++k) shape.outputs.push_back(Output{nullptr, sizeof(G1Xyzz), false});
+  shape.outputs.push_back(Output{nullptr, sizeof(G2Xyzz), false});
   BuildNeeds needs;
   needs.workload = "groth16";
   needs.partitions = partitions;
-  needs.caller_bytes = 4 * sizeof(G1Xyzz) + sizeof(g16::Proof) + kPartitionBookkeepingBytes +
+  needs.caller_bytes = 4 * sizeof(G1Xyzz) + sizeof(G2Xyzz) + sizeof(g16::Proof) + kPartitionBookkeepingBytes +
                        (snarkjs ? 0 : lay.total * sizeof(Fr));
   needs.pinned_bytes = Engine::pinned_bytes(shape);
   if (auto e = check_build(needs, o.limits)) return e;
@@ -175,16 +194,19 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
   std::size_t scratch = bytes;  // h, on the host backend
   if (o.devices->backend() == devices::Backend::cuda) {
     scratch = 0;
-    const std::pair<std::size_t, std::vector<kernels::gpu::MsmPlan>*> queries[] = {
-        {h_count, &plans->h},
-        {lay.l_count, &plans->l},
-        {lay.a_count, &plans->a},
-        {lay.b_count, &plans->b}};
+    using kernels::MsmGroup;
+    const std::tuple<std::size_t, std::vector<kernels::gpu::MsmPlan>*, MsmGroup> queries[] = {
+        {h_count, &plans->h, MsmGroup::g1},
+        {lay.l_count, &plans->l, MsmGroup::g1},
+        {lay.a_count, &plans->a, MsmGroup::g1},
+        {lay.b_count, &plans->b, MsmGroup::g1},
+        {lay.b_count, &plans->b2, MsmGroup::g2}};
     for (std::size_t d = 0; d < o.devices->size(); ++d)
-      for (auto [count, list] : queries) {
+      for (auto [count, list, group] : queries) {
         kernels::gpu::MsmPlan plan;
         if (count > 0)
-          if (auto ec = kernels::gpu::plan_msm(count, (*o.devices)[d].info().ordinal, plan))
+          if (auto ec =
+                  kernels::gpu::plan_msm(group, count, (*o.devices)[d].info().ordinal, plan))
             return Error{ec, who + "planning an MSM of " + std::to_string(count) +
                                  " points on device " + std::to_string(d) + ": " + ec.message()};
         scratch = std::max(scratch, plan.scratch_bytes);
@@ -196,6 +218,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
   run->options = o;
   run->partitions = partitions;
   run->sums.assign(4 * partitions, G1Xyzz::infinity());
+  run->sums_g2.assign(partitions, G2Xyzz::infinity());
   run->proofs.assign(partitions, g16::Proof{});
   run->proved.assign(partitions, 0);
   run->failures.assign(partitions, std::string{});
@@ -210,7 +233,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
   job.name = o.name;
   job.priority = o.priority;
   job.srs = gk.points;
-  job.kernel_steps = {"h", "msm_h", "msm_witness"};
+  job.kernel_steps = {"h", "msm_h", "msm_witness", "msm_b_g2"};
   const unsigned cpu_threads = o.cpu_threads;
   for (std::size_t p = 0; p < partitions; ++p) {
     auto in = std::make_shared<ProofInputs>(std::move(proof_inputs[p]));
@@ -242,6 +265,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     for (int k = 0; k < 4; ++k)
       part.outputs.push_back(Output::to(
           std::span(reinterpret_cast<std::byte*>(&run->sums[4 * p + k]), sizeof(G1Xyzz))));
+    part.outputs.push_back(Output::to(
+        std::span(reinterpret_cast<std::byte*>(&run->sums_g2[p]), sizeof(G2Xyzz))));
     part.scratch_bytes = scratch;
     part.work.gpu = [gk, plans, log_n, snarkjs, h_count,
                      lay](const KernelContext& c) -> std::error_code {
@@ -269,7 +294,13 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       if (auto ec =
               gpu_msm(plans->a[d], c.outputs[2], points + gk.a_at, w + lay.a_at, lay.a_count, c, s))
         return ec;
-      return gpu_msm(plans->b[d], c.outputs[3], points + gk.b1_at, w + lay.b_at, lay.b_count, c, s);
+      if (auto ec =
+              gpu_msm(plans->b[d], c.outputs[3], points + gk.b1_at, w + lay.b_at, lay.b_count, c, s))
+        return ec;
+      if (c.mark)
+        if (auto ec = c.mark()) return ec;
+      return gpu_msm(plans->b2[d], c.outputs[4], g2_points(points, gk.b2_at), w + lay.b_at,
+                     lay.b_count, c, s);
     };
     part.work.cpu = [gk, log_n, snarkjs, h_count, lay,
                      cpu_threads](const KernelContext& c) -> std::error_code {
@@ -292,24 +323,23 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       cpu_msm(c.outputs[1], points + gk.l_at, w + lay.l_at, lay.l_count, cpu_threads);
       cpu_msm(c.outputs[2], points + gk.a_at, w + lay.a_at, lay.a_count, cpu_threads);
       cpu_msm(c.outputs[3], points + gk.b1_at, w + lay.b_at, lay.b_count, cpu_threads);
+      if (c.mark)
+        if (auto ec = c.mark()) return ec;
+      cpu_msm(c.outputs[4], g2_points(points, gk.b2_at), w + lay.b_at, lay.b_count, cpu_threads);
       return {};
     };
     part.label = o.name + "#" + std::to_string(p);
-    // The proof's last step, on a worker once the sums landed: B in G2 on the
-    // CPU, the assembly, the check. It keeps the partition's inputs alive.
+    // The proof's last step, on a worker once the sums landed: the assembly
+    // and the check. It keeps the partition's inputs alive.
     job.partitions.push_back(std::move(part));
     run->inputs_of.push_back(in);
   }
-  job.verify = [run_ptr = run, lay, cpu_threads](const Partition&,
-                                                 std::size_t p) -> std::error_code {
+  job.verify = [run_ptr = run](const Partition&, std::size_t p) -> std::error_code {
     Groth16Run& r = *run_ptr;
     const g16::ProvingKey& key = *r.options.key.key;
     const auto& in = *std::static_pointer_cast<const ProofInputs>(r.inputs_of[p]);
-    const auto scalars = in.scalars();
     g16::QuerySums sums;
-    sums.b2 = lay.b_count == 0 ? kernels::G2Xyzz::infinity()
-                               : kernels::cpu::msm(key.b_g2.data(), scalars.data() + lay.b_at,
-                                                   lay.b_count, cpu_threads);
+    sums.b2 = r.sums_g2[p];
     sums.c = r.sums[4 * p + 0];
     kernels::add(sums.c, r.sums[4 * p + 1]);
     sums.a = r.sums[4 * p + 2];

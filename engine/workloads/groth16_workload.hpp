@@ -2,23 +2,25 @@
 // every device, one proof per partition (Filecoin's PoRep is 10 partitions
 // of one key), pipelined as ntt_msm_h is.
 //
-// load_groth16_key puts the key's G1 queries on the devices once, as one
-// Srs (engine/srs.hpp: pinned blocks under the host budget, NCCL broadcast,
+// load_groth16_key puts the key's queries on the devices once, as one Srs
+// (engine/srs.hpp: pinned blocks under the host budget, NCCL broadcast,
 // device budgets, eviction): H, L, A and B_G1 back to back, a snarkjs key's
 // H in stoker's NTT order (kernels/hpoly_odd_coset.hpp) so that no proof
-// permutes anything. B_G2 and the verifying key stay on the host.
+// permutes anything, then B_G2, each of its 192-byte points in two of the
+// Srs's 96-byte slots (one resident block per key, one broadcast, one
+// budget charge). The verifying key stays on the host.
 //
 // Per partition:
 // - the producer (CPU workers) writes a, b, c in the order the device wants
 //   them (a snarkjs key's rows from its matrices and the witness, a bellman
 //   witness's evaluations as given) and the witness's scalars of the L, A
-//   and B_G1 queries, straight into pinned memory;
+//   and B queries, straight into pinned memory;
 // - the device work computes h (the odd coset for snarkjs, the coefficient
-//   form for bellman) and the four MSMs H, L, A, B_G1 (GPU kernels, or the
-//   CPU's on the host backend), marking the steps "h", "msm_h",
-//   "msm_witness";
-// - after the sums land, a worker takes the B_G2 MSM on the CPU, assembles
-//   the proof with r and s (engine/groth16/proof_assembly.hpp) and, unless
+//   form for bellman) and the five MSMs H, L, A, B_G1 and B_G2 (GPU
+//   kernels, or the CPU's on the host backend), marking the steps "h",
+//   "msm_h", "msm_witness" (L, A, B_G1) and "msm_b_g2";
+// - after the sums land, a worker assembles the proof with r and s
+//   (engine/groth16/proof_assembly.hpp) and, unless
 //   told not to, checks it with the pairing: a witness that does not satisfy
 //   the circuit fails the job saying so.
 // With the same r and s the proofs equal the CPU prover's bit for bit.
@@ -39,16 +41,20 @@
 #include "engine/groth16/proving_key.hpp"
 #include "engine/job.hpp"
 #include "engine/workloads/build_limits.hpp"
+#include "kernels/g2.cuh"
 
 namespace stoker::engine::workloads {
 
-// A proving key loaded on an engine: the host copy and the resident G1
-// queries, with where each starts among the resident points.
+// A proving key loaded on an engine: the host copy and the resident
+// queries, with where each starts among the resident 96-byte slots (B_G2's
+// points take two slots each, from b2_at to the end).
 struct Groth16Key {
   std::shared_ptr<const groth16::ProvingKey> key;
   std::shared_ptr<const groth16::ConstraintMatrices> matrices;  // snarkjs keys
   Srs points;
-  std::size_t h_at = 0, l_at = 0, a_at = 0, b1_at = 0;
+  std::size_t h_at = 0, l_at = 0, a_at = 0, b1_at = 0, b2_at = 0;
+  std::size_t g1_points() const { return b2_at; }
+  std::size_t g2_points() const { return (points.points() - b2_at) / 2; }
 };
 
 // Loads `key` on every device of `engine` (its points already checked by
@@ -80,7 +86,8 @@ struct Groth16Options {
 struct Groth16Run {
   Groth16Options options;
   std::size_t partitions = 0;
-  std::vector<kernels::G1Xyzz> sums;   // 4 per partition: H, L, A, B_G1
+  std::vector<kernels::G1Xyzz> sums;     // 4 per partition: H, L, A, B_G1
+  std::vector<kernels::G2Xyzz> sums_g2;  // 1 per partition: B_G2
   std::vector<groth16::Proof> proofs;  // one per partition, once its check ran
   std::vector<char> proved;            // per partition: its proof is in `proofs`
   std::vector<std::string> failures;   // per partition: why its check failed

@@ -201,7 +201,8 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
       j["constraints_domain"] = std::size_t{1} << key.log_n;
       j["wires"] = key.num_vars;
       j["public"] = key.num_public;
-      j["g1_points"] = k.resident.points.points();
+      j["g1_points"] = k.resident.g1_points();
+      j["g2_points"] = k.resident.g2_points();
       j["resident_bytes_per_device"] = k.resident.points.bytes();
       j["devices"] = engine.devices().size();
       j["read_ms"] = k.read_ms;

@@ -150,10 +150,10 @@ Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
   out.banner = printf_text(
       "groth16, %zu partitions (a proof each) over 2^%u points (%s key, %zu wires, %zu public; %s) "
       "%s\n"
-      "  key: %s, read in %.2f s; %zu G1 points (%.1f MiB) on every device in %.2f s\n",
+      "  key: %s, read in %.2f s; %zu G1 and %zu G2 points (%.1f MiB) on every device in %.2f s\n",
       partitions, key.log_n, snarkjs ? "snarkjs" : "bellman", key.num_vars, key.num_public,
       o.verify ? "each checked with the pairing" : "not checked", on_devices(engine).c_str(),
-      loaded->source.c_str(), loaded->read_s, resident->points.points(),
+      loaded->source.c_str(), loaded->read_s, resident->g1_points(), resident->g2_points(),
       static_cast<double>(resident->points.bytes()) / (1 << 20), load_s);
   out.verifies = o.verify;
   out.verification = "every proof passes the pairing check of the key's verifying key";

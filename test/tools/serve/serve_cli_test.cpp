@@ -68,12 +68,14 @@ TEST(ServeCli, KeysLoadListAndEvictRoundTrip) {
   EXPECT_EQ(empty.out, "no keys on " + server + "\n");
 
   // A relative path is made absolute here, where it means what the user meant.
+  // Resident: 91 G1 points (H, L, A, B_G1) and B_G2's 26 G2 points,
+  // 91 * 96 + 26 * 192 = 13728 bytes.
   auto loaded = run_shell(std::string("cd ") + STOKER_GROTH16_DATA_DIR + " && " + STOKER_BINARY +
                           " " + load_line(d, "mult", "multiplier.zkey"));
   ASSERT_EQ(loaded.status, 0) << loaded.both();
   EXPECT_TRUE(has(loaded.out, "key 'mult' loaded on " + server +
                                   ": zkey, 2^4 points, 26 wires, "
-                                  "2 public; 8736 bytes (8.5 KiB) resident on each of 1 device"))
+                                  "2 public; 13728 bytes (13.4 KiB) resident on each of 1 device"))
       << loaded.out;
   EXPECT_EQ(lines(loaded.out), 1);
   auto again = run_stoker(load_line(d, "mult", data_file("multiplier.zkey")));
@@ -84,7 +86,7 @@ TEST(ServeCli, KeysLoadListAndEvictRoundTrip) {
   EXPECT_EQ(table.status, 0) << table.both();
   EXPECT_EQ(table.out,
             "NAME  STATE  FORMAT  LOG_N  WIRES  RESIDENT_BYTES_PER_DEVICE\n"
-            "mult  ready  zkey    4      26     8736\n");
+            "mult  ready  zkey    4      26     13728\n");
   auto listed = run_stoker("keys list --server " + server + " --json");
   ASSERT_EQ(listed.status, 0) << listed.both();
   const json keys = json::parse(listed.out)["keys"];
@@ -94,7 +96,7 @@ TEST(ServeCli, KeysLoadListAndEvictRoundTrip) {
   auto evicted = run_stoker("keys evict --server " + server + " --name mult");
   EXPECT_EQ(evicted.status, 0) << evicted.both();
   EXPECT_EQ(evicted.out,
-            "key 'mult' evicted from " + server + ": 8736 bytes (8.5 KiB) freed on each device\n");
+            "key 'mult' evicted from " + server + ": 13728 bytes (13.4 KiB) freed on each device\n");
   EXPECT_EQ(run_stoker("keys list --server " + server).out, "no keys on " + server + "\n");
   auto twice = run_stoker("keys evict --server " + server + " --name mult");
   EXPECT_EQ(twice.status, 1) << twice.both();
