@@ -12,6 +12,7 @@
 #include "kernels/detail/fixed_base.cuh"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/g1_fixed_base.hpp"
+#include "kernels/g2.cuh"
 
 namespace stoker::kernels::cpu {
 namespace {
@@ -24,33 +25,42 @@ using kernels::detail::kFixedBaseWindows;
 
 constexpr std::size_t kBatch = 256;
 
+template <typename Affine>
+using XyzzOf = decltype(to_xyzz(Affine{}));
+template <typename Affine>
+using FieldOf = decltype(Affine{}.x);
+
 // out[i] = to_affine(in[i]) for i < count, with one inversion for the batch
 // (`prefix` holds count elements of working space). The same values as
 // to_affine: 1 / ZZZ comes from the shared inversion instead of its own.
-void batch_to_affine(const G1Xyzz* in, G1Affine* out, std::size_t count, Fq* prefix) {
-  Fq acc = Fq::one();
+template <typename Affine>
+void batch_to_affine(const XyzzOf<Affine>* in, Affine* out, std::size_t count,
+                     FieldOf<Affine>* prefix) {
+  using Field = FieldOf<Affine>;
+  Field acc = Field::one();
   for (std::size_t i = 0; i < count; ++i) {
     prefix[i] = acc;
     if (!in[i].is_infinity()) acc *= in[i].zzz;
   }
-  Fq inv = acc.inverse();
+  Field inv = acc.inverse();
   for (std::size_t i = count; i-- > 0;) {
     if (in[i].is_infinity()) {
-      out[i] = G1Affine::infinity();
+      out[i] = Affine::infinity();
       continue;
     }
-    const Fq zzz_inv = inv * prefix[i];
+    const Field zzz_inv = inv * prefix[i];
     inv *= in[i].zzz;
-    const Fq z_inv = in[i].zz * zzz_inv;
-    out[i] = G1Affine{in[i].x * z_inv.sqr(), in[i].y * zzz_inv};
+    const Field z_inv = in[i].zz * zzz_inv;
+    out[i] = Affine{in[i].x * z_inv.sqr(), in[i].y * zzz_inv};
   }
 }
 
-std::vector<G1Affine> build_table() {
-  std::vector<G1Affine> table(kFixedBaseTableEntries);
-  std::array<G1Xyzz, kFixedBaseDigits> sums;
-  std::array<Fq, kFixedBaseDigits> prefix;
-  G1Affine base = G1Affine::generator();
+template <typename Affine>
+std::vector<Affine> build_table() {
+  std::vector<Affine> table(kFixedBaseTableEntries);
+  std::array<XyzzOf<Affine>, kFixedBaseDigits> sums;
+  std::array<FieldOf<Affine>, kFixedBaseDigits> prefix;
+  Affine base = Affine::generator();
   for (unsigned w = 0; w < kFixedBaseWindows; ++w) {
     sums[0] = to_xyzz(base);
     for (unsigned d = 2; d <= kFixedBaseDigits; ++d) {
@@ -59,28 +69,28 @@ std::vector<G1Affine> build_table() {
     }
     batch_to_affine(sums.data(), &table[fixed_base_index(w, 1)], kFixedBaseDigits, prefix.data());
     // 256 B_w = 2 * (128 B_w): the next window's base.
-    G1Xyzz next = sums[(1u << (kFixedBaseWindowBits - 1)) - 1];
+    XyzzOf<Affine> next = sums[(1u << (kFixedBaseWindowBits - 1)) - 1];
     next = dbl(next);
     base = to_affine(next);
   }
   return table;
 }
 
-const G1Affine* table() {
-  static const std::vector<G1Affine> t = build_table();
+template <typename Affine>
+const Affine* table() {
+  static const std::vector<Affine> t = build_table<Affine>();
   return t.data();
 }
 
-}  // namespace
-
-void fixed_base_mul(G1Affine* out, const Fr* scalars, std::size_t n, unsigned threads) {
+template <typename Affine>
+void multiply(Affine* out, const Fr* scalars, std::size_t n, unsigned threads) {
   if (n == 0) return;
-  const G1Affine* t = table();
+  const Affine* t = table<Affine>();
   kernels::detail::parallel_for(
       n, threads,
       [&](std::size_t begin, std::size_t end) {
-        std::array<G1Xyzz, kBatch> sums;
-        std::array<Fq, kBatch> prefix;
+        std::vector<XyzzOf<Affine>> sums(kBatch);
+        std::vector<FieldOf<Affine>> prefix(kBatch);
         for (std::size_t b = begin; b < end; b += kBatch) {
           const std::size_t count = std::min(kBatch, end - b);
           for (std::size_t i = 0; i < count; ++i)
@@ -89,6 +99,16 @@ void fixed_base_mul(G1Affine* out, const Fr* scalars, std::size_t n, unsigned th
         }
       },
       /*grain=*/kBatch);
+}
+
+}  // namespace
+
+void fixed_base_mul(G1Affine* out, const Fr* scalars, std::size_t n, unsigned threads) {
+  multiply(out, scalars, n, threads);
+}
+
+void fixed_base_mul(G2Affine* out, const Fr* scalars, std::size_t n, unsigned threads) {
+  multiply(out, scalars, n, threads);
 }
 
 }  // namespace stoker::kernels::cpu

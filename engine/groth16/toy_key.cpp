@@ -8,7 +8,6 @@
 
 #include "common/bytes_str.hpp"
 #include "common/host_memory_limit.hpp"
-#include "kernels/detail/parallel.hpp"
 #include "kernels/g1_fixed_base.hpp"
 #include "kernels/hpoly_odd_coset.hpp"
 
@@ -70,16 +69,7 @@ WirePolynomials wires_at(const R1cs& cs, const std::vector<Fr>& lagrange) {
 
 std::vector<G2Affine> g2_times(const std::vector<Fr>& k, unsigned threads) {
   std::vector<G2Affine> out(k.size());
-  kernels::detail::parallel_for(
-      k.size(), threads,
-      [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t i = lo; i < hi; ++i) {
-          std::uint64_t limbs[4];
-          k[i].to_canonical(limbs);
-          out[i] = kernels::to_affine(kernels::scalar_mul(G2Affine::generator(), limbs));
-        }
-      },
-      64);
+  kernels::cpu::fixed_base_mul(out.data(), k.data(), k.size(), threads);
   return out;
 }
 

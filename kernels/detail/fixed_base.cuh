@@ -44,7 +44,8 @@ STOKER_HD G1Xyzz fixed_base_entry(std::size_t index) {
   return acc;
 }
 
-STOKER_HD G1Affine fixed_base_load(const G1Affine* table, std::size_t index) {
+template <typename Affine>
+STOKER_HD Affine fixed_base_load(const Affine* table, std::size_t index) {
 #if defined(__CUDA_ARCH__)
   return gpu::detail::load_affine(table + index);
 #else
@@ -52,11 +53,13 @@ STOKER_HD G1Affine fixed_base_load(const G1Affine* table, std::size_t index) {
 #endif
 }
 
-// [s] G as the sum of one table entry per non-zero byte of s.
-STOKER_HD G1Xyzz fixed_base_sum(const G1Affine* table, const Fr& s) {
+// [s] G as the sum of one table entry per non-zero byte of s, for a table
+// of G1's generator (G1Affine) or G2's (G2Affine, the CPU's toy keys).
+template <typename Affine>
+STOKER_HD auto fixed_base_sum(const Affine* table, const Fr& s) {
   std::uint64_t k[4];
   s.to_canonical(k);
-  G1Xyzz acc = G1Xyzz::infinity();
+  auto acc = decltype(to_xyzz(Affine{}))::infinity();
   for (unsigned w = 0; w < kFixedBaseWindows; ++w) {
     const unsigned digit = static_cast<unsigned>(k[w / 8] >> (8 * (w % 8))) & 0xffu;
     if (digit) add_mixed(acc, fixed_base_load(table, fixed_base_index(w, digit)));

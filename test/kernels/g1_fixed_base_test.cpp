@@ -1,6 +1,6 @@
 // The CPU fixed-base multiplication against plain double-and-add from the
 // generator, on edge and random scalars, across thread counts and batch
-// boundaries; and the CPU point check's first bad index.
+// boundaries, in G1 and in G2; and the CPU point check's first bad index.
 #include "kernels/g1_fixed_base.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 
 #include "fr_test_util.hpp"
 #include "g1_test_util.hpp"
+#include "kernels/g2.cuh"
 #include "kernels/msm.hpp"
 
 namespace stoker::kernels {
@@ -57,6 +58,29 @@ TEST(FixedBaseCpu, RandomScalarsMatchDoubleAndAdd) {
   const auto out = fixed_base(s);
   for (std::size_t i = 0; i < s.size(); ++i)
     EXPECT_TRUE(same(out[i], naive(s[i]))) << "scalar " << i;
+}
+
+// G2's table and sums: every window boundary, 0, 1, r - 1 and random
+// scalars, against double-and-add from G2's generator, across a batch
+// boundary and on several threads.
+TEST(FixedBaseCpuG2, EdgeAndRandomScalarsMatchDoubleAndAdd) {
+  std::vector<Fr> s = {Fr::zero(), Fr::one(), -Fr::one(), Fr::from_u64(255), Fr::from_u64(256)};
+  for (unsigned k = 8; k < 255; k += 8) {
+    std::uint64_t v[4] = {0, 0, 0, 0};
+    v[k / 64] = std::uint64_t{1} << (k % 64);
+    s.push_back(Fr::from_canonical(v));
+  }
+  const auto random = test::random_vector(300, 12);
+  s.insert(s.end(), random.begin(), random.end());
+  std::vector<G2Affine> out(s.size());
+  cpu::fixed_base_mul(out.data(), s.data(), s.size(), 3);
+  EXPECT_TRUE(out[0].is_infinity());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    std::uint64_t k[4];
+    s[i].to_canonical(k);
+    const G2Affine want = to_affine(scalar_mul(G2Affine::generator(), k));
+    EXPECT_EQ(std::memcmp(&out[i], &want, sizeof want), 0) << "scalar " << i;
+  }
 }
 
 TEST(FixedBaseCpu, SumOfMultiplesIsMultipleOfSum) {
