@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <system_error>
+#include <vector>
 
 #include "kernels/field.cuh"
 #include "kernels/g1.cuh"
@@ -108,6 +109,37 @@ std::error_code msm_finish(const MsmPlan& plan, G1Xyzz* d_result, void* d_scratc
 std::error_code msm_finish(const MsmPlan& plan, G2Xyzz* d_result, void* d_scratch,
                            std::size_t scratch_bytes, cudaStream_t stream);
 
+// A sparse MSM: the scalars of a witness's queries are mostly 0 and 1.
+// Split by value (cpu::split_scalars does it on the host, where a prover's
+// witness is): zeros are left out; the points whose scalar is 1 are summed
+// by mixed additions, each thread a slice of them, then the threads' sums
+// by XYZZ additions (no sort, no buckets, one addition per point); the rest
+// go through the Pippenger above over their own points, read through their
+// indices (no copy). *d_result = sum_j P[ones[j]] + sum_j rest_scalars[j]
+// P[rest[j]]. The dense path sorts W entries for every scalar, zeros and
+// ones too, and reduces buckets sized for all n points.
+struct SparseMsmPlan {
+  MsmGroup group = MsmGroup::g1;
+  std::size_t ones = 0;          // points with scalar 1
+  std::size_t ones_threads = 0;  // the first level's threads, a slice each
+  std::size_t ones_slice = 0;
+  MsmPlan rest;  // the Pippenger over the rest (rest.n of them), scratch first
+  std::size_t partials_at[2] = {};  // the levels' sums, alternating
+  std::size_t scratch_bytes = 0;
+};
+std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
+                                SparseMsmPlan& plan);
+// Indices (u32) and rest scalars 16-byte aligned, points 16-byte aligned,
+// scratch 256-byte aligned; indices below 2^31 and within the points.
+std::error_code sparse_msm(const SparseMsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_points,
+                           const std::uint32_t* d_ones, const std::uint32_t* d_rest,
+                           const Fr* d_rest_scalars, void* d_scratch, std::size_t scratch_bytes,
+                           cudaStream_t stream);
+std::error_code sparse_msm(const SparseMsmPlan& plan, G2Xyzz* d_result, const G2Affine* d_points,
+                           const std::uint32_t* d_ones, const std::uint32_t* d_rest,
+                           const Fr* d_rest_scalars, void* d_scratch, std::size_t scratch_bytes,
+                           cudaStream_t stream);
+
 // *d_first_bad = the smallest i with d_points[i] off the curve or outside
 // G1 (the point at infinity passes), or n when every point is good.
 std::error_code check_points(std::uint64_t* d_first_bad, const G1Affine* d_points, std::size_t n,
@@ -149,6 +181,14 @@ namespace cpu {
 // result is the same point either way; the choice is for tests and
 // measurements.
 enum class MsmSplit { automatic, never, always };
+
+// Scalars split by value for gpu::sparse_msm: the indices of the ones, and
+// the indices and values of the rest; zeros are left out. Indices ascend.
+struct ScalarSplit {
+  std::vector<std::uint32_t> ones, rest;
+  std::vector<Fr> rest_scalars;
+};
+ScalarSplit split_scalars(const Fr* scalars, std::size_t n);
 
 // threads == 0: std::thread::hardware_concurrency().
 G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned threads = 0);

@@ -224,6 +224,22 @@ detail::XyzzOf<Affine> msm_of(const Affine* points, const Fr* scalars, std::size
 
 }  // namespace
 
+ScalarSplit split_scalars(const Fr* scalars, std::size_t n) {
+  ScalarSplit out;
+  const Fr one = Fr::one();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (scalars[i].is_zero()) continue;
+    const auto index = static_cast<std::uint32_t>(i);
+    if (scalars[i] == one) {
+      out.ones.push_back(index);
+    } else {
+      out.rest.push_back(index);
+      out.rest_scalars.push_back(scalars[i]);
+    }
+  }
+  return out;
+}
+
 G1Xyzz msm(const G1Affine* points, const Fr* scalars, std::size_t n, unsigned threads) {
   return msm_of(points, scalars, n, threads, MsmSplit::automatic);
 }

@@ -28,6 +28,14 @@ std::error_code msm(G2Xyzz* d_result, const G2Affine* d_points, const Fr* d_scal
   return run_msm(d_result, d_points, d_scalars, n, d_scratch, scratch_bytes, stream);
 }
 
+std::error_code sparse_msm(const SparseMsmPlan& p, G2Xyzz* d_result, const G2Affine* d_points,
+                           const std::uint32_t* d_ones, const std::uint32_t* d_rest,
+                           const Fr* d_rest_scalars, void* d_scratch, std::size_t scratch_bytes,
+                           cudaStream_t stream) {
+  return run_sparse_msm(p, d_result, d_points, d_ones, d_rest, d_rest_scalars, d_scratch,
+                        scratch_bytes, stream);
+}
+
 std::error_code random_points(G2Affine* d_out, std::size_t n, std::uint64_t seed, void* d_scratch,
                               std::size_t scratch_bytes, cudaStream_t stream) {
   return detail::random_inputs::make_points(d_out, n, seed, d_scratch, scratch_bytes, stream);

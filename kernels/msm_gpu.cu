@@ -225,20 +225,24 @@ std::error_code detail::pippenger::check_call(const MsmPlan& p, MsmGroup group, 
   return {};
 }
 
-std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_scratch,
-                                 std::size_t scratch_bytes, cudaStream_t stream) {
+std::error_code detail::pippenger::sort_scalars(const MsmPlan& p, const Fr* d_scalars,
+                                                const std::uint32_t* d_point_index,
+                                                void* d_scratch, std::size_t scratch_bytes,
+                                                cudaStream_t stream) {
   Scratch s{};
   if (auto ec = check_call(p, p.group, d_scratch, scratch_bytes, s)) return ec;
   if (p.n == 0) return {};
-  if (!d_scalars || reinterpret_cast<std::uintptr_t>(d_scalars) % 16)
+  if (!d_scalars || reinterpret_cast<std::uintptr_t>(d_scalars) % 16 ||
+      (d_point_index && p.parts != 1))
     return make_error_code(Errc::invalid_argument);
   const Layout& l = s.l;
   auto* keys0 = s.at<std::uint32_t>(l.keys[0]);
   auto* vals0 = s.at<std::uint32_t>(l.values[0]);
   detail::PartBounds bounds{p.parts, {}, key_shift(p)};
   for (unsigned k = 0; k <= p.parts; ++k) bounds.begin[k] = p.part_begin[k];
-  if (auto ec = launch<detail::scalar_digits_kernel>(p.n, stream, d_scalars, p.n, p.window_bits,
-                                                     p.windows, bounds, keys0, vals0))
+  if (auto ec = launch<detail::scalar_digits_kernel>(p.n, stream, d_scalars, d_point_index, p.n,
+                                                     p.window_bits, p.windows, bounds, keys0,
+                                                     vals0))
     return ec;
   auto* keys1 = s.at<std::uint32_t>(l.keys[1]);
   auto* vals1 = s.at<std::uint32_t>(l.values[1]);
@@ -269,7 +273,39 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
   // the host, once the sort is enqueued; the summing kernels read it from
   // the scratch, so msm_add_points needs no state from this call.
   return launch<publish_sorted_kernel>(1, stream, s.at<detail::SortedEntries>(l.sorted),
-                                               sorted_keys, sorted_values);
+                                       sorted_keys, sorted_values);
+}
+
+std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_scratch,
+                                 std::size_t scratch_bytes, cudaStream_t stream) {
+  return sort_scalars(p, d_scalars, nullptr, d_scratch, scratch_bytes, stream);
+}
+
+std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
+                                SparseMsmPlan& plan) {
+  if (!detail::known_group(group) || ones > detail::kMaxEntries)
+    return make_error_code(Errc::invalid_argument);
+  const DeviceFacts& f = device_facts(device);
+  if (f.error) return make_cuda_error(f.error);
+  SparseMsmPlan p;
+  p.group = group;
+  p.ones = ones;
+  if (auto ec = plan_msm(group, rest, device, p.rest)) return ec;
+  std::size_t at = align_up(p.rest.scratch_bytes);
+  if (ones) {
+    // Every thread the SMs hold, or one per point where there are fewer.
+    const std::size_t most = std::size_t(f.sms) * f.threads_per_sm;
+    p.ones_slice = (ones + most - 1) / most;
+    p.ones_threads = (ones + p.ones_slice - 1) / p.ones_slice;
+    const std::size_t xyzz = detail::xyzz_bytes(group);
+    p.partials_at[0] = at;
+    at += align_up(p.ones_threads * xyzz);
+    p.partials_at[1] = at;
+    at += align_up((p.ones_threads + detail::kOnesGroup - 1) / detail::kOnesGroup * xyzz);
+  }
+  p.scratch_bytes = std::max<std::size_t>(at, kAlign);
+  plan = p;
+  return {};
 }
 
 std::error_code msm_add_points(const MsmPlan& p, unsigned part, const G1Affine* d_points,
@@ -291,6 +327,14 @@ std::error_code msm(const MsmPlan& p, G1Xyzz* d_result, const G1Affine* d_points
 std::error_code msm(G1Xyzz* d_result, const G1Affine* d_points, const Fr* d_scalars, std::size_t n,
                     void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream) {
   return run_msm(d_result, d_points, d_scalars, n, d_scratch, scratch_bytes, stream);
+}
+
+std::error_code sparse_msm(const SparseMsmPlan& p, G1Xyzz* d_result, const G1Affine* d_points,
+                           const std::uint32_t* d_ones, const std::uint32_t* d_rest,
+                           const Fr* d_rest_scalars, void* d_scratch, std::size_t scratch_bytes,
+                           cudaStream_t stream) {
+  return run_sparse_msm(p, d_result, d_points, d_ones, d_rest, d_rest_scalars, d_scratch,
+                        scratch_bytes, stream);
 }
 
 }  // namespace stoker::kernels::gpu

@@ -82,8 +82,11 @@ struct PartBounds {
   unsigned key_shift;  // log2 of the keys' step from one window to the next
 };
 
-__global__ void scalar_digits_kernel(const Fr* __restrict__ scalars, std::size_t n, unsigned c,
-                                     unsigned windows, PartBounds bounds,
+// point_index: null, or the point of scalar i (a sparse MSM's tail, whose
+// scalars are a subset of the points'; one part then).
+__global__ void scalar_digits_kernel(const Fr* __restrict__ scalars,
+                                     const std::uint32_t* __restrict__ point_index, std::size_t n,
+                                     unsigned c, unsigned windows, PartBounds bounds,
                                      std::uint32_t* __restrict__ keys,
                                      std::uint32_t* __restrict__ values) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -97,7 +100,7 @@ __global__ void scalar_digits_kernel(const Fr* __restrict__ scalars, std::size_t
   std::uint32_t part = 0;
   for (unsigned k = 1; k < bounds.parts; ++k) part += i >= bounds.begin[k];
   const std::uint32_t base = part * per_part;
-  const std::uint32_t index = static_cast<std::uint32_t>(i);
+  const std::uint32_t index = point_index ? point_index[i] : static_cast<std::uint32_t>(i);
   signed_digits(k, c, windows, [&](unsigned w, std::uint32_t mag, bool negative) {
     const std::size_t e = std::size_t{w} * n + i;
     keys[e] = mag ? base + (w << bounds.key_shift) + (mag - 1) : kNoKey;

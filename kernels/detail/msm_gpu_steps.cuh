@@ -17,6 +17,7 @@
 #include "common/error.hpp"
 #include "kernels/detail/msm_accumulate.cuh"
 #include "kernels/detail/msm_group.hpp"
+#include "kernels/detail/msm_ones.cuh"
 #include "kernels/detail/msm_reduce.cuh"
 #include "kernels/detail/msm_window.hpp"
 #include "kernels/msm.hpp"
@@ -89,6 +90,12 @@ std::error_code check_call(const MsmPlan& p, MsmGroup group, void* d_scratch,
 
 // The keys' step from one window to the next, log2 (msm_window.hpp).
 unsigned key_shift(const MsmPlan& p);
+
+// msm_sort_scalars, with each scalar's point taken from d_point_index
+// (null: scalar i is point i).
+std::error_code sort_scalars(const MsmPlan& p, const Fr* d_scalars,
+                             const std::uint32_t* d_point_index, void* d_scratch,
+                             std::size_t scratch_bytes, cudaStream_t stream);
 
 template <typename Affine>
 std::error_code add_points(const MsmPlan& p, unsigned part, const Affine* d_points, void* d_scratch,
@@ -208,6 +215,54 @@ std::error_code run_msm(XyzzOf<Affine>* d_result, const Affine* d_points, const 
   MsmPlan p;
   if (auto ec = plan_msm(detail::MsmGroupTraits<Affine>::kGroup, n, device, p)) return ec;
   return run_msm(p, d_result, d_points, d_scalars, d_scratch, scratch_bytes, stream);
+}
+
+// sparse_msm for either group (msm.hpp; plan_sparse_msm lays out the
+// scratch): the ones' sum, the tail's Pippenger over the rest by index, and
+// their sum into *d_result.
+template <typename Affine>
+std::error_code run_sparse_msm(const SparseMsmPlan& p, XyzzOf<Affine>* d_result,
+                               const Affine* d_points, const std::uint32_t* d_ones,
+                               const std::uint32_t* d_rest, const Fr* d_rest_scalars,
+                               void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream) {
+  using Xyzz = XyzzOf<Affine>;
+  constexpr MsmGroup group = detail::MsmGroupTraits<Affine>::kGroup;
+  auto aligned = [](const void* q, std::size_t a) {
+    return reinterpret_cast<std::uintptr_t>(q) % a == 0;
+  };
+  if (p.group != group || p.rest.group != group || !d_result || !d_scratch ||
+      !aligned(d_scratch, 256) || scratch_bytes < p.scratch_bytes ||
+      (p.ones && (!d_points || !d_ones)) ||
+      (p.rest.n && (!d_points || !d_rest || !d_rest_scalars)) ||
+      (d_points && !aligned(d_points, 16)))
+    return make_error_code(Errc::invalid_argument);
+  auto* base = static_cast<unsigned char*>(d_scratch);
+  const Xyzz* ones_sum = nullptr;
+  if (p.ones) {
+    Xyzz* buffers[2] = {reinterpret_cast<Xyzz*>(base + p.partials_at[0]),
+                        reinterpret_cast<Xyzz*>(base + p.partials_at[1])};
+    if (auto ec = launch<detail::sum_indexed_kernel<Affine>>(
+            p.ones_threads, stream, buffers[0], d_points, d_ones, p.ones, p.ones_slice))
+      return ec;
+    std::size_t count = p.ones_threads;
+    int side = 0;
+    while (count > 1) {
+      const std::size_t next = (count + detail::kOnesGroup - 1) / detail::kOnesGroup;
+      if (auto ec = launch<detail::sum_partials_kernel<Xyzz>>(next, stream, buffers[1 - side],
+                                                              buffers[side], count))
+        return ec;
+      count = next;
+      side = 1 - side;
+    }
+    ones_sum = buffers[side];
+  }
+  if (p.rest.n) {
+    const std::size_t tail_bytes = p.rest.scratch_bytes;
+    if (auto ec = sort_scalars(p.rest, d_rest_scalars, d_rest, base, tail_bytes, stream)) return ec;
+    if (auto ec = add_points(p.rest, 0, d_points, base, tail_bytes, stream)) return ec;
+    if (auto ec = finish(p.rest, group, d_result, base, tail_bytes, stream)) return ec;
+  }
+  return launch<detail::add_ones_kernel<Xyzz>>(1, stream, d_result, ones_sum, p.rest.n > 0);
 }
 
 }  // namespace stoker::kernels::gpu::detail::pippenger

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "common/error.hpp"
@@ -98,6 +99,30 @@ template <typename Affine>
 Affine cpu_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars) {
   return to_affine(cpu::msm(points.data(), scalars.data(), points.size()));
 }
+
+// The sparse path: the scalars split on the host, then gpu::sparse_msm.
+template <typename Affine>
+Affine gpu_sparse_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars) {
+  using Xyzz = detail::XyzzOf<Affine>;
+  const auto split = cpu::split_scalars(scalars.data(), scalars.size());
+  int device = 0;
+  EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
+  gpu::SparseMsmPlan plan;
+  EXPECT_FALSE(gpu::plan_sparse_msm(detail::MsmGroupTraits<Affine>::kGroup, split.ones.size(),
+                                    split.rest.size(), device, plan));
+  Device<Affine> p(points);
+  Device<std::uint32_t> ones(split.ones), rest(split.rest);
+  Device<Fr> rest_scalars(split.rest_scalars);
+  Device<Xyzz> result(1);
+  Device<unsigned char> scratch(plan.scratch_bytes);
+  const std::error_code ec =
+      gpu::sparse_msm(plan, result.get(), p.get(), ones.get(), rest.get(), rest_scalars.get(),
+                      scratch.get(), plan.scratch_bytes, nullptr);
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return to_affine(result.download()[0]);
+}
+
 
 // Every test below runs for G1 and for G2: MsmGpu/G1.Name, MsmGpu/G2.Name.
 template <typename Affine>
@@ -227,6 +252,53 @@ TYPED_TEST(MsmGpu, SparseWitnessScalars) {
   // All ones: one bucket holds every point, summed across threads.
   ASSERT_TRUE(
       same(gpu_msm(p, std::vector<Fr>(n, Fr::one())), cpu_msm(p, std::vector<Fr>(n, Fr::one()))));
+}
+
+// The split path against the CPU, bit for bit: a witness's mix at random
+// sizes up to 2^16, and the edges (all zeros, all ones, no ones, no zeros,
+// a repeated point and P, -P among the ones, infinity among them, a single
+// point).
+TYPED_TEST(MsmGpu, SparseSplitEqualsCpu) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t max_n = std::size_t{1} << 16;
+  const auto points = random_points<TypeParam>(max_n, 31);
+  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{1000},
+                        std::size_t{12345}, max_n}) {
+    const std::vector<TypeParam> p(points.begin(), points.begin() + n);
+    const auto s = test::mixed_scalars(n, 40, 50, 32 + n);
+    ASSERT_TRUE(same(gpu_sparse_msm(p, s), cpu_msm(p, s))) << "n " << n;
+  }
+  const std::size_t n = 5000;
+  auto p = std::vector<TypeParam>(points.begin(), points.begin() + n);
+  for (const auto& s : {std::vector<Fr>(n, Fr::zero()), std::vector<Fr>(n, Fr::one()),
+                        test::mixed_scalars(n, 50, 0, 33), test::mixed_scalars(n, 0, 60, 34)})
+    ASSERT_TRUE(same(gpu_sparse_msm(p, s), cpu_msm(p, s)));
+  auto s = test::mixed_scalars(n, 30, 60, 35);
+  p[10] = p[11];  // a point twice among the ones: a doubling
+  p[12] = neg(p[13]);  // P and -P among the ones cancel
+  p[14] = TypeParam::infinity();
+  for (std::size_t i = 10; i < 15; ++i) s[i] = Fr::one();
+  s[20] = -Fr::one();
+  ASSERT_TRUE(same(gpu_sparse_msm(p, s), cpu_msm(p, s)));
+}
+
+TYPED_TEST(MsmGpu, SparseRefusesAPlanOfTheOtherGroupAndTooLittleScratch) {
+  STOKER_REQUIRE_GPU();
+  using Other = std::conditional_t<std::is_same_v<TypeParam, G1Affine>, G2Affine, G1Affine>;
+  constexpr MsmGroup other = detail::MsmGroupTraits<Other>::kGroup;
+  gpu::SparseMsmPlan plan;
+  ASSERT_FALSE(gpu::plan_sparse_msm(other, 10, 10, 0, plan));
+  Device<detail::XyzzOf<TypeParam>> result(1);
+  Device<TypeParam> p(20);
+  Device<std::uint32_t> idx(20);
+  Device<Fr> sc(20);
+  Device<unsigned char> scratch(plan.scratch_bytes);
+  EXPECT_TRUE(gpu::sparse_msm(plan, result.get(), p.get(), idx.get(), idx.get(), sc.get(),
+                              scratch.get(), plan.scratch_bytes, nullptr));
+  gpu::SparseMsmPlan mine;
+  ASSERT_FALSE(gpu::plan_sparse_msm(detail::MsmGroupTraits<TypeParam>::kGroup, 10, 10, 0, mine));
+  EXPECT_TRUE(gpu::sparse_msm(mine, result.get(), p.get(), idx.get(), idx.get(), sc.get(),
+                              scratch.get(), mine.scratch_bytes - 1, nullptr));
 }
 
 TYPED_TEST(MsmGpu, RepeatedCallsGiveTheSameBits) {

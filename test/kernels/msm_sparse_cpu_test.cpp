@@ -4,6 +4,8 @@
 // ones, and points at infinity among them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <random>
 #include <string>
@@ -68,6 +70,31 @@ TYPED_TEST(MsmSplitCpu, InfinityAmongTheOnesAndTheRest) {
     in.logs[i] = Fr::zero();
   }
   expect_paths_agree(in, scalars, "infinities");
+}
+
+// The host's split for gpu::sparse_msm: every non-zero scalar in exactly
+// one list, in ascending index order, the rest's values beside their
+// indices.
+TEST(SplitScalars, EveryNonZeroScalarOnceInAscendingOrder) {
+  const std::size_t n = 3000;
+  const auto s = test::mixed_scalars(n, 40, 50, 440);
+  const auto split = cpu::split_scalars(s.data(), n);
+  ASSERT_EQ(split.rest.size(), split.rest_scalars.size());
+  std::vector<int> seen(n, 0);
+  for (auto i : split.ones) {
+    ASSERT_LT(i, n);
+    EXPECT_EQ(s[i], Fr::one());
+    ++seen[i];
+  }
+  for (std::size_t j = 0; j < split.rest.size(); ++j) {
+    ASSERT_LT(split.rest[j], n);
+    EXPECT_EQ(split.rest_scalars[j], s[split.rest[j]]);
+    EXPECT_FALSE(s[split.rest[j]].is_zero() || s[split.rest[j]] == Fr::one());
+    ++seen[split.rest[j]];
+  }
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(seen[i], s[i].is_zero() ? 0 : 1) << i;
+  EXPECT_TRUE(std::is_sorted(split.ones.begin(), split.ones.end()));
+  EXPECT_TRUE(std::is_sorted(split.rest.begin(), split.rest.end()));
 }
 
 }  // namespace

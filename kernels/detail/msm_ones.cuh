@@ -1,0 +1,52 @@
+// The kernels of a sparse MSM's ones (msm.hpp, sparse_msm): the points
+// whose scalar is 1 summed by mixed additions, each thread a slice of them
+// (read through their indices), then the threads' sums by XYZZ additions
+// in groups, level by level, until one is left; and the last step, which
+// adds that sum to the tail's. Templates over the group.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/detail/msm_group.hpp"
+#include "kernels/detail/msm_point_io.cuh"
+
+namespace stoker::kernels::gpu::detail {
+
+// Partial sums summed by one thread at each level after the first.
+inline constexpr unsigned kOnesGroup = 32;
+
+template <typename Affine>
+__global__ void sum_indexed_kernel(XyzzOf<Affine>* partials, const Affine* __restrict__ points,
+                                   const std::uint32_t* __restrict__ index, std::size_t count,
+                                   std::size_t slice) {
+  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const std::size_t begin = t * slice;
+  if (begin >= count) return;
+  const std::size_t end = begin + slice < count ? begin + slice : count;
+  auto acc = XyzzOf<Affine>::infinity();
+  for (std::size_t i = begin; i < end; ++i) add_mixed(acc, load_affine(points + __ldg(index + i)));
+  store_xyzz(partials + t, acc);
+}
+
+template <typename Xyzz>
+__global__ void sum_partials_kernel(Xyzz* out, const Xyzz* in, std::size_t count) {
+  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const std::size_t begin = t * kOnesGroup;
+  if (begin >= count) return;
+  const std::size_t end = begin + kOnesGroup < count ? begin + kOnesGroup : count;
+  Xyzz acc = load_xyzz(in + begin);
+  for (std::size_t i = begin + 1; i < end; ++i) add(acc, load_xyzz(in + i));
+  store_xyzz(out + t, acc);
+}
+
+// *result = (has_rest ? *result : infinity) + (ones_sum ? *ones_sum : infinity).
+template <typename Xyzz>
+__global__ void add_ones_kernel(Xyzz* result, const Xyzz* ones_sum, bool has_rest) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  Xyzz r = has_rest ? load_xyzz(result) : Xyzz::infinity();
+  if (ones_sum) add(r, load_xyzz(ones_sum));
+  store_xyzz(result, r);
+}
+
+}  // namespace stoker::kernels::gpu::detail
