@@ -8,35 +8,15 @@
 // m / 2 affine additions of about 6 field products, and saves m / 2 mixed
 // additions of about 10. In Fq products (an Fq2 product is 3) that pays
 // from m = 2 * 570 / 4 = 285 in G1 and from m = 2 * 570 / 12 = 95 in G2.
+// The figures are MsmGroupTraits' kTreeStop (msm_group.hpp), which holds
+// what the GPU code needs to know of a group as well.
 #pragma once
 
-#include <cstddef>
-
-#include "kernels/fq.cuh"
-#include "kernels/fq2.cuh"
-#include "kernels/g1.cuh"
-#include "kernels/g2.cuh"
+#include "kernels/detail/msm_group.hpp"
 
 namespace stoker::kernels::detail {
 
 template <typename Affine>
-struct CpuGroup;
-
-template <>
-struct CpuGroup<G1Affine> {
-  using Xyzz = G1Xyzz;
-  using Field = Fq;
-  static constexpr std::size_t kTreeStop = 256;
-};
-
-template <>
-struct CpuGroup<G2Affine> {
-  using Xyzz = G2Xyzz;
-  using Field = Fq2;
-  static constexpr std::size_t kTreeStop = 96;
-};
-
-template <typename Affine>
-using XyzzOf = typename CpuGroup<Affine>::Xyzz;
+using CpuGroup = MsmGroupTraits<Affine>;
 
 }  // namespace stoker::kernels::detail

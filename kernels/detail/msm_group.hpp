@@ -47,6 +47,7 @@ struct MsmGroupTraits<G1Affine> {
   using Field = Fq;
   static constexpr MsmGroup kGroup = MsmGroup::g1;
   static constexpr double kAdditionCost = 1.0;
+  static constexpr std::size_t kTreeStop = 256;  // cpu_group.hpp
 };
 
 template <>
@@ -56,6 +57,7 @@ struct MsmGroupTraits<G2Affine> {
   using Field = Fq2;
   static constexpr MsmGroup kGroup = MsmGroup::g2;
   static constexpr double kAdditionCost = 3.0;
+  static constexpr std::size_t kTreeStop = 96;  // cpu_group.hpp
 };
 
 template <typename Affine>
