@@ -71,7 +71,7 @@ namespace {
 
 // One query's witness scalars split by value (kernels::gpu::sparse_msm),
 // as byte offsets into the partition's packed scalar input: the rest's
-// values, the ones' indices, the rest's indices.
+// values, the ones' indices, the rest's indices (each 16-byte aligned).
 struct SplitQuery {
   std::size_t ones = 0, rest = 0;
   std::size_t rest_scalars_at = 0, ones_at = 0, rest_at = 0;
@@ -84,11 +84,8 @@ struct PackedScalars {
   SplitQuery l, a, b;
 };
 
-// Each array at a multiple of alignof(Fr) (32) from the start of the input,
-// whose blocks are page-aligned on either backend.
 std::size_t append(std::vector<std::byte>& out, const void* data, std::size_t bytes) {
-  constexpr std::size_t kAlign = alignof(Fr);
-  const std::size_t at = (out.size() + kAlign - 1) / kAlign * kAlign;
+  const std::size_t at = (out.size() + 15) / 16 * 16;
   out.resize(at + bytes);
   if (bytes) std::memcpy(out.data() + at, data, bytes);
   return at;
