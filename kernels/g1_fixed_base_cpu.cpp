@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/detail/fixed_base.cuh"
+#include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/g1_fixed_base.hpp"
 #include "kernels/g2.cuh"
@@ -25,10 +26,9 @@ using kernels::detail::kFixedBaseWindows;
 
 constexpr std::size_t kBatch = 256;
 
+using kernels::detail::XyzzOf;
 template <typename Affine>
-using XyzzOf = decltype(to_xyzz(Affine{}));
-template <typename Affine>
-using FieldOf = decltype(Affine{}.x);
+using FieldOf = typename kernels::detail::MsmGroupTraits<Affine>::Field;
 
 // out[i] = to_affine(in[i]) for i < count, with one inversion for the batch
 // (`prefix` holds count elements of working space). The same values as

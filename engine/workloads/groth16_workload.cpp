@@ -8,6 +8,7 @@
 
 #include "engine/groth16/cpu_prover.hpp"
 #include "engine/groth16/proof_assembly.hpp"
+#include "kernels/detail/msm_group.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/hpoly_odd_coset.hpp"
 #include "kernels/msm.hpp"
@@ -100,7 +101,7 @@ template <typename Affine>
 std::error_code gpu_msm(const kernels::gpu::MsmPlan& plan, std::byte* out, const Affine* points,
                         const Fr* scalars, std::size_t count, const KernelContext& c,
                         cudaStream_t s) {
-  using Xyzz = decltype(kernels::to_xyzz(Affine{}));
+  using Xyzz = kernels::detail::XyzzOf<Affine>;
   auto* result = reinterpret_cast<Xyzz*>(out);
   if (count == 0)  // the sum of nothing: infinity is all zeros
     return make_cuda_error(cudaMemsetAsync(result, 0, sizeof(Xyzz), s));
@@ -110,8 +111,9 @@ std::error_code gpu_msm(const kernels::gpu::MsmPlan& plan, std::byte* out, const
 template <typename Affine>
 void cpu_msm(std::byte* out, const Affine* points, const Fr* scalars, std::size_t count,
              unsigned threads) {
-  using Xyzz = decltype(kernels::to_xyzz(Affine{}));
-  const Xyzz sum = count == 0 ? Xyzz::infinity() : kernels::cpu::msm(points, scalars, count, threads);
+  using Xyzz = kernels::detail::XyzzOf<Affine>;
+  const Xyzz sum =
+      count == 0 ? Xyzz::infinity() : kernels::cpu::msm(points, scalars, count, threads);
   std::memcpy(out, &sum, sizeof(sum));
 }
 
@@ -185,8 +187,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
   BuildNeeds needs;
   needs.workload = "groth16";
   needs.partitions = partitions;
-  needs.caller_bytes = 4 * sizeof(G1Xyzz) + sizeof(G2Xyzz) + sizeof(g16::Proof) + kPartitionBookkeepingBytes +
-                       (snarkjs ? 0 : lay.total * sizeof(Fr));
+  needs.caller_bytes = 4 * sizeof(G1Xyzz) + sizeof(G2Xyzz) + sizeof(g16::Proof) +
+                       kPartitionBookkeepingBytes + (snarkjs ? 0 : lay.total * sizeof(Fr));
   needs.pinned_bytes = Engine::pinned_bytes(shape);
   if (auto e = check_build(needs, o.limits)) return e;
 
@@ -205,8 +207,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       for (auto [count, list, group] : queries) {
         kernels::gpu::MsmPlan plan;
         if (count > 0)
-          if (auto ec =
-                  kernels::gpu::plan_msm(group, count, (*o.devices)[d].info().ordinal, plan))
+          if (auto ec = kernels::gpu::plan_msm(group, count, (*o.devices)[d].info().ordinal, plan))
             return Error{ec, who + "planning an MSM of " + std::to_string(count) +
                                  " points on device " + std::to_string(d) + ": " + ec.message()};
         scratch = std::max(scratch, plan.scratch_bytes);
@@ -265,8 +266,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     for (int k = 0; k < 4; ++k)
       part.outputs.push_back(Output::to(
           std::span(reinterpret_cast<std::byte*>(&run->sums[4 * p + k]), sizeof(G1Xyzz))));
-    part.outputs.push_back(Output::to(
-        std::span(reinterpret_cast<std::byte*>(&run->sums_g2[p]), sizeof(G2Xyzz))));
+    part.outputs.push_back(
+        Output::to(std::span(reinterpret_cast<std::byte*>(&run->sums_g2[p]), sizeof(G2Xyzz))));
     part.scratch_bytes = scratch;
     part.work.gpu = [gk, plans, log_n, snarkjs, h_count,
                      lay](const KernelContext& c) -> std::error_code {
@@ -294,8 +295,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       if (auto ec =
               gpu_msm(plans->a[d], c.outputs[2], points + gk.a_at, w + lay.a_at, lay.a_count, c, s))
         return ec;
-      if (auto ec =
-              gpu_msm(plans->b[d], c.outputs[3], points + gk.b1_at, w + lay.b_at, lay.b_count, c, s))
+      if (auto ec = gpu_msm(plans->b[d], c.outputs[3], points + gk.b1_at, w + lay.b_at, lay.b_count,
+                            c, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;

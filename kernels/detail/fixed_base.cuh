@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/host_device.hpp"
+#include "kernels/detail/msm_group.hpp"
 #include "kernels/field.cuh"
 #include "kernels/g1.cuh"
 #if defined(__CUDACC__)
@@ -59,7 +60,7 @@ template <typename Affine>
 STOKER_HD auto fixed_base_sum(const Affine* table, const Fr& s) {
   std::uint64_t k[4];
   s.to_canonical(k);
-  auto acc = decltype(to_xyzz(Affine{}))::infinity();
+  auto acc = XyzzOf<Affine>::infinity();
   for (unsigned w = 0; w < kFixedBaseWindows; ++w) {
     const unsigned digit = static_cast<unsigned>(k[w / 8] >> (8 * (w % 8))) & 0xffu;
     if (digit) add_mixed(acc, fixed_base_load(table, fixed_base_index(w, digit)));
