@@ -70,30 +70,62 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
 
 namespace {
 
-// Where a partition's MSM scalars sit in its scalar input, and how many
-// each query takes.
-struct ScalarLayout {
-  std::size_t a_at = 0, a_count = 0, b_at = 0, b_count = 0, l_at = 0, l_count = 0, total = 0;
+// One query's witness scalars split by value (kernels::gpu::sparse_msm),
+// as byte offsets into the partition's packed scalar input: the rest's
+// values, the ones' indices, the rest's indices.
+struct SplitQuery {
+  std::size_t ones = 0, rest = 0;
+  std::size_t rest_scalars_at = 0, ones_at = 0, rest_at = 0;
 };
 
-// A partition's proof inputs on the host: the witness, or a bellman
-// witness with its query scalars gathered (A's, then B's, then the aux).
+// The L, A and B queries' splits, packed. A snarkjs key's A and B take the
+// same scalars (every wire), so B shares A's arrays.
+struct PackedScalars {
+  std::vector<std::byte> bytes;
+  SplitQuery l, a, b;
+};
+
+// Each array at a multiple of alignof(Fr) (32) from the start of the input,
+// whose blocks are page-aligned on either backend.
+std::size_t append(std::vector<std::byte>& out, const void* data, std::size_t bytes) {
+  constexpr std::size_t kAlign = alignof(Fr);
+  const std::size_t at = (out.size() + kAlign - 1) / kAlign * kAlign;
+  out.resize(at + bytes);
+  if (bytes) std::memcpy(out.data() + at, data, bytes);
+  return at;
+}
+
+SplitQuery pack_query(std::vector<std::byte>& out, std::span<const Fr> scalars) {
+  const auto split = kernels::cpu::split_scalars(scalars.data(), scalars.size());
+  SplitQuery q;
+  q.ones = split.ones.size();
+  q.rest = split.rest.size();
+  q.rest_scalars_at = append(out, split.rest_scalars.data(), q.rest * sizeof(Fr));
+  q.ones_at = append(out, split.ones.data(), q.ones * sizeof(std::uint32_t));
+  q.rest_at = append(out, split.rest.data(), q.rest * sizeof(std::uint32_t));
+  return q;
+}
+
+// A partition's proof inputs on the host: the witness (or a bellman
+// witness) and its query scalars split and packed.
 struct ProofInputs {
   std::shared_ptr<const std::vector<Fr>> witness;
   std::shared_ptr<const g16::BellmanWitness> bellman;
-  std::vector<Fr> gathered;
-  std::span<const Fr> scalars() const {
-    return witness ? std::span<const Fr>(*witness) : std::span<const Fr>(gathered);
-  }
+  PackedScalars packed;
   std::span<const Fr> public_inputs(std::size_t num_public) const {
     return witness ? std::span<const Fr>(*witness).subspan(1, num_public)
                    : std::span<const Fr>(bellman->inputs).subspan(1);
   }
 };
 
-// One MSM plan per device for each of the five queries.
+// H's MSM plan per device, and per partition and device the sparse plans
+// of L, A, B_G1 and B_G2.
 struct Plans {
-  std::vector<kernels::gpu::MsmPlan> h, l, a, b, b2;
+  std::vector<kernels::gpu::MsmPlan> h;
+  struct Witness {
+    kernels::gpu::SparseMsmPlan l, a, b, b2;
+  };
+  std::vector<std::vector<Witness>> witness;  // [partition][device]
 };
 
 // G1 or G2 points; the sum lands in the output as XYZZ.
@@ -121,6 +153,37 @@ const G2Affine* g2_points(const G1Affine* resident, std::size_t b2_at) {
   return reinterpret_cast<const G2Affine*>(resident + b2_at);
 }
 
+// A witness query's sum on the device from the packed split.
+template <typename Affine>
+std::error_code gpu_sparse_msm(const kernels::gpu::SparseMsmPlan& plan, std::byte* out,
+                               const Affine* points, const std::byte* packed, const SplitQuery& q,
+                               const KernelContext& c, cudaStream_t s) {
+  using Xyzz = decltype(kernels::to_xyzz(Affine{}));
+  return kernels::gpu::sparse_msm(plan, reinterpret_cast<Xyzz*>(out), points,
+                                  reinterpret_cast<const std::uint32_t*>(packed + q.ones_at),
+                                  reinterpret_cast<const std::uint32_t*>(packed + q.rest_at),
+                                  reinterpret_cast<const Fr*>(packed + q.rest_scalars_at),
+                                  c.scratch, c.scratch_bytes, s);
+}
+
+// The same on the CPU (the host backend): the ones' points summed, the
+// rest's by the CPU's MSM.
+template <typename Affine>
+void cpu_sparse_msm(std::byte* out, const Affine* points, const std::byte* packed,
+                    const SplitQuery& q, unsigned threads) {
+  using Xyzz = decltype(kernels::to_xyzz(Affine{}));
+  const auto* ones = reinterpret_cast<const std::uint32_t*>(packed + q.ones_at);
+  const auto* rest = reinterpret_cast<const std::uint32_t*>(packed + q.rest_at);
+  const auto* rest_scalars = reinterpret_cast<const Fr*>(packed + q.rest_scalars_at);
+  std::vector<Affine> gathered(q.ones);
+  for (std::size_t i = 0; i < q.ones; ++i) gathered[i] = points[ones[i]];
+  Xyzz sum = q.ones ? kernels::cpu::sum_points(gathered.data(), q.ones, threads) : Xyzz::infinity();
+  gathered.resize(q.rest);
+  for (std::size_t i = 0; i < q.rest; ++i) gathered[i] = points[rest[i]];
+  if (q.rest) kernels::add(sum, kernels::cpu::msm(gathered.data(), rest_scalars, q.rest, threads));
+  std::memcpy(out, &sum, sizeof(sum));
+}
+
 Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Run>& run) {
   const std::string who = o.name + ": ";
   const Groth16Key& gk = o.key;
@@ -146,7 +209,6 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
   const std::size_t n = key.domain_size(), bytes = n * sizeof(Fr);
   const std::size_t h_count = snarkjs ? n : n - 1;
 
-  ScalarLayout lay;
   std::vector<ProofInputs> proof_inputs(partitions);
   for (std::size_t p = 0; p < partitions; ++p) {
     const std::string which = "proof " + std::to_string(p) + ": ";
@@ -155,40 +217,41 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       if (!w) return Error{Errc::invalid_argument, who + which + "no witness"};
       if (auto e = g16::check_witness(key, *w)) return Error{e.code, who + which + e.what()};
       proof_inputs[p].witness = w;
-      lay = {0, key.num_vars, 0, key.num_vars, key.num_public + 1, key.num_private(), w->size()};
+      // A and B over every wire, L over the private ones.
+      auto& packed = proof_inputs[p].packed;
+      const std::span<const Fr> all(*w);
+      packed.a = pack_query(packed.bytes, all.first(key.num_vars));
+      packed.b = packed.a;
+      packed.l = pack_query(packed.bytes, all.subspan(key.num_public + 1, key.num_private()));
     } else {
       const auto& bw = o.bellman_witnesses[p];
       if (!bw) return Error{Errc::invalid_argument, who + which + "no bellman witness"};
       const auto view = bw->view();
       if (auto e = g16::check_assignment(key, view)) return Error{e.code, who + which + e.what()};
-      auto scalars = g16::query_scalars(view);
-      ScalarLayout l;
-      l.a_count = scalars.a.size();
-      l.b_at = l.a_count;
-      l.b_count = scalars.b.size();
-      l.l_at = l.b_at + l.b_count;
-      l.l_count = bw->aux.size();
-      l.total = l.l_at + l.l_count;
-      auto& g = proof_inputs[p].gathered;
-      g = std::move(scalars.a);
-      g.reserve(l.total);
-      g.insert(g.end(), scalars.b.begin(), scalars.b.end());
-      g.insert(g.end(), bw->aux.begin(), bw->aux.end());
+      const auto scalars = g16::query_scalars(view);
+      auto& packed = proof_inputs[p].packed;
+      packed.a = pack_query(packed.bytes, scalars.a);
+      packed.b = pack_query(packed.bytes, scalars.b);
+      packed.l = pack_query(packed.bytes, bw->aux);
       proof_inputs[p].bellman = bw;
-      lay = l;
     }
   }
 
+  std::size_t packed_bytes = 1, packed_total = 0;
+  for (const auto& in : proof_inputs) {
+    packed_bytes = std::max(packed_bytes, in.packed.bytes.size());
+    packed_total += in.packed.bytes.size();
+  }
   Partition shape;
   for (int k = 0; k < 3; ++k) shape.inputs.push_back(Input::produced(bytes));
-  shape.inputs.push_back(Input::produced(std::max<std::size_t>(1, lay.total) * sizeof(Fr)));
+  shape.inputs.push_back(Input::produced(packed_bytes));
   for (int k = 0; k < 4; ++k) shape.outputs.push_back(Output{nullptr, sizeof(G1Xyzz), false});
   shape.outputs.push_back(Output{nullptr, sizeof(G2Xyzz), false});
   BuildNeeds needs;
   needs.workload = "groth16";
   needs.partitions = partitions;
   needs.caller_bytes = 4 * sizeof(G1Xyzz) + sizeof(G2Xyzz) + sizeof(g16::Proof) +
-                       kPartitionBookkeepingBytes + (snarkjs ? 0 : lay.total * sizeof(Fr));
+                       kPartitionBookkeepingBytes + packed_total / partitions;
   needs.pinned_bytes = Engine::pinned_bytes(shape);
   if (auto e = check_build(needs, o.limits)) return e;
 
@@ -197,22 +260,33 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
   if (o.devices->backend() == devices::Backend::cuda) {
     scratch = 0;
     using kernels::MsmGroup;
-    const std::tuple<std::size_t, std::vector<kernels::gpu::MsmPlan>*, MsmGroup> queries[] = {
-        {h_count, &plans->h, MsmGroup::g1},
-        {lay.l_count, &plans->l, MsmGroup::g1},
-        {lay.a_count, &plans->a, MsmGroup::g1},
-        {lay.b_count, &plans->b, MsmGroup::g1},
-        {lay.b_count, &plans->b2, MsmGroup::g2}};
-    for (std::size_t d = 0; d < o.devices->size(); ++d)
-      for (auto [count, list, group] : queries) {
-        kernels::gpu::MsmPlan plan;
-        if (count > 0)
-          if (auto ec = kernels::gpu::plan_msm(group, count, (*o.devices)[d].info().ordinal, plan))
-            return Error{ec, who + "planning an MSM of " + std::to_string(count) +
-                                 " points on device " + std::to_string(d) + ": " + ec.message()};
-        scratch = std::max(scratch, plan.scratch_bytes);
-        list->push_back(plan);
+    plans->witness.resize(partitions);
+    for (std::size_t d = 0; d < o.devices->size(); ++d) {
+      const int ordinal = (*o.devices)[d].info().ordinal;
+      kernels::gpu::MsmPlan plan;
+      if (auto ec = kernels::gpu::plan_msm(MsmGroup::g1, h_count, ordinal, plan))
+        return Error{ec, who + "planning H's MSM of " + std::to_string(h_count) +
+                             " points on device " + std::to_string(d) + ": " + ec.message()};
+      scratch = std::max(scratch, plan.scratch_bytes);
+      plans->h.push_back(plan);
+      for (std::size_t p = 0; p < partitions; ++p) {
+        const PackedScalars& packed = proof_inputs[p].packed;
+        Plans::Witness w;
+        const std::tuple<const SplitQuery*, kernels::gpu::SparseMsmPlan*, MsmGroup> queries[] = {
+            {&packed.l, &w.l, MsmGroup::g1},
+            {&packed.a, &w.a, MsmGroup::g1},
+            {&packed.b, &w.b, MsmGroup::g1},
+            {&packed.b, &w.b2, MsmGroup::g2}};
+        for (auto [q, sparse, group] : queries) {
+          if (auto ec = kernels::gpu::plan_sparse_msm(group, q->ones, q->rest, ordinal, *sparse))
+            return Error{ec, who + "planning a witness MSM of " + std::to_string(q->ones) +
+                                 " ones and " + std::to_string(q->rest) + " others on device " +
+                                 std::to_string(d) + ": " + ec.message()};
+          scratch = std::max(scratch, sparse->scratch_bytes);
+        }
+        plans->witness[p].push_back(w);
       }
+    }
   }
 
   run = std::make_shared<Groth16Run>();
@@ -240,8 +314,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     auto in = std::make_shared<ProofInputs>(std::move(proof_inputs[p]));
     Partition part;
     for (int k = 0; k < 3; ++k) part.inputs.push_back(Input::produced(bytes));
-    part.inputs.push_back(Input::produced(std::max<std::size_t>(1, lay.total) * sizeof(Fr)));
-    part.split_producer = [in, matrices = gk.matrices, n, lay](
+    part.inputs.push_back(Input::produced(std::max<std::size_t>(1, in->packed.bytes.size())));
+    part.split_producer = [in, matrices = gk.matrices, n](
                               std::span<const std::span<std::byte>> produced,
                               ProducerTask task) -> std::error_code {
       auto* a = reinterpret_cast<Fr*>(produced[0].data());
@@ -257,10 +331,9 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         std::copy(bw.b.begin() + begin, bw.b.begin() + end, b + begin);
         std::copy(bw.c.begin() + begin, bw.c.begin() + end, c + begin);
       }
-      const auto scalars = in->scalars();
-      const auto [s_begin, s_end] = task.range(lay.total);
-      std::copy(scalars.begin() + s_begin, scalars.begin() + s_end,
-                reinterpret_cast<Fr*>(produced[3].data()) + s_begin);
+      const auto& packed = in->packed.bytes;
+      const auto [s_begin, s_end] = task.range(packed.size());
+      std::copy(packed.begin() + s_begin, packed.begin() + s_end, produced[3].data() + s_begin);
       return {};
     };
     for (int k = 0; k < 4; ++k)
@@ -269,8 +342,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     part.outputs.push_back(
         Output::to(std::span(reinterpret_cast<std::byte*>(&run->sums_g2[p]), sizeof(G2Xyzz))));
     part.scratch_bytes = scratch;
-    part.work.gpu = [gk, plans, log_n, snarkjs, h_count,
-                     lay](const KernelContext& c) -> std::error_code {
+    part.work.gpu = [gk, plans, log_n, snarkjs, h_count, in,
+                     p](const KernelContext& c) -> std::error_code {
       const G1Affine* points = gk.points.points_on(c.device);
       const auto d = static_cast<std::size_t>(c.device.index());
       if (points == nullptr || d >= plans->h.size()) return make_error_code(Errc::invalid_argument);
@@ -278,7 +351,9 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       auto* a = reinterpret_cast<Fr*>(c.inputs[0]);
       auto* b = reinterpret_cast<Fr*>(c.inputs[1]);
       auto* cc = reinterpret_cast<Fr*>(c.inputs[2]);
-      const auto* w = reinterpret_cast<const Fr*>(c.inputs[3]);
+      const std::byte* packed = c.inputs[3];
+      const PackedScalars& q = in->packed;
+      const Plans::Witness& wp = plans->witness[p][d];
       Fr* h = a;
       if (auto ec = snarkjs ? kernels::gpu::hpoly_odd_coset(h, a, b, cc, log_n, s)
                             : kernels::gpu::hpoly(h, a, b, cc, log_n, s))
@@ -289,21 +364,17 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      if (auto ec =
-              gpu_msm(plans->l[d], c.outputs[1], points + gk.l_at, w + lay.l_at, lay.l_count, c, s))
+      if (auto ec = gpu_sparse_msm(wp.l, c.outputs[1], points + gk.l_at, packed, q.l, c, s))
         return ec;
-      if (auto ec =
-              gpu_msm(plans->a[d], c.outputs[2], points + gk.a_at, w + lay.a_at, lay.a_count, c, s))
+      if (auto ec = gpu_sparse_msm(wp.a, c.outputs[2], points + gk.a_at, packed, q.a, c, s))
         return ec;
-      if (auto ec = gpu_msm(plans->b[d], c.outputs[3], points + gk.b1_at, w + lay.b_at, lay.b_count,
-                            c, s))
+      if (auto ec = gpu_sparse_msm(wp.b, c.outputs[3], points + gk.b1_at, packed, q.b, c, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      return gpu_msm(plans->b2[d], c.outputs[4], g2_points(points, gk.b2_at), w + lay.b_at,
-                     lay.b_count, c, s);
+      return gpu_sparse_msm(wp.b2, c.outputs[4], g2_points(points, gk.b2_at), packed, q.b, c, s);
     };
-    part.work.cpu = [gk, log_n, snarkjs, h_count, lay,
+    part.work.cpu = [gk, log_n, snarkjs, h_count, in,
                      cpu_threads](const KernelContext& c) -> std::error_code {
       const G1Affine* points = gk.points.points_on(c.device);
       auto* h = reinterpret_cast<Fr*>(c.scratch);
@@ -311,7 +382,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       const auto* a = reinterpret_cast<const Fr*>(c.inputs[0]);
       const auto* b = reinterpret_cast<const Fr*>(c.inputs[1]);
       const auto* cc = reinterpret_cast<const Fr*>(c.inputs[2]);
-      const auto* w = reinterpret_cast<const Fr*>(c.inputs[3]);
+      const std::byte* packed = c.inputs[3];
+      const PackedScalars& q = in->packed;
       if (snarkjs)
         kernels::cpu::hpoly_odd_coset_in_ntt_order(h, a, b, cc, log_n, cpu_threads);
       else
@@ -321,12 +393,12 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       cpu_msm(c.outputs[0], points + gk.h_at, h, h_count, cpu_threads);
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      cpu_msm(c.outputs[1], points + gk.l_at, w + lay.l_at, lay.l_count, cpu_threads);
-      cpu_msm(c.outputs[2], points + gk.a_at, w + lay.a_at, lay.a_count, cpu_threads);
-      cpu_msm(c.outputs[3], points + gk.b1_at, w + lay.b_at, lay.b_count, cpu_threads);
+      cpu_sparse_msm(c.outputs[1], points + gk.l_at, packed, q.l, cpu_threads);
+      cpu_sparse_msm(c.outputs[2], points + gk.a_at, packed, q.a, cpu_threads);
+      cpu_sparse_msm(c.outputs[3], points + gk.b1_at, packed, q.b, cpu_threads);
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      cpu_msm(c.outputs[4], g2_points(points, gk.b2_at), w + lay.b_at, lay.b_count, cpu_threads);
+      cpu_sparse_msm(c.outputs[4], g2_points(points, gk.b2_at), packed, q.b, cpu_threads);
       return {};
     };
     part.label = o.name + "#" + std::to_string(p);
