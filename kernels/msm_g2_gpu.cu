@@ -18,6 +18,13 @@ std::error_code msm_finish(const MsmPlan& p, G2Xyzz* d_result, void* d_scratch,
                            std::size_t scratch_bytes, cudaStream_t stream) {
   return finish(p, MsmGroup::g2, d_result, d_scratch, scratch_bytes, stream);
 }
+std::error_code detail::pippenger::msm_finish_window_sums_g2(const MsmPlan& p, void* d_sums,
+                                                             void* d_scratch,
+                                                             std::size_t scratch_bytes,
+                                                             cudaStream_t stream) {
+  return finish_window_sums<G2Xyzz>(p, MsmGroup::g2, d_sums, nullptr, d_scratch, scratch_bytes,
+                                    stream);
+}
 std::error_code msm(const MsmPlan& p, G2Xyzz* d_result, const G2Affine* d_points,
                     const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
                     cudaStream_t stream) {
@@ -32,8 +39,23 @@ std::error_code sparse_msm(const SparseMsmPlan& p, G2Xyzz* d_result, const G2Aff
                            const std::uint32_t* d_ones, const std::uint32_t* d_rest,
                            const Fr* d_rest_scalars, void* d_scratch, std::size_t scratch_bytes,
                            cudaStream_t stream) {
-  return run_sparse_msm(p, d_result, d_points, d_ones, d_rest, d_rest_scalars, d_scratch,
+  return run_sparse_msm(p, d_result, nullptr, d_points, d_ones, d_rest, d_rest_scalars, d_scratch,
                         scratch_bytes, stream);
+}
+
+std::error_code sparse_msm_window_sums(const SparseMsmPlan& p, void* d_sums,
+                                       const G2Affine* d_points, const std::uint32_t* d_ones,
+                                       const std::uint32_t* d_rest, const Fr* d_rest_scalars,
+                                       void* d_scratch, std::size_t scratch_bytes,
+                                       cudaStream_t stream) {
+  return run_sparse_msm<G2Affine>(p, nullptr, d_sums, d_points, d_ones, d_rest, d_rest_scalars,
+                                  d_scratch, scratch_bytes, stream);
+}
+
+std::error_code msm_window_sums(const MsmPlan& p, void* d_sums, const G2Affine* d_points,
+                                const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
+                                cudaStream_t stream) {
+  return run_msm_window_sums(p, d_sums, d_points, d_scalars, d_scratch, scratch_bytes, stream);
 }
 
 std::error_code random_points(G2Affine* d_out, std::size_t n, std::uint64_t seed, void* d_scratch,

@@ -207,7 +207,7 @@ std::size_t msm_scratch_bytes(MsmGroup group, std::size_t n, int device) {
 }
 
 std::error_code detail::pippenger::check_call(const MsmPlan& p, MsmGroup group, void* d_scratch,
-                           std::size_t scratch_bytes, Scratch& s) {
+                                              std::size_t scratch_bytes, Scratch& s) {
   if (p.group != group || !detail::known_group(p.group))
     return make_error_code(Errc::invalid_argument);
   if (p.n == 0) return {};
@@ -226,9 +226,8 @@ std::error_code detail::pippenger::check_call(const MsmPlan& p, MsmGroup group, 
 }
 
 std::error_code detail::pippenger::sort_scalars(const MsmPlan& p, const Fr* d_scalars,
-                                                const std::uint32_t* d_point_index,
-                                                void* d_scratch, std::size_t scratch_bytes,
-                                                cudaStream_t stream) {
+                                                const std::uint32_t* d_point_index, void* d_scratch,
+                                                std::size_t scratch_bytes, cudaStream_t stream) {
   Scratch s{};
   if (auto ec = check_call(p, p.group, d_scratch, scratch_bytes, s)) return ec;
   if (p.n == 0) return {};
@@ -240,9 +239,9 @@ std::error_code detail::pippenger::sort_scalars(const MsmPlan& p, const Fr* d_sc
   auto* vals0 = s.at<std::uint32_t>(l.values[0]);
   detail::PartBounds bounds{p.parts, {}, key_shift(p)};
   for (unsigned k = 0; k <= p.parts; ++k) bounds.begin[k] = p.part_begin[k];
-  if (auto ec = launch<detail::scalar_digits_kernel>(p.n, stream, d_scalars, d_point_index, p.n,
-                                                     p.window_bits, p.windows, bounds, keys0,
-                                                     vals0))
+  if (auto ec =
+          launch<detail::scalar_digits_kernel>(p.n, stream, d_scalars, d_point_index, p.n,
+                                               p.window_bits, p.windows, bounds, keys0, vals0))
     return ec;
   auto* keys1 = s.at<std::uint32_t>(l.keys[1]);
   auto* vals1 = s.at<std::uint32_t>(l.values[1]);
@@ -318,6 +317,15 @@ std::error_code msm_finish(const MsmPlan& p, G1Xyzz* d_result, void* d_scratch,
   return finish(p, MsmGroup::g1, d_result, d_scratch, scratch_bytes, stream);
 }
 
+std::error_code msm_finish_window_sums(const MsmPlan& p, MsmGroup group, void* d_sums,
+                                       void* d_scratch, std::size_t scratch_bytes,
+                                       cudaStream_t stream) {
+  if (group == MsmGroup::g2)
+    return msm_finish_window_sums_g2(p, d_sums, d_scratch, scratch_bytes, stream);
+  return finish_window_sums<G1Xyzz>(p, MsmGroup::g1, d_sums, nullptr, d_scratch, scratch_bytes,
+                                    stream);
+}
+
 std::error_code msm(const MsmPlan& p, G1Xyzz* d_result, const G1Affine* d_points,
                     const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
                     cudaStream_t stream) {
@@ -333,8 +341,23 @@ std::error_code sparse_msm(const SparseMsmPlan& p, G1Xyzz* d_result, const G1Aff
                            const std::uint32_t* d_ones, const std::uint32_t* d_rest,
                            const Fr* d_rest_scalars, void* d_scratch, std::size_t scratch_bytes,
                            cudaStream_t stream) {
-  return run_sparse_msm(p, d_result, d_points, d_ones, d_rest, d_rest_scalars, d_scratch,
+  return run_sparse_msm(p, d_result, nullptr, d_points, d_ones, d_rest, d_rest_scalars, d_scratch,
                         scratch_bytes, stream);
+}
+
+std::error_code sparse_msm_window_sums(const SparseMsmPlan& p, void* d_sums,
+                                       const G1Affine* d_points, const std::uint32_t* d_ones,
+                                       const std::uint32_t* d_rest, const Fr* d_rest_scalars,
+                                       void* d_scratch, std::size_t scratch_bytes,
+                                       cudaStream_t stream) {
+  return run_sparse_msm<G1Affine>(p, nullptr, d_sums, d_points, d_ones, d_rest, d_rest_scalars,
+                                  d_scratch, scratch_bytes, stream);
+}
+
+std::error_code msm_window_sums(const MsmPlan& p, void* d_sums, const G1Affine* d_points,
+                                const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
+                                cudaStream_t stream) {
+  return run_msm_window_sums(p, d_sums, d_points, d_scalars, d_scratch, scratch_bytes, stream);
 }
 
 }  // namespace stoker::kernels::gpu

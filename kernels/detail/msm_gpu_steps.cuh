@@ -56,6 +56,10 @@ std::error_code launch(std::size_t threads, cudaStream_t stream, Args... args) {
   return make_cuda_error(cudaGetLastError());
 }
 
+// G2's msm_finish_window_sums, in msm_g2_gpu.cu with G2's other kernels.
+std::error_code msm_finish_window_sums_g2(const MsmPlan& p, void* d_sums, void* d_scratch,
+                                          std::size_t scratch_bytes, cudaStream_t stream);
+
 // The reduction's levels: group sizes until one item per window is left.
 struct ReduceLevels {
   unsigned count = 0;
@@ -149,19 +153,15 @@ std::error_code add_points(const MsmPlan& p, unsigned part, const Affine* d_poin
   return {};
 }
 
+// The bucket reduction, level by level into alternating buffers; *y and
+// *s end as the windows' Y and S (msm_reduce.cuh). p.n > 0.
 template <typename Xyzz>
-std::error_code finish(const MsmPlan& p, MsmGroup group, Xyzz* d_result, void* d_scratch,
-                       std::size_t scratch_bytes, cudaStream_t stream) {
-  if (!d_result) return make_error_code(Errc::invalid_argument);
-  Scratch s{};
-  if (auto ec = check_call(p, group, d_scratch, scratch_bytes, s)) return ec;
-  if (p.n == 0) return launch<detail::write_infinity_kernel<Xyzz>>(1, stream, d_result);
+std::error_code reduce(const MsmPlan& p, const Scratch& s, const Xyzz*& y, const Xyzz*& sums,
+                       cudaStream_t stream) {
   const Layout& l = s.l;
   auto at = [&s](std::size_t off) { return s.base + off; };
   auto* buckets = s.at<Xyzz>(l.buckets);
   auto* filled = s.at<std::uint8_t>(l.filled);
-
-  // Reduction: level by level into alternating buffers.
   const ReduceLevels r = reduce_levels(p.buckets);
   std::size_t in_per_window = p.buckets;
   unsigned scale_log = 0;
@@ -188,8 +188,43 @@ std::error_code finish(const MsmPlan& p, MsmGroup group, Xyzz* d_result, void* d
     in_per_window = r.out_per_window[i];
     scale_log += static_cast<unsigned>(std::countr_zero(r.group[i]));
   }
-  return launch<detail::combine_windows_kernel<Xyzz>>(1, stream, d_result, y_in, s_in, p.windows,
+  y = y_in;
+  sums = s_in;
+  return {};
+}
+
+template <typename Xyzz>
+std::error_code finish(const MsmPlan& p, MsmGroup group, Xyzz* d_result, void* d_scratch,
+                       std::size_t scratch_bytes, cudaStream_t stream) {
+  if (!d_result) return make_error_code(Errc::invalid_argument);
+  Scratch s{};
+  if (auto ec = check_call(p, group, d_scratch, scratch_bytes, s)) return ec;
+  if (p.n == 0) return launch<detail::write_infinity_kernel<Xyzz>>(1, stream, d_result);
+  const Xyzz *y = nullptr, *sums = nullptr;
+  if (auto ec = reduce(p, s, y, sums, stream)) return ec;
+  return launch<detail::combine_windows_kernel<Xyzz>>(1, stream, d_result, y, sums, p.windows,
                                                       p.window_bits);
+}
+
+// The same, leaving the window sums and `extra` (null: infinity) in d_sums
+// for the host (msm.hpp, msm_window_sums).
+template <typename Xyzz>
+std::error_code finish_window_sums(const MsmPlan& p, MsmGroup group, void* d_sums,
+                                   const Xyzz* extra, void* d_scratch, std::size_t scratch_bytes,
+                                   cudaStream_t stream) {
+  if (!d_sums || reinterpret_cast<std::uintptr_t>(d_sums) % 16)
+    return make_error_code(Errc::invalid_argument);
+  Scratch s{};
+  if (auto ec = check_call(p, group, d_scratch, scratch_bytes, s)) return ec;
+  auto* out = static_cast<unsigned char*>(d_sums);
+  const auto g = static_cast<std::uint32_t>(group);
+  if (p.n == 0)
+    return launch<detail::write_window_sums_kernel<Xyzz>>(1, stream, out, nullptr, nullptr, 0u, 0u,
+                                                          g, extra);
+  const Xyzz *y = nullptr, *sums = nullptr;
+  if (auto ec = reduce(p, s, y, sums, stream)) return ec;
+  return launch<detail::write_window_sums_kernel<Xyzz>>(p.windows + 1, stream, out, y, sums,
+                                                        p.windows, p.window_bits, g, extra);
 }
 
 template <typename Affine>
@@ -217,11 +252,28 @@ std::error_code run_msm(XyzzOf<Affine>* d_result, const Affine* d_points, const 
   return run_msm(p, d_result, d_points, d_scalars, d_scratch, scratch_bytes, stream);
 }
 
+template <typename Affine>
+std::error_code run_msm_window_sums(const MsmPlan& p, void* d_sums, const Affine* d_points,
+                                    const Fr* d_scalars, void* d_scratch, std::size_t scratch_bytes,
+                                    cudaStream_t stream) {
+  constexpr MsmGroup group = detail::MsmGroupTraits<Affine>::kGroup;
+  if (p.group != group) return make_error_code(Errc::invalid_argument);
+  if (auto ec = msm_sort_scalars(p, d_scalars, d_scratch, scratch_bytes, stream)) return ec;
+  for (unsigned part = 0; part < p.parts && p.n; ++part)
+    if (auto ec = add_points(p, part, d_points, d_scratch, scratch_bytes, stream)) return ec;
+  return finish_window_sums<XyzzOf<Affine>>(p, group, d_sums, nullptr, d_scratch, scratch_bytes,
+                                            stream);
+}
+
 // sparse_msm for either group (msm.hpp; plan_sparse_msm lays out the
 // scratch): the ones' sum, the tail's Pippenger over the rest by index, and
 // their sum into *d_result.
+// sparse_msm for either group (msm.hpp; plan_sparse_msm lays out the
+// scratch): the ones' sum, the tail's Pippenger over the rest by index, and
+// their sum: in *d_result (d_sums null), or left as the tail's window sums
+// with the ones as their extra (sparse_msm_window_sums).
 template <typename Affine>
-std::error_code run_sparse_msm(const SparseMsmPlan& p, XyzzOf<Affine>* d_result,
+std::error_code run_sparse_msm(const SparseMsmPlan& p, XyzzOf<Affine>* d_result, void* d_sums,
                                const Affine* d_points, const std::uint32_t* d_ones,
                                const std::uint32_t* d_rest, const Fr* d_rest_scalars,
                                void* d_scratch, std::size_t scratch_bytes, cudaStream_t stream) {
@@ -230,9 +282,9 @@ std::error_code run_sparse_msm(const SparseMsmPlan& p, XyzzOf<Affine>* d_result,
   auto aligned = [](const void* q, std::size_t a) {
     return reinterpret_cast<std::uintptr_t>(q) % a == 0;
   };
-  if (p.group != group || p.rest.group != group || !d_result || !d_scratch ||
-      !aligned(d_scratch, 256) || scratch_bytes < p.scratch_bytes ||
-      (p.ones && (!d_points || !d_ones)) ||
+  if (p.group != group || p.rest.group != group || (!d_result && !d_sums) ||
+      (d_sums && !aligned(d_sums, 16)) || !d_scratch || !aligned(d_scratch, 256) ||
+      scratch_bytes < p.scratch_bytes || (p.ones && (!d_points || !d_ones)) ||
       (p.rest.n && (!d_points || !d_rest || !d_rest_scalars)) ||
       (d_points && !aligned(d_points, 16)))
     return make_error_code(Errc::invalid_argument);
@@ -256,12 +308,14 @@ std::error_code run_sparse_msm(const SparseMsmPlan& p, XyzzOf<Affine>* d_result,
     }
     ones_sum = buffers[side];
   }
+  const std::size_t tail_bytes = p.rest.scratch_bytes;
   if (p.rest.n) {
-    const std::size_t tail_bytes = p.rest.scratch_bytes;
     if (auto ec = sort_scalars(p.rest, d_rest_scalars, d_rest, base, tail_bytes, stream)) return ec;
     if (auto ec = add_points(p.rest, 0, d_points, base, tail_bytes, stream)) return ec;
-    if (auto ec = finish(p.rest, group, d_result, base, tail_bytes, stream)) return ec;
   }
+  if (d_sums) return finish_window_sums(p.rest, group, d_sums, ones_sum, base, tail_bytes, stream);
+  if (p.rest.n)
+    if (auto ec = finish(p.rest, group, d_result, base, tail_bytes, stream)) return ec;
   return launch<detail::add_ones_kernel<Xyzz>>(1, stream, d_result, ones_sum, p.rest.n > 0);
 }
 

@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "kernels/detail/msm_accumulate.cuh"
+#include "kernels/msm.hpp"
 
 namespace stoker::kernels::gpu::detail {
 
@@ -81,6 +82,28 @@ __global__ void combine_windows_kernel(Xyzz* result, const Xyzz* y, const Xyzz* 
     add(acc, load_xyzz(s + w));
   }
   store_xyzz(result, acc);
+}
+
+// The window sums for the host (msm.hpp, msm_window_sums): thread w < W
+// copies y_w and s_w; thread W writes the header and the extra (infinity
+// when there is none).
+template <typename Xyzz>
+__global__ void write_window_sums_kernel(unsigned char* out, const Xyzz* y, const Xyzz* s,
+                                         unsigned windows, unsigned c, std::uint32_t group,
+                                         const Xyzz* extra) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  auto* sums = reinterpret_cast<Xyzz*>(out + sizeof(MsmWindowSumsHeader));
+  if (t < windows) {
+    store_xyzz(sums + t, load_xyzz(y + t));
+    store_xyzz(sums + windows + t, load_xyzz(s + t));
+  } else if (t == windows) {
+    auto* h = reinterpret_cast<MsmWindowSumsHeader*>(out);
+    h->group = group;
+    h->windows = windows;
+    h->window_bits = c;
+    h->reserved = 0;
+    store_xyzz(sums + 2 * windows, extra ? load_xyzz(extra) : Xyzz::infinity());
+  }
 }
 
 // n == 0: the empty sum.

@@ -95,14 +95,47 @@ Affine gpu_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars
   return to_affine(result.download()[0]);
 }
 
+// The window sums the GPU leaves (msm_window_sums, or sparse_msm_window_sums
+// with the scalars split on the host), finished on the host.
+template <typename Affine>
+Affine finished(const Device<unsigned char>& sums, std::size_t bytes) {
+  std::vector<unsigned char> h(bytes);
+  EXPECT_EQ(cudaMemcpy(h.data(), sums.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  detail::XyzzOf<Affine> out;
+  const std::error_code ec = cpu::finish_window_sums(h.data(), bytes, out);
+  EXPECT_FALSE(ec) << ec.message();
+  return to_affine(out);
+}
+
+template <typename Affine>
+Affine gpu_msm_window_sums(const std::vector<Affine>& points, const std::vector<Fr>& scalars) {
+  int device = 0;
+  EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
+  gpu::MsmPlan plan;
+  EXPECT_FALSE(gpu::plan_msm(detail::MsmGroupTraits<Affine>::kGroup, points.size(), device, plan));
+  Device<Affine> p(points);
+  Device<Fr> s(scalars);
+  const std::size_t bytes = gpu::window_sums_bytes(plan);
+  Device<unsigned char> sums(bytes);
+  Device<unsigned char> scratch(plan.scratch_bytes);
+  const std::error_code ec = gpu::msm_window_sums(plan, sums.get(), p.get(), s.get(), scratch.get(),
+                                                  plan.scratch_bytes, nullptr);
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return finished<Affine>(sums, bytes);
+}
+
 template <typename Affine>
 Affine cpu_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars) {
   return to_affine(cpu::msm(points.data(), scalars.data(), points.size()));
 }
 
-// The sparse path: the scalars split on the host, then gpu::sparse_msm.
+// The sparse path: the scalars split on the host, then gpu::sparse_msm (or
+// gpu::sparse_msm_window_sums, finished on the host).
+enum class SparseOut { device_sum, window_sums };
 template <typename Affine>
-Affine gpu_sparse_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars) {
+Affine gpu_sparse_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars,
+                      SparseOut out = SparseOut::device_sum) {
   using Xyzz = detail::XyzzOf<Affine>;
   const auto split = cpu::split_scalars(scalars.data(), scalars.size());
   int device = 0;
@@ -115,6 +148,16 @@ Affine gpu_sparse_msm(const std::vector<Affine>& points, const std::vector<Fr>& 
   Device<Fr> rest_scalars(split.rest_scalars);
   Device<Xyzz> result(1);
   Device<unsigned char> scratch(plan.scratch_bytes);
+  if (out == SparseOut::window_sums) {
+    const std::size_t bytes = gpu::window_sums_bytes(plan);
+    Device<unsigned char> sums(bytes);
+    const std::error_code ec =
+        gpu::sparse_msm_window_sums(plan, sums.get(), p.get(), ones.get(), rest.get(),
+                                    rest_scalars.get(), scratch.get(), plan.scratch_bytes, nullptr);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return finished<Affine>(sums, bytes);
+  }
   const std::error_code ec =
       gpu::sparse_msm(plan, result.get(), p.get(), ones.get(), rest.get(), rest_scalars.get(),
                       scratch.get(), plan.scratch_bytes, nullptr);
@@ -122,7 +165,6 @@ Affine gpu_sparse_msm(const std::vector<Affine>& points, const std::vector<Fr>& 
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return to_affine(result.download()[0]);
 }
-
 
 // Every test below runs for G1 and for G2: MsmGpu/G1.Name, MsmGpu/G2.Name.
 template <typename Affine>
@@ -274,12 +316,35 @@ TYPED_TEST(MsmGpu, SparseSplitEqualsCpu) {
                         test::mixed_scalars(n, 50, 0, 33), test::mixed_scalars(n, 0, 60, 34)})
     ASSERT_TRUE(same(gpu_sparse_msm(p, s), cpu_msm(p, s)));
   auto s = test::mixed_scalars(n, 30, 60, 35);
-  p[10] = p[11];  // a point twice among the ones: a doubling
+  p[10] = p[11];       // a point twice among the ones: a doubling
   p[12] = neg(p[13]);  // P and -P among the ones cancel
   p[14] = TypeParam::infinity();
   for (std::size_t i = 10; i < 15; ++i) s[i] = Fr::one();
   s[20] = -Fr::one();
   ASSERT_TRUE(same(gpu_sparse_msm(p, s), cpu_msm(p, s)));
+}
+
+// The window sums finished on the host give the same point as the CPU, for
+// the dense path and the split one, at sizes from 0 to 2^16 and the edges.
+TYPED_TEST(MsmGpu, WindowSumsFinishedOnTheHostEqualCpu) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t max_n = std::size_t{1} << 16;
+  const auto points = random_points<TypeParam>(max_n, 41);
+  std::mt19937_64 rng(42);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{999},
+                        std::size_t{20000}, max_n}) {
+    const std::vector<TypeParam> p(points.begin(), points.begin() + n);
+    std::vector<Fr> dense(n);
+    for (auto& x : dense) x = test::random_fr(rng);
+    ASSERT_TRUE(same(gpu_msm_window_sums(p, dense), cpu_msm(p, dense))) << "n " << n;
+    const auto s = test::mixed_scalars(n, 40, 50, 43 + n);
+    ASSERT_TRUE(same(gpu_sparse_msm(p, s, SparseOut::window_sums), cpu_msm(p, s))) << "n " << n;
+  }
+  const std::size_t n = 3000;
+  const std::vector<TypeParam> p(points.begin(), points.begin() + n);
+  for (const auto& s : {std::vector<Fr>(n, Fr::zero()), std::vector<Fr>(n, Fr::one()),
+                        test::mixed_scalars(n, 50, 0, 44), std::vector<Fr>(n, -Fr::one())})
+    ASSERT_TRUE(same(gpu_sparse_msm(p, s, SparseOut::window_sums), cpu_msm(p, s)));
 }
 
 TYPED_TEST(MsmGpu, SparseRefusesAPlanOfTheOtherGroupAndTooLittleScratch) {
