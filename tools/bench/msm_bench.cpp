@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -31,9 +32,13 @@ using kernels::G2Affine;
 using kernels::MsmGroup;
 
 constexpr const char* kUsage =
-    "usage: stoker bench msm [--group g1|g2] [--log-n 16,20,22,24,26] [--reps N] [--window C]\n"
-    "                        [--parts P] [--device N]\n"
+    "usage: stoker bench msm [--group g1|g2] [--scalars dense|sparse|both] [--log-n "
+    "16,20,22,24,26]\n"
+    "                        [--reps N] [--window C] [--parts P] [--device N]\n"
     "  --group   the points' group: G1 (96-byte points, default) or G2 (192 bytes)\n"
+    "  --scalars dense: random scalars below r (e2e, resident); sparse: a witness's mix, 40 %\n"
+    "            zeros, 50 % ones, 10 % full-size, by the dense path and by sparse_msm, with\n"
+    "            the ones' and the rest's parts timed alone; both (default)\n"
     "  --log-n   sizes 2^K to run, K in 1..27 (default 16,20,22,24,26)\n"
     "  --reps    timed runs per figure, after one warm-up (default 5)\n"
     "  --window  force the window size c (2..26) instead of the cost model's\n"
@@ -42,6 +47,7 @@ constexpr const char* kUsage =
 
 struct Options {
   MsmGroup group = MsmGroup::g1;
+  bool dense = true, sparse = true;
   std::vector<unsigned> log_n{16, 20, 22, 24, 26};
   int reps = 5;
   unsigned window = 0;
@@ -72,6 +78,13 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   cl.custom("--group", [&o](std::string_view text) -> std::string {
     if (text != "g1" && text != "g2") return "--group: '" + std::string(text) + "' is not g1 or g2";
     o.group = text == "g2" ? MsmGroup::g2 : MsmGroup::g1;
+    return {};
+  });
+  cl.custom("--scalars", [&o](std::string_view text) -> std::string {
+    if (text != "dense" && text != "sparse" && text != "both")
+      return "--scalars: '" + std::string(text) + "' is not dense, sparse or both";
+    o.dense = text != "sparse";
+    o.sparse = text != "dense";
     return {};
   });
   cl.custom("--log-n", [&o](std::string_view text) -> std::string {
@@ -150,11 +163,33 @@ Rates measure_add_rates(devices::Device& dev, devices::Stream& s, Timer& t, MsmG
 
 struct Row {
   unsigned log_n = 0, c = 0, windows = 0;
-  double e2e = 0, resident = 0, sparse = 0, split = 0, bound_split = 0, sort = 0, h2d_gbs = 0;
+  double e2e = 0, resident = 0, sort = 0, h2d_gbs = 0;
   double bound_resident = 0, bound_e2e = 0;
   double scratch_gib = 0;
+  double finish = 0;  // the host's finish of the window sums, ms
+  // Sparse scalars: by the dense path, by sparse_msm, and its two parts
+  // alone (the ones' sum; the rest's Pippenger, of window c_tail).
+  double dense_path = 0, split = 0, ones = 0, tail = 0;
+  double bound_split = 0, bound_ones = 0, bound_tail = 0;
+  unsigned c_tail = 0, w_tail = 0;
   bool consistent = true;
 };
+
+// The sum that window sums copied to the host stand for.
+template <typename Xyzz>
+Xyzz finished(const devices::PinnedBuffer& sums, const std::string& what) {
+  Xyzz out;
+  check(kernels::cpu::finish_window_sums(sums.data(), sums.size(), out), what + ": window sums");
+  return out;
+}
+
+// Equal affine forms (the order of additions differs between paths, hence
+// the XYZZ form).
+template <typename Xyzz>
+bool same_point(const Xyzz& a, const Xyzz& b) {
+  const auto pa = kernels::to_affine(a), pb = kernels::to_affine(b);
+  return std::memcmp(&pa, &pb, sizeof pa) == 0;
+}
 
 // G1Affine or G2Affine points; the group's rates.
 template <typename Affine>
@@ -168,14 +203,19 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   check(kernels::gpu::plan_msm(o.group, n, dev.index(), plan, o.window), at + ": plan");
   check(kernels::gpu::plan_msm(o.group, n, dev.index(), split, plan.window_bits, o.parts),
         at + ": plan");
+  // The Pippenger bound of m points at a plan's window.
+  auto pippenger_ms = [&rates](std::size_t m, const kernels::gpu::MsmPlan& p) {
+    if (m == 0) return 0.0;
+    return (double(m) * p.windows / rates.mixed_per_s +
+            2.0 * p.windows * p.buckets / rates.xyzz_per_s) *
+           1e3;
+  };
   Row row;
   row.log_n = log_n;
   row.c = plan.window_bits;
   row.windows = plan.windows;
   row.scratch_gib = plan.scratch_bytes / double(1ull << 30);
-  const double adds = double(n) * plan.windows;
-  const double bucket_adds = 2.0 * plan.windows * plan.buckets;
-  row.bound_resident = (adds / rates.mixed_per_s + bucket_adds / rates.xyzz_per_s) * 1e3;
+  row.bound_resident = pippenger_ms(n, plan);
 
   const std::size_t point_bytes = n * sizeof(Affine), scalar_bytes = n * sizeof(Fr);
   const std::size_t gen_bytes = kernels::gpu::random_points_scratch_bytes(o.group, n);
@@ -187,23 +227,23 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
                   std::to_string(room.free >> 20) + " MiB free"};
   auto points = take(dev.allocate(point_bytes), at + ": points");
   auto scalars = take(dev.allocate(scalar_bytes), at + ": scalars");
-  auto sparse = take(dev.allocate(scalar_bytes), at + ": sparse scalars");
-  auto result = take(dev.allocate(sizeof(Xyzz)), at + ": result");
+  // Every MSM leaves its window sums (kernels/msm.hpp), copied to the host
+  // within the timed span and finished there; the finish's time on one CPU
+  // core (row.finish) is added to each figure.
+  const std::size_t sums_bytes =
+      kernels::gpu::window_sums_bytes(o.group, kernels::gpu::kMsmMaxWindows);
+  auto sums = take(dev.allocate(sums_bytes), at + ": window sums");
   auto scratch = take(dev.allocate(scratch_bytes), at + ": scratch");
   auto* stream = static_cast<cudaStream_t>(main.native());
   check(kernels::gpu::random_points(points.as<Affine>(), n, 1000 + log_n, scratch.data(),
                                     scratch.size(), stream),
         at + ": random points");
-  check(kernels::gpu::random_scalars(scalars.as<Fr>(), n, 2000 + log_n, false, stream),
-        at + ": random scalars");
-  check(kernels::gpu::random_scalars(sparse.as<Fr>(), n, 3000 + log_n, true, stream),
-        at + ": sparse scalars");
-  auto h_points = take(devices::allocate_pinned(devices::Backend::cuda, point_bytes), at);
-  auto h_scalars = take(devices::allocate_pinned(devices::Backend::cuda, scalar_bytes), at);
-  auto h_result = take(devices::allocate_pinned(devices::Backend::cuda, 2 * sizeof(Xyzz)), at);
-  check(main.copy(h_points.data(), points.data(), point_bytes), at + ": points to host");
-  check(main.copy(h_scalars.data(), scalars.data(), scalar_bytes), at + ": scalars to host");
-  check(main.synchronize(), at + ": inputs");
+  devices::PinnedBuffer h_sums[2] = {
+      take(devices::allocate_pinned(devices::Backend::cuda, sums_bytes), at),
+      take(devices::allocate_pinned(devices::Backend::cuda, sums_bytes), at)};
+  auto sums_to_host = [&](int k) {
+    check(main.copy(h_sums[k].data(), sums.data(), sums_bytes), at + ": window sums to host");
+  };
 
   auto timed = [&](auto&& body, const char* what) {
     std::vector<double> times;
@@ -216,117 +256,145 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
     }
     return median(times);
   };
-  auto resident = [&](const devices::DeviceBuffer& s) {
-    check(kernels::gpu::msm(plan, result.as<Xyzz>(), points.as<Affine>(), s.as<Fr>(),
-                            scratch.data(), scratch.size(), stream),
+  auto resident = [&]() {
+    check(kernels::gpu::msm_window_sums(plan, sums.data(), points.as<Affine>(), scalars.as<Fr>(),
+                                        scratch.data(), scratch.size(), stream),
           at + ": msm");
+    sums_to_host(1);
   };
-  auto* first = static_cast<unsigned char*>(h_result.data());
-  auto* second = first + sizeof(Xyzz);
+  // The host's finish of what h_sums[k] holds, timed on this thread.
+  auto finish_ms = [&](int k) {
+    check(main.synchronize(), at + ": window sums");
+    std::vector<double> times;
+    for (int rep = 0; rep < std::max(o.reps, 3); ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      (void)finished<Xyzz>(h_sums[k], at);
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return median(times);
+  };
 
-  // Link rate for the bound: the points alone, pinned to device.
-  row.h2d_gbs =
-      point_bytes /
-      (timed([&] { check(main.copy(points.data(), h_points.data(), point_bytes), at + ": h2d"); },
-             "h2d") *
-       1e6);
-  // What no schedule can hide: the scalars (the sort needs all of them)
-  // and the first part's points (nothing is summed before they are in);
-  // the later parts travel under the earlier parts' additions.
-  const double first_part_bytes = double(split.part_begin[1]) * sizeof(Affine);
-  row.bound_e2e = row.bound_resident + (scalar_bytes + first_part_bytes) / (row.h2d_gbs * 1e6);
+  if (o.dense) {
+    check(kernels::gpu::random_scalars(scalars.as<Fr>(), n, 2000 + log_n, false, stream),
+          at + ": random scalars");
+    auto h_points = take(devices::allocate_pinned(devices::Backend::cuda, point_bytes), at);
+    auto h_scalars = take(devices::allocate_pinned(devices::Backend::cuda, scalar_bytes), at);
+    check(main.copy(h_points.data(), points.data(), point_bytes), at + ": points to host");
+    check(main.copy(h_scalars.data(), scalars.data(), scalar_bytes), at + ": scalars to host");
+    check(main.synchronize(), at + ": inputs");
 
-  // Everything in on the copy stream, scalars first; the main stream sorts
-  // once the scalars are in and adds each part once its points are.
-  row.e2e = timed(
-      [&] {
-        check(copy.wait(t.start), at + ": e2e");
-        check(copy.copy(scalars.data(), h_scalars.data(), scalar_bytes), at + ": e2e scalars");
-        check(copy.record(ready[0]), at + ": e2e");
-        for (unsigned part = 0; part < split.parts; ++part) {
-          const std::size_t begin = split.part_begin[part];
-          const std::size_t end = split.part_begin[part + 1];
-          check(copy.copy(points.as<Affine>() + begin,
-                          static_cast<const Affine*>(h_points.data()) + begin,
-                          (end - begin) * sizeof(Affine)),
-                at + ": e2e points");
-          check(copy.record(ready[1 + part]), at + ": e2e");
-        }
-        check(main.wait(ready[0]), at + ": e2e");
-        check(kernels::gpu::msm_sort_scalars(split, scalars.as<Fr>(), scratch.data(),
-                                             scratch.size(), stream),
-              at + ": e2e sort");
-        for (unsigned part = 0; part < split.parts; ++part) {
-          check(main.wait(ready[1 + part]), at + ": e2e");
-          check(kernels::gpu::msm_add_points(split, part, points.as<Affine>(), scratch.data(),
-                                             scratch.size(), stream),
-                at + ": e2e add");
-        }
-        check(kernels::gpu::msm_finish(split, result.as<Xyzz>(), scratch.data(), scratch.size(),
-                                       stream),
-              at + ": e2e finish");
-        check(main.copy(first, result.data(), sizeof(Xyzz)), at + ": e2e result");
-      },
-      "e2e");
-  row.resident = timed([&] { resident(scalars); }, "resident");
-  check(main.copy(second, result.data(), sizeof(Xyzz)), at + ": result");
-  check(main.synchronize(), at + ": result");
-  // Parts change the order of additions, hence the XYZZ form: compare the
-  // affine points.
-  Xyzz a, b;
-  std::memcpy(&a, first, sizeof a);
-  std::memcpy(&b, second, sizeof b);
-  const Affine pa = kernels::to_affine(a), pb = kernels::to_affine(b);
-  row.consistent = std::memcmp(&pa, &pb, sizeof pa) == 0;
-  row.sort = timed(
-      [&] {
-        check(kernels::gpu::msm_sort_scalars(plan, scalars.as<Fr>(), scratch.data(), scratch.size(),
-                                             stream),
-              at + ": sort");
-      },
-      "sort");
-  row.sparse = timed([&] { resident(sparse); }, "sparse");
+    // Link rate for the bound: the points alone, pinned to device.
+    row.h2d_gbs =
+        point_bytes /
+        (timed([&] { check(main.copy(points.data(), h_points.data(), point_bytes), at + ": h2d"); },
+               "h2d") *
+         1e6);
+    // What no schedule can hide: the scalars (the sort needs all of them)
+    // and the first part's points (nothing is summed before they are in);
+    // the later parts travel under the earlier parts' additions.
+    const double first_part_bytes = double(split.part_begin[1]) * sizeof(Affine);
+    row.bound_e2e = row.bound_resident + (scalar_bytes + first_part_bytes) / (row.h2d_gbs * 1e6);
 
-  // The same sparse scalars split on the host (not timed: a prover's
-  // witness is there) and summed by sparse_msm: the ones by mixed
-  // additions, the rest by the Pippenger over their points.
+    // Everything in on the copy stream, scalars first; the main stream sorts
+    // once the scalars are in and adds each part once its points are.
+    row.e2e = timed(
+        [&] {
+          check(copy.wait(t.start), at + ": e2e");
+          check(copy.copy(scalars.data(), h_scalars.data(), scalar_bytes), at + ": e2e scalars");
+          check(copy.record(ready[0]), at + ": e2e");
+          for (unsigned part = 0; part < split.parts; ++part) {
+            const std::size_t begin = split.part_begin[part];
+            const std::size_t end = split.part_begin[part + 1];
+            check(copy.copy(points.as<Affine>() + begin,
+                            static_cast<const Affine*>(h_points.data()) + begin,
+                            (end - begin) * sizeof(Affine)),
+                  at + ": e2e points");
+            check(copy.record(ready[1 + part]), at + ": e2e");
+          }
+          check(main.wait(ready[0]), at + ": e2e");
+          check(kernels::gpu::msm_sort_scalars(split, scalars.as<Fr>(), scratch.data(),
+                                               scratch.size(), stream),
+                at + ": e2e sort");
+          for (unsigned part = 0; part < split.parts; ++part) {
+            check(main.wait(ready[1 + part]), at + ": e2e");
+            check(kernels::gpu::msm_add_points(split, part, points.as<Affine>(), scratch.data(),
+                                               scratch.size(), stream),
+                  at + ": e2e add");
+          }
+          check(kernels::gpu::msm_finish_window_sums(split, o.group, sums.data(), scratch.data(),
+                                                     scratch.size(), stream),
+                at + ": e2e finish");
+          sums_to_host(0);
+        },
+        "e2e");
+    row.finish = finish_ms(0);
+    row.e2e += row.finish;
+    row.resident = timed(resident, "resident") + row.finish;
+    check(main.synchronize(), at + ": result");
+    row.consistent = same_point(finished<Xyzz>(h_sums[0], at), finished<Xyzz>(h_sums[1], at));
+    row.sort = timed(
+        [&] {
+          check(kernels::gpu::msm_sort_scalars(plan, scalars.as<Fr>(), scratch.data(),
+                                               scratch.size(), stream),
+                at + ": sort");
+        },
+        "sort");
+  }
+  if (!o.sparse) return row;
+
+  // Witness-like scalars by the dense path, then split on the host (not
+  // timed: a prover's witness is there) and summed by sparse_msm: the ones
+  // by mixed additions, the rest by the Pippenger over their points.
+  check(kernels::gpu::random_scalars(scalars.as<Fr>(), n, 3000 + log_n, true, stream),
+        at + ": sparse scalars");
+  row.dense_path = timed(resident, "sparse");
+  row.finish = finish_ms(1);
+  row.dense_path += row.finish;
+  const Xyzz dense_sum = finished<Xyzz>(h_sums[1], at);
   std::vector<Fr> h_sparse(n);
-  check(main.copy(h_sparse.data(), sparse.data(), scalar_bytes), at + ": sparse to host");
-  check(main.copy(first, result.data(), sizeof(Xyzz)), at + ": sparse result");
+  check(main.copy(h_sparse.data(), scalars.data(), scalar_bytes), at + ": sparse to host");
   check(main.synchronize(), at + ": sparse scalars");
   const auto parts = kernels::cpu::split_scalars(h_sparse.data(), n);
-  kernels::gpu::SparseMsmPlan sp;
-  check(kernels::gpu::plan_sparse_msm(o.group, parts.ones.size(), parts.rest.size(), dev.index(),
-                                      sp),
+  const std::size_t n_ones = parts.ones.size(), n_rest = parts.rest.size();
+  kernels::gpu::SparseMsmPlan sp, ones_only, rest_only;
+  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp),
         at + ": sparse plan");
-  auto ones = take(dev.allocate(std::max<std::size_t>(1, parts.ones.size() * 4)), at + ": ones");
-  auto rest = take(dev.allocate(std::max<std::size_t>(1, parts.rest.size() * 4)), at + ": rest");
+  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_only),
+        at + ": sparse plan");
+  check(kernels::gpu::plan_sparse_msm(o.group, 0, n_rest, dev.index(), rest_only),
+        at + ": sparse plan");
+  auto ones = take(dev.allocate(std::max<std::size_t>(1, n_ones * 4)), at + ": ones");
+  auto rest = take(dev.allocate(std::max<std::size_t>(1, n_rest * 4)), at + ": rest");
   auto rest_scalars =
-      take(dev.allocate(std::max<std::size_t>(1, parts.rest.size() * sizeof(Fr))), at + ": rest");
-  auto sp_scratch = take(dev.allocate(sp.scratch_bytes), at + ": sparse scratch");
-  check(main.copy(ones.data(), parts.ones.data(), parts.ones.size() * 4), at + ": ones");
-  check(main.copy(rest.data(), parts.rest.data(), parts.rest.size() * 4), at + ": rest");
-  check(main.copy(rest_scalars.data(), parts.rest_scalars.data(), parts.rest.size() * sizeof(Fr)),
+      take(dev.allocate(std::max<std::size_t>(1, n_rest * sizeof(Fr))), at + ": rest");
+  auto sp_scratch = take(
+      dev.allocate(std::max({sp.scratch_bytes, ones_only.scratch_bytes, rest_only.scratch_bytes})),
+      at + ": sparse scratch");
+  check(main.copy(ones.data(), parts.ones.data(), n_ones * 4), at + ": ones");
+  check(main.copy(rest.data(), parts.rest.data(), n_rest * 4), at + ": rest");
+  check(main.copy(rest_scalars.data(), parts.rest_scalars.data(), n_rest * sizeof(Fr)),
         at + ": rest scalars");
-  row.split = timed(
-      [&] {
-        check(kernels::gpu::sparse_msm(sp, result.as<Xyzz>(), points.as<Affine>(),
-                                       ones.as<std::uint32_t>(), rest.as<std::uint32_t>(),
-                                       rest_scalars.as<Fr>(), sp_scratch.data(), sp_scratch.size(),
-                                       stream),
-              at + ": sparse msm");
-      },
-      "split");
-  check(main.copy(second, result.data(), sizeof(Xyzz)), at + ": split result");
-  check(main.synchronize(), at + ": split result");
-  std::memcpy(&a, first, sizeof a);
-  std::memcpy(&b, second, sizeof b);
-  const Affine sa = kernels::to_affine(a), sb = kernels::to_affine(b);
-  row.consistent = row.consistent && std::memcmp(&sa, &sb, sizeof sa) == 0;
-  row.bound_split = (double(parts.ones.size()) / rates.mixed_per_s +
-                     double(sp.rest.n) * sp.rest.windows / rates.mixed_per_s +
-                     2.0 * sp.rest.windows * sp.rest.buckets / rates.xyzz_per_s) *
-                    1e3;
+  auto sparse_msm = [&](const kernels::gpu::SparseMsmPlan& p) {
+    return [&] {
+      check(kernels::gpu::sparse_msm_window_sums(p, sums.data(), points.as<Affine>(),
+                                                 p.ones ? ones.as<std::uint32_t>() : nullptr,
+                                                 p.rest.n ? rest.as<std::uint32_t>() : nullptr,
+                                                 p.rest.n ? rest_scalars.as<Fr>() : nullptr,
+                                                 sp_scratch.data(), sp_scratch.size(), stream),
+            at + ": sparse msm");
+      sums_to_host(0);
+    };
+  };
+  row.split = timed(sparse_msm(sp), "split") + finish_ms(0);
+  row.consistent = row.consistent && same_point(dense_sum, finished<Xyzz>(h_sums[0], at));
+  row.ones = timed(sparse_msm(ones_only), "ones") + finish_ms(0);
+  row.tail = timed(sparse_msm(rest_only), "tail") + finish_ms(0);
+  row.c_tail = sp.rest.window_bits;
+  row.w_tail = sp.rest.windows;
+  row.bound_ones = double(n_ones) / rates.mixed_per_s * 1e3;
+  row.bound_tail = pippenger_ms(n_rest, sp.rest);
+  row.bound_split = row.bound_ones + row.bound_tail;
   return row;
 }
 
@@ -356,33 +424,54 @@ int bench_msm(int argc, char** argv) {
                 g2 ? "G2" : "G1", dev.info().name.c_str(), o.reps);
     std::printf("measured: mixed addition (XYZZ + affine) %.3e/s, XYZZ addition %.3e/s\n",
                 rates.mixed_per_s, rates.xyzz_per_s);
-    std::printf("%5s %3s %3s %9s %9s %9s %8s %9s %9s %9s %9s %9s %8s %7s %s\n", "log_n", "c", "W",
-                "e2e ms", "bound", "sppark", "x sppark", "resident", "bound", "sparse", "split",
-                "bound", "sort ms", "GiB", "");
+    std::vector<Row> rows;
+    if (o.dense)
+      std::printf("dense scalars:\n%5s %3s %3s %9s %9s %9s %8s %9s %9s %8s %9s %7s %s\n", "log_n",
+                  "c", "W", "e2e ms", "bound", "sppark", "x sppark", "resident", "bound", "sort ms",
+                  "finish ms", "GiB", "");
     for (unsigned k : o.log_n) {
       const Row r = g2 ? run_size<G2Affine>(dev, main, copy, t, ready, rates, k, o)
                        : run_size<G1Affine>(dev, main, copy, t, ready, rates, k, o);
-      const auto ref = g2 ? std::optional<double>{} : sppark_ms(k);
-      char ref_s[16] = "-", speedup[16] = "-";
-      if (ref) {
-        std::snprintf(ref_s, sizeof ref_s, "%.1f", *ref);
-        std::snprintf(speedup, sizeof speedup, "%.2fx", *ref / r.e2e);
+      rows.push_back(r);
+      if (o.dense) {
+        const auto ref = g2 ? std::optional<double>{} : sppark_ms(k);
+        char ref_s[16] = "-", speedup[16] = "-";
+        if (ref) {
+          std::snprintf(ref_s, sizeof ref_s, "%.1f", *ref);
+          std::snprintf(speedup, sizeof speedup, "%.2fx", *ref / r.e2e);
+        }
+        std::printf("%5u %3u %3u %9.2f %9.2f %9s %8s %9.2f %9.2f %8.2f %9.3f %7.2f %s\n", r.log_n,
+                    r.c, r.windows, r.e2e, r.bound_e2e, ref_s, speedup, r.resident,
+                    r.bound_resident, r.sort, r.finish, r.scratch_gib,
+                    r.consistent ? "" : "RESULTS DIFFER between paths");
+      } else if (!r.consistent) {
+        std::printf("2^%u: RESULTS DIFFER between paths\n", r.log_n);
       }
-      std::printf("%5u %3u %3u %9.2f %9.2f %9s %8s %9.2f %9.2f %9.2f %9.2f %9.2f %8.2f %7.2f %s\n",
-                  r.log_n, r.c, r.windows, r.e2e, r.bound_e2e, ref_s, speedup, r.resident,
-                  r.bound_resident, r.sparse, r.split, r.bound_split, r.sort, r.scratch_gib,
-                  r.consistent ? "" : "RESULTS DIFFER between paths");
       std::fflush(stdout);
       if (!r.consistent) return 1;
     }
-    std::printf(
-        "bound (resident) = n*W mixed additions + 2*W*2^(c-1) XYZZ additions at the measured "
-        "rates; bound (e2e) adds the scalars' and the first part's bytes at the measured pinned "
-        "H2D rate (the later parts' copies hide under additions); sparse: 40 %% zeros, 50 %% ones, "
-        "10 %% full-size, by the dense path; split: the same by sparse_msm (the split made on the "
-        "host beforehand), its bound the ones at the mixed-addition rate plus the rest's "
-        "Pippenger bound; sppark: "
-        "mult_pippenger from pinned host memory on the same kind of GPU; GiB: scratch\n");
+    if (o.dense)
+      std::printf(
+          "bound (resident) = n*W mixed additions + 2*W*2^(c-1) XYZZ additions at the measured "
+          "rates; bound (e2e) adds the scalars' and the first part's bytes at the measured pinned "
+          "H2D rate (the later parts' copies hide under additions); sppark: mult_pippenger from "
+          "pinned host memory on the same kind of GPU; finish: the host's sum of the window sums "
+          "the "
+          "GPU leaves (one core), included in e2e and resident; GiB: scratch\n");
+    if (o.sparse) {
+      std::printf("sparse scalars (40 %% zeros, 50 %% ones, 10 %% full-size), resident:\n");
+      std::printf("%5s %9s %9s %9s %7s %9s %9s %3s %3s %9s %9s\n", "log_n", "dense ms", "split",
+                  "bound", "x dense", "ones", "bound", "c", "W", "rest", "bound");
+      for (const Row& r : rows)
+        std::printf("%5u %9.2f %9.2f %9.2f %6.2fx %9.2f %9.2f %3u %3u %9.2f %9.2f\n", r.log_n,
+                    r.dense_path, r.split, r.bound_split, r.dense_path / r.split, r.ones,
+                    r.bound_ones, r.c_tail, r.w_tail, r.tail, r.bound_tail);
+      std::printf(
+          "dense: the dense path (every scalar sorted into W windows); split: sparse_msm on the "
+          "scalars split on the host beforehand (zeros left out); ones: its sum of the points "
+          "whose scalar is 1 alone, bound one mixed addition each; rest: its Pippenger over the "
+          "others alone, bound as the dense path's for their count at its window c\n");
+    }
   } catch (const Failure& f) {
     std::fprintf(stderr, "stoker bench msm: %s\n", f.what.c_str());
     return 1;

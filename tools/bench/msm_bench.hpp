@@ -9,7 +9,11 @@
 //   (msm_sort_scalars), and the bucket sums wait for them by an event;
 // - resident: points and scalars already on the device (the engine's case);
 // - sparse: resident, with witness-like scalars (40 % 0, 50 % 1, 10 % random).
-// - split: the same scalars through sparse_msm (split on the host first).
+// - split: the same scalars through sparse_msm (split on the host first),
+//   and its two parts alone: the ones' sum, the rest's Pippenger.
+// Every MSM leaves its window sums, copied to the host in the timed span and
+// finished there; that finish's time on one core is part of each figure.
+// --scalars dense|sparse runs half of that.
 // Beside each: the model's bound, n * W mixed additions and 2 W 2^(c-1)
 // XYZZ additions at the rates a micro-kernel measures on this GPU (e2e:
 // plus the scalars' copy, and the points' copy where it is longer than the
