@@ -98,7 +98,9 @@ struct KernelContext {
   std::function<std::error_code()> mark;
 };
 
-inline constexpr int kMaxKernelMarks = 3;
+// Timing events per pipeline slot: the groth16 workload's six steps (h and
+// each of its five MSMs) take five.
+inline constexpr int kMaxKernelMarks = 7;
 
 // GPU version: enqueues kernels on ctx.stream (cudaStream_t = ctx.stream.native()).
 // CPU version: runs synchronously on the host backend's stream worker.

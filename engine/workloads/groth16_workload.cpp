@@ -317,7 +317,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
   job.name = o.name;
   job.priority = o.priority;
   job.srs = gk.points;
-  job.kernel_steps = {"h", "msm_h", "msm_witness", "msm_b_g2"};
+  job.kernel_steps = {"h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"};
   const unsigned cpu_threads = o.cpu_threads;
   for (std::size_t p = 0; p < partitions; ++p) {
     auto in = std::make_shared<ProofInputs>(std::move(proof_inputs[p]));
@@ -373,8 +373,12 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         if (auto ec = c.mark()) return ec;
       if (auto ec = gpu_sparse_msm(wp.l, c.outputs[1], points + gk.l_at, packed, q.l, c, s))
         return ec;
+      if (c.mark)
+        if (auto ec = c.mark()) return ec;
       if (auto ec = gpu_sparse_msm(wp.a, c.outputs[2], points + gk.a_at, packed, q.a, c, s))
         return ec;
+      if (c.mark)
+        if (auto ec = c.mark()) return ec;
       if (auto ec = gpu_sparse_msm(wp.b, c.outputs[3], points + gk.b1_at, packed, q.b, c, s))
         return ec;
       if (c.mark)
@@ -401,7 +405,11 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       if (c.mark)
         if (auto ec = c.mark()) return ec;
       cpu_sparse_msm(c.outputs[1], points + gk.l_at, packed, q.l, cpu_threads);
+      if (c.mark)
+        if (auto ec = c.mark()) return ec;
       cpu_sparse_msm(c.outputs[2], points + gk.a_at, packed, q.a, cpu_threads);
+      if (c.mark)
+        if (auto ec = c.mark()) return ec;
       cpu_sparse_msm(c.outputs[3], points + gk.b1_at, packed, q.b, cpu_threads);
       if (c.mark)
         if (auto ec = c.mark()) return ec;

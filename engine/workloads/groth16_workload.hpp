@@ -18,7 +18,7 @@
 // - the device work computes h (the odd coset for snarkjs, the coefficient
 //   form for bellman) and the five MSMs H, L, A, B_G1 and B_G2 (GPU
 //   kernels, or the CPU's on the host backend), marking the steps "h",
-//   "msm_h", "msm_witness" (L, A, B_G1) and "msm_b_g2";
+//   "msm_h", "msm_l", "msm_a", "msm_b_g1" and "msm_b_g2";
 // - after the sums land, a worker assembles the proof with r and s
 //   (engine/groth16/proof_assembly.hpp) and, unless
 //   told not to, checks it with the pairing: a witness that does not satisfy

@@ -99,7 +99,7 @@ void prove_and_compare(Fixture& f, g16::KeyFormat format, std::size_t constraint
     EXPECT_FALSE(g16::verify(shared_key->vk, run->proofs[p], inputs)) << "proof " << p;
   }
   EXPECT_FALSE(same(run->proofs[0], run->proofs[1]));
-  ASSERT_EQ(report.kernel_steps.size(), 4u);
+  ASSERT_EQ(report.kernel_steps.size(), 6u);
 }
 
 class Groth16Workload : public ::testing::TestWithParam<g16::KeyFormat> {};
