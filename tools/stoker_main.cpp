@@ -45,7 +45,7 @@ const Entry kCommands[] = {
     {"ntt", stoker::tools::ntt_command, "NTT of a file of BLS12-381 scalars"},
     {"hpoly", stoker::tools::hpoly_command, "Groth16 H polynomial from files a, b, c"},
     {"msm", stoker::tools::msm_command,
-     "G1 multi-scalar multiplication of files of points and scalars"},
+     "G1 or G2 multi-scalar multiplication of files of points and scalars"},
     {"srs", stoker::tools::srs_command, "generate a toy SRS file (testing only)"},
     {"prove", stoker::tools::prove_command,
      "a Groth16 proof from a snarkjs or bellman key and witness, here or by a daemon"},

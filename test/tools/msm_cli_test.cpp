@@ -1,7 +1,11 @@
-// `stoker msm` as a user runs it, on the CPU: known results from files, and
-// for each kind of bad input a non-zero exit, a message naming the file and
-// the element's index, and no output file left behind. The expected points
-// were computed independently (Python integers), not with stoker's code.
+// `stoker msm` as a user runs it, over G1 and G2, on the CPU: known results
+// from files, and for each kind of bad input a non-zero exit, a message
+// naming the file and the element's index, and no output file left behind.
+// The expected points were computed independently, not with stoker's code:
+// G1's below with Python integers, G2's with @noble/curves
+// (test/kernels/data/bls_vectors.txt), and the vectors in test/tools/data by
+// @noble/curves through its make_msm_vectors.mjs. The tests without --cpu
+// take the GPU where there is one.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -66,10 +71,48 @@ const Bytes kOutsideG1 = from_hex(
     "0a989badd40d6212b33cffc3f3763e9bc760f988c9926b26da9dd85e928483446346b8ed00e1de5d5ea93e354abe70"
     "6c");
 
-Bytes infinity() {
-  Bytes b(96, 0);
+// The G2 generator and [2] G2, uncompressed (x.c1, x.c0, y.c1, y.c0).
+const Bytes kG2 = from_hex(
+    "13e02b6052719f607dacd3a088274f65596bd0d09920b61ab5da61bbdc7f5049334cf11213945d57e5ac7d055d042b"
+    "7e"
+    "024aa2b2f08f0a91260805272dc51051c6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bd"
+    "b8"
+    "0606c4a02ea734cc32acd2b02bc28b99cb3e287e85a763af267492ab572e99ab3f370d275cec1da1aaa9075ff05f79"
+    "be"
+    "0ce5d527727d6e118cc9cdc6da2e351aadfd9baa8cbdd3a76d429a695160d12c923ac9cc3baca289e193548608b828"
+    "01");
+const Bytes k2G2 = from_hex(
+    "0a4edef9c1ed7f729f520e47730a124fd70662a904ba1074728114d1031e1572c6c886f6b57ec72a6178288c47c335"
+    "77"
+    "1638533957d540a9d2370f17cc7ed5863bc0b995b8825e0ee1ea1e1e4d00dbae81f14b0bf3611b78c952aacab827a0"
+    "53"
+    "0f6d4552fa65dd2638b361543f887136a43253d9c66c411697003f7a13c308f5422e1aa0a59c8967acdefd8b6e36cc"
+    "f3"
+    "0468fb440d82b0630aeb8dca2b5256789a66da69bf91009cbfe6bd221e47aa8ae88dece9764bf3bd999d95d71e4c98"
+    "99");
+
+// The point at infinity in a group's encoding: 96 (G1) or 192 (G2) bytes.
+Bytes infinity(std::size_t bytes = 96) {
+  Bytes b(bytes, 0);
   b[0] = 0x40;
   return b;
+}
+Bytes infinity_g2() {
+  return infinity(192);
+}
+
+Bytes read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  EXPECT_TRUE(f) << path;
+  return Bytes(std::istreambuf_iterator<char>(f), {});
+}
+std::string data(const std::string& name) {
+  return std::string(STOKER_MSM_DATA_DIR) + "/" + name;
+}
+
+// On E' and outside G2 (written by make_msm_vectors.mjs).
+Bytes outside_g2() {
+  return read_file(data("g2_outside.bin"));
 }
 
 // Little-endian 32-byte scalars.
@@ -117,13 +160,13 @@ class MsmCli : public ::testing::Test {
     return p;
   }
   std::string out() const { return (dir_ / "out.bin").string(); }
-  Bytes read_out() const {
-    std::ifstream f(out(), std::ios::binary);
-    return Bytes(std::istreambuf_iterator<char>(f), {});
-  }
+  Bytes read_out() const { return read_file(out()); }
   Outcome msm(const Bytes& points, const Bytes& scalars, const std::string& extra = "--cpu") {
     const std::string p = write("points.bin", points), s = write("scalars.bin", scalars);
     return run_stoker("msm --points " + p + " --scalars " + s + " --out " + out() + " " + extra);
+  }
+  Outcome msm_g2(const Bytes& points, const Bytes& scalars, const std::string& extra = "--cpu") {
+    return msm(points, scalars, "--group g2 " + extra);
   }
   // A failure: non-zero exit, every piece of `says` in the message, no output.
   void expect_refused(const Outcome& r, const std::vector<std::string>& says) {
@@ -246,6 +289,166 @@ TEST_F(MsmCli, RefusesBadCommandLines) {
   r = run_stoker("msm --help");
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.output.find("--trust-points"), std::string::npos);
+  EXPECT_NE(r.output.find("--group g1|g2"), std::string::npos);
+}
+
+TEST_F(MsmCli, RefusesAGroupOtherThanG1OrG2NamingIt) {
+  for (const char* group : {"g3", "G2", "gt"}) {
+    const Outcome r = msm(kG, scalar(1), std::string("--cpu --group ") + group);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find(std::string("'") + group + "' is not g1 or g2"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(out()));
+  }
+}
+
+// The G1 tests leave --group out: G1 is the default. A file of G1
+// points read as G2 fails on its size.
+TEST_F(MsmCli, GroupG1IsTheDefaultAndItsPointsAreNotG2s) {
+  Outcome r = msm(kG, scalar_k(), "--cpu --group g1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(read_out(), kKG);
+  fs::remove(out());
+  // Three G1 points are 288 bytes.
+  expect_refused(msm_g2(concat({kG, kG, kG}), concat({scalar(1), scalar(1), scalar(1)})),
+                 {"points.bin", "not a multiple of 192"});
+}
+
+// Vectors of @noble/curves: generator multiples, a repeated point and the
+// point at infinity, against scalars 0, 1, r - 1 and random ones.
+TEST_F(MsmCli, SumsEqualNobleCurvesVectors) {
+  for (const char* group : {"g1", "g2"})
+    for (const char* where : {"--cpu", ""}) {
+      const std::string g = group;
+      const Outcome r =
+          run_stoker("msm --group " + g + " " + where + " --points " + data(g + "_points.bin") +
+                     " --scalars " + data(g + "_scalars.bin") + " --out " + out());
+      ASSERT_EQ(r.status, 0) << g << " " << where << ": " << r.output;
+      EXPECT_EQ(read_out(), read_file(data(g + "_sum.bin"))) << g << " " << where;
+      fs::remove(out());
+    }
+}
+
+TEST_F(MsmCli, G2WritesKnownSums) {
+  Outcome r = msm_g2(kG2, scalar(1));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(read_out(), kG2);
+
+  // 1 G + 1 G + 0 (2G) + 5 infinity = 2G.
+  r = msm_g2(concat({kG2, kG2, k2G2, infinity_g2()}),
+             concat({scalar(1), scalar(1), scalar(0), scalar(5)}));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(read_out(), k2G2);
+
+  // (r - 1) G + G = infinity.
+  r = msm_g2(concat({kG2, kG2}), concat({r_plus(-1), scalar(1)}));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(read_out(), infinity_g2());
+}
+
+TEST_F(MsmCli, G2EmptyFilesGiveInfinity) {
+  const Outcome r = msm_g2({}, {});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(read_out(), infinity_g2());
+}
+
+TEST_F(MsmCli, G2RefusesSizesThatAreNotWholeElements) {
+  Bytes short_points = concat({kG2, kG2});
+  short_points.pop_back();
+  expect_refused(msm_g2(short_points, concat({scalar(1), scalar(2)})),
+                 {"points.bin", "size is 383 bytes", "not a multiple of 192", "G2"});
+  Bytes long_scalars = concat({scalar(1), scalar(2)});
+  long_scalars.push_back(0);
+  expect_refused(msm_g2(concat({kG2, kG2}), long_scalars), {"scalars.bin", "not a multiple of 32"});
+}
+
+TEST_F(MsmCli, G2RefusesDifferentCounts) {
+  expect_refused(msm_g2(concat({kG2, kG2}), scalar(1)), {"2 points", "1 scalar"});
+  expect_refused(msm_g2(kG2, concat({scalar(1), scalar(1), scalar(1)})), {"1 point ", "3 scalars"});
+}
+
+TEST_F(MsmCli, G2RefusesScalarNotBelowR) {
+  expect_refused(msm_g2(concat({kG2, kG2}), concat({scalar(1), r_plus(0)})),
+                 {"scalars.bin", "scalar 1", "not below r"});
+}
+
+TEST_F(MsmCli, G2RefusesBadFlagsNamingThePoint) {
+  const Bytes s = concat({scalar(1), scalar(2), scalar(3)});
+  Bytes bad = kG2;
+  bad[0] |= 0x80;
+  expect_refused(msm_g2(concat({kG2, kG2, bad}), s), {"points.bin", "point 2", "compressed"});
+  bad = kG2;
+  bad[0] |= 0x20;
+  expect_refused(msm_g2(concat({kG2, bad, kG2}), s), {"point 1", "sign"});
+  bad = infinity_g2();
+  bad[150] = 1;
+  expect_refused(msm_g2(concat({bad, kG2, kG2}), s), {"point 0", "infinity"});
+  bad = kG2;
+  bad[0] = 0x1f;  // x.c1 >= q
+  expect_refused(msm_g2(concat({kG2, bad, kG2}), s), {"point 1", "x.c1", "not below"});
+  bad = kG2;
+  bad[144] = 0x1f;  // y.c0 >= q
+  expect_refused(msm_g2(concat({kG2, kG2, bad}), s), {"point 2", "y.c0", "not below"});
+}
+
+TEST_F(MsmCli, G2RefusesPointsOffTheCurveOrOutsideG2) {
+  const Bytes s = concat({scalar(1), scalar(2), scalar(3)});
+  Bytes off = kG2;
+  off[191] ^= 1;
+  expect_refused(msm_g2(concat({kG2, kG2, off}), s), {"points.bin", "point 2", "not on the curve"});
+  expect_refused(msm_g2(concat({kG2, Bytes(192, 0), kG2}), s), {"point 1", "not on the curve"});
+  expect_refused(msm_g2(concat({kG2, outside_g2(), kG2}), s), {"point 1", "subgroup G2"});
+}
+
+// G2 has no GPU point check: where a GPU takes the MSM, the points are
+// checked on the CPU before they go there, and a bad one is still named.
+TEST_F(MsmCli, G2PointsAreCheckedWithoutCpuToo) {
+  const Bytes s = concat({scalar(1), scalar(2), scalar(3)});
+  expect_refused(msm_g2(concat({kG2, kG2, outside_g2()}), s, ""), {"point 2", "subgroup G2"});
+  // Beyond the first 4096 points, which are checked before the rest is read.
+  std::vector<Bytes> points(4100, kG2), scalars(4100, scalar(1));
+  points[4097] = outside_g2();
+  expect_refused(msm_g2(concat(points), concat(scalars), ""), {"point 4097", "subgroup G2"});
+}
+
+TEST_F(MsmCli, G2AFileOfZerosIsRefusedAtItsFirstPointBeforeTheRestIsRead) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "an address-space limit does not work under a sanitizer";
+#endif
+  const std::string p = (dir_ / "zeros.g2").string(), sc = (dir_ / "zeros.fr").string();
+  std::ofstream(p).close();
+  std::ofstream(sc).close();
+  constexpr std::uintmax_t kPoints = std::uintmax_t{16} << 20;  // 3 GiB, sparse on disk
+  fs::resize_file(p, 192 * kPoints);
+  fs::resize_file(sc, 32 * kPoints);
+  const auto r =
+      run_stoker("msm --group g2 --cpu --points " + p + " --scalars " + sc + " --out " + out(),
+                 "ulimit -v 1048576; ");
+  expect_refused(r, {"zeros.g2", "point 0", "not on the curve"});
+}
+
+// Decoding a G2 point checks that it is on E', so --trust-points leaves out
+// the subgroup check alone.
+TEST_F(MsmCli, G2TrustPointsSkipsTheSubgroupCheckButNotTheCurveOrTheFormat) {
+  Outcome r = msm_g2(outside_g2(), scalar(1), "--cpu --trust-points");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(read_out(), outside_g2());
+  fs::remove(out());
+  Bytes off = kG2;
+  off[191] ^= 1;
+  expect_refused(msm_g2(off, scalar(1), "--cpu --trust-points"), {"point 0", "not on the curve"});
+  Bytes bad = kG2;
+  bad[0] |= 0x80;
+  expect_refused(msm_g2(bad, scalar(1), "--cpu --trust-points"), {"point 0", "compressed"});
+}
+
+TEST_F(MsmCli, G2RefusesAnOutputThatIsAnInput) {
+  const std::string p = write("points.bin", kG2), s = write("scalars.bin", scalar(1));
+  const Outcome r =
+      run_stoker("msm --group g2 --cpu --points " + p + " --scalars " + s + " --out " + p);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("is the same file as --points"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(p), kG2);
 }
 
 }  // namespace
