@@ -8,7 +8,7 @@
 
 #include "common/bytes_str.hpp"
 #include "common/host_memory_limit.hpp"
-#include "kernels/g1_fixed_base.hpp"
+#include "kernels/fixed_base.hpp"
 #include "kernels/hpoly_odd_coset.hpp"
 
 namespace stoker::engine::groth16 {

@@ -8,7 +8,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/workloads/hpoly_workload.hpp"
-#include "kernels/g1_fixed_base.hpp"
+#include "kernels/fixed_base.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/msm.hpp"
 

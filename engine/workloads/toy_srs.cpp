@@ -12,7 +12,7 @@
 #include "devices/pinned_buffer.hpp"
 #include "engine/workloads/detail/toy_srs_scalars.hpp"
 #include "kernels/detail/parallel.hpp"
-#include "kernels/g1_fixed_base.hpp"
+#include "kernels/fixed_base.hpp"
 
 namespace stoker::engine::workloads {
 namespace {

@@ -10,7 +10,7 @@
 // (tau^(2^k) != 1 for k <= 32), so Z(tau) != 0 at every size.
 //
 // make_toy_srs computes any range of points, on a GPU or the CPU, with the
-// same bits either way (kernels/g1_fixed_base.hpp): a file can be written in
+// same bits either way (kernels/fixed_base.hpp): a file can be written in
 // pieces and the engine given a slice. No exception escapes; thread safe.
 #pragma once
 

@@ -8,7 +8,7 @@
 #include "engine/groth16/toy_circuit.hpp"
 #include "engine/groth16/toy_key.hpp"
 #include "engine/groth16/verifier.hpp"
-#include "kernels/g1_fixed_base.hpp"
+#include "kernels/fixed_base.hpp"
 
 namespace stoker::engine::groth16 {
 namespace {

@@ -1,4 +1,4 @@
-// CPU fixed-base multiplication; see g1_fixed_base.hpp.
+// CPU fixed-base multiplication; see fixed_base.hpp.
 //
 // The table is built once per process, window by window: B_w = [2^(8w)] G
 // by doubling, then d B_w = (d - 1) B_w + B_w for d = 2..255, each window's
@@ -12,7 +12,7 @@
 #include "kernels/detail/fixed_base.cuh"
 #include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/parallel.hpp"
-#include "kernels/g1_fixed_base.hpp"
+#include "kernels/fixed_base.hpp"
 #include "kernels/g2.cuh"
 
 namespace stoker::kernels::cpu {

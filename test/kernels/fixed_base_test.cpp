@@ -1,7 +1,7 @@
 // The CPU fixed-base multiplication against plain double-and-add from the
 // generator, on edge and random scalars, across thread counts and batch
 // boundaries, in G1 and in G2; and the CPU point check's first bad index.
-#include "kernels/g1_fixed_base.hpp"
+#include "kernels/fixed_base.hpp"
 
 #include <gtest/gtest.h>
 
