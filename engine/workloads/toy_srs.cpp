@@ -2,14 +2,12 @@
 #include "engine/workloads/toy_srs.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "common/splitmix64.hpp"
-#include "devices/device_set.hpp"
-#include "devices/pinned_buffer.hpp"
+#include "engine/groth16/fixed_base_on_gpu.hpp"
 #include "engine/workloads/detail/toy_srs_scalars.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/fixed_base.hpp"
@@ -20,9 +18,6 @@ namespace {
 using kernels::Fr;
 using kernels::G1Affine;
 
-// Points per GPU chunk: 128 MiB of scalars and 384 MiB of points on the
-// device, and two pinned bounce buffers of 384 MiB on the host.
-constexpr std::size_t kGpuChunk = std::size_t{1} << 22;
 // Points per CPU chunk: the scalars of one chunk (32 MiB) at a time.
 constexpr std::size_t kCpuChunk = std::size_t{1} << 20;
 
@@ -88,84 +83,16 @@ Error make_cpu(const ToySrsSecret& s, unsigned log_n, std::size_t first, std::sp
   return {};
 }
 
-// Chunks on one stream: scalars, fixed-base multiplication, a copy into
-// pinned bounce buffer k % 2; while the GPU works on chunk k, the host
-// copies chunk k - 1 out of the other buffer into `out`.
+// The scalars made on the GPU, chunk by chunk (detail/toy_srs_scalars.hpp).
 Error make_gpu(const ToySrsSecret& s, unsigned log_n, std::size_t first, std::span<G1Affine> out,
                int ordinal) {
-  const std::string where = "toy SRS on GPU " + std::to_string(ordinal) + ": ";
-  const auto fail = [&where](std::error_code ec, const std::string& what) {
-    return Error{ec, where + what + ": " + ec.message()};
-  };
-  const auto wrap = [&where](Error e) { return Error{e.code, where + e.what()}; };
-
-  devices::KeepCurrentDevice keep(true);
-  devices::DiscoverOptions options;
-  options.backend = devices::BackendChoice::cuda;
-  options.cuda_ordinals = {ordinal};
-  auto set = devices::discover(options);
-  if (!set) return wrap(std::move(set).error());
-  devices::Device& device = (*set)[0];
-  if (auto ec = device.make_current()) return fail(ec, "making it current");
-
-  const std::size_t chunk = std::min(out.size(), kGpuChunk);
-  const std::size_t scratch_bytes = kernels::gpu::fixed_base_scratch_bytes(chunk);
-  auto d_scalars = device.allocate(chunk * sizeof(Fr));
-  if (!d_scalars) return wrap(std::move(d_scalars).error());
-  auto d_points = device.allocate(chunk * sizeof(G1Affine));
-  if (!d_points) return wrap(std::move(d_points).error());
-  auto d_scratch = device.allocate(scratch_bytes);
-  if (!d_scratch) return wrap(std::move(d_scratch).error());
-  devices::PinnedBuffer bounce[2];
-  devices::Event done_event[2];
-  for (int b = 0; b < 2; ++b) {
-    auto p = devices::allocate_pinned(devices::Backend::cuda, chunk * sizeof(G1Affine));
-    if (!p) return wrap(std::move(p).error());
-    bounce[b] = std::move(*p);
-    auto e = device.create_event(devices::EventKind::blocking_sync);
-    if (!e) return wrap(std::move(e).error());
-    done_event[b] = std::move(*e);
-  }
-  auto stream = device.create_stream();
-  if (!stream) return wrap(std::move(stream).error());
-  const auto native = static_cast<cudaStream_t>(stream->native());
-  auto* scalars = static_cast<Fr*>(d_scalars->data());
-  auto* points = static_cast<G1Affine*>(d_points->data());
-
   const Fr factor = scalar_factor(s, log_n);
-  const auto run = [&]() -> Error {
-    std::size_t pending_at = 0, pending_count = 0;  // the chunk in the other buffer
-    int slot = 0;
-    for (std::size_t done = 0; done < out.size(); done += chunk, slot ^= 1) {
-      const std::size_t count = std::min(chunk, out.size() - done);
-      const Fr base = factor * s.tau.pow(static_cast<std::uint64_t>(first + done));
-      if (auto ec = detail::toy_srs_scalars_gpu(scalars, base, s.tau, count, native))
-        return fail(ec, "scalars of points from " + std::to_string(first + done));
-      if (auto ec = kernels::gpu::fixed_base_mul(points, scalars, count, d_scratch->data(),
-                                                 scratch_bytes, native))
-        return fail(ec, "fixed-base multiplication of points from " + std::to_string(first + done));
-      if (auto ec = stream->copy(bounce[slot].data(), points, count * sizeof(G1Affine)))
-        return fail(ec, "copying points from " + std::to_string(first + done) + " to the host");
-      if (auto ec = stream->record(done_event[slot])) return fail(ec, "recording an event");
-      if (pending_count) {
-        if (auto ec = done_event[slot ^ 1].synchronize())
-          return fail(ec, "points from " + std::to_string(first + pending_at));
-        std::memcpy(out.data() + pending_at, bounce[slot ^ 1].data(),
-                    pending_count * sizeof(G1Affine));
-      }
-      pending_at = done;
-      pending_count = count;
-    }
-    if (auto ec = done_event[slot ^ 1].synchronize())
-      return fail(ec, "points from " + std::to_string(first + pending_at));
-    std::memcpy(out.data() + pending_at, bounce[slot ^ 1].data(), pending_count * sizeof(G1Affine));
-    return {};
-  };
-  Error e = run();
-  // Nothing may still write into the buffers when they are freed.
-  const std::error_code drained = stream->synchronize();
-  if (!e && drained) e = fail(drained, "finishing");
-  return e;
+  const groth16::FixedBaseTask<G1Affine> task{
+      out, {}, [&](Fr* d_out, std::size_t at, std::size_t count, cudaStream_t stream) {
+        const Fr base = factor * s.tau.pow(static_cast<std::uint64_t>(first + at));
+        return detail::toy_srs_scalars_gpu(d_out, base, s.tau, count, stream);
+      }};
+  return groth16::fixed_base_on_gpu<G1Affine>(ordinal, {&task, 1}, "toy SRS");
 }
 
 }  // namespace

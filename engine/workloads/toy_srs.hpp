@@ -47,8 +47,9 @@ kernels::Fr toy_srs_scalar(const ToySrsSecret& s, unsigned log_n, std::size_t i)
 
 // Points [first, first + out.size()) of the toy SRS for log_n:
 // [tau^i Z(tau) / delta] G, affine (Montgomery form, as the MSM takes them).
-// cuda_ordinal >= 0: on that GPU, in chunks of 2^22 points (about 400 MiB of
-// device memory, whatever the size), the scalars computed there too; the
+// cuda_ordinal >= 0: on that GPU, in chunks of 2^22 points (at most 512 MiB
+// of device memory and 768 MiB of pinned host memory, whatever the size;
+// engine/groth16/fixed_base_on_gpu.hpp), the scalars computed there too; the
 // calling thread's current device is left as it was. -1: on the CPU with
 // `threads` threads (0: hardware threads). Errors name the problem: log_n
 // outside 1..28, a range past the last point, a GPU that does not exist, a
