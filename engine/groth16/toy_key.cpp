@@ -2,14 +2,22 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <functional>
+#include <iterator>
 #include <new>
 #include <random>
+#include <span>
 #include <string>
+#include <thread>
 
 #include "common/bytes_str.hpp"
 #include "common/host_memory_limit.hpp"
+#include "common/start_thread.hpp"
+#include "engine/groth16/detail/toy_key_scalars.hpp"
+#include "engine/groth16/fixed_base_on_gpu.hpp"
+#include "kernels/detail/parallel.hpp"
 #include "kernels/fixed_base.hpp"
-#include "kernels/hpoly_odd_coset.hpp"
 
 namespace stoker::engine::groth16 {
 namespace {
@@ -18,111 +26,151 @@ using kernels::Fr;
 using kernels::G1Affine;
 using kernels::G2Affine;
 
-// 1 / x for every x (none zero), with one inversion (Montgomery's trick).
-void invert_all(std::vector<Fr>& x) {
-  std::vector<Fr> prefix(x.size());
-  Fr acc = Fr::one();
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    prefix[i] = acc;
-    acc *= x[i];
+// The key's points from their scalars: on the CPU, or on every GPU named, a
+// contiguous share of every task each (one thread per GPU, the first on the
+// calling thread).
+Error make_points(std::span<const FixedBaseTask<G1Affine>> g1,
+                  std::span<const FixedBaseTask<G2Affine>> g2, const ToyKeyOptions& o) {
+  if (o.cuda_ordinals.empty()) {
+    for (const auto& t : g1)
+      kernels::cpu::fixed_base_mul(t.out.data(), t.scalars.data(), t.out.size(), o.threads);
+    for (const auto& t : g2)
+      kernels::cpu::fixed_base_mul(t.out.data(), t.scalars.data(), t.out.size(), o.threads);
+    return {};
   }
-  Fr inv = acc.inverse();
-  for (std::size_t i = x.size(); i-- > 0;) {
-    const Fr xi = x[i];
-    x[i] = inv * prefix[i];
-    inv *= xi;
-  }
-}
-
-// L_k(tau) = w^k (tau^m - 1) / (m (tau - w^k)) for k < m, the Lagrange basis
-// of the m points w^k.
-std::vector<Fr> lagrange_at(const Fr& tau, const Fr& w, std::size_t m) {
-  std::vector<Fr> den(m), wk(m);
-  Fr x = Fr::one();
-  const Fr m_fr = Fr::from_u64(m);
-  for (std::size_t k = 0; k < m; ++k) {
-    wk[k] = x;
-    den[k] = m_fr * (tau - x);
-    x *= w;
-  }
-  invert_all(den);
-  const Fr z = tau.pow(static_cast<std::uint64_t>(m)) - Fr::one();
-  for (std::size_t k = 0; k < m; ++k) den[k] *= wk[k] * z;
-  return den;
-}
-
-// u, v, w of every wire at tau: the matrices' columns as polynomials.
-struct WirePolynomials {
-  std::vector<Fr> u, v, w;
-};
-
-WirePolynomials wires_at(const R1cs& cs, const std::vector<Fr>& lagrange) {
-  WirePolynomials p{std::vector<Fr>(cs.num_vars, Fr::zero()),
-                    std::vector<Fr>(cs.num_vars, Fr::zero()),
-                    std::vector<Fr>(cs.num_vars, Fr::zero())};
-  for (const auto& t : cs.a) p.u[t.signal] += t.value * lagrange[t.row];
-  for (const auto& t : cs.b) p.v[t.signal] += t.value * lagrange[t.row];
-  for (const auto& t : cs.c) p.w[t.signal] += t.value * lagrange[t.row];
-  for (std::size_t s = 0; s <= cs.num_public; ++s) p.u[s] += lagrange[cs.num_constraints + s];
-  return p;
-}
-
-std::vector<G2Affine> g2_times(const std::vector<Fr>& k, unsigned threads) {
-  std::vector<G2Affine> out(k.size());
-  kernels::cpu::fixed_base_mul(out.data(), k.data(), k.size(), threads);
-  return out;
-}
-
-// Many G1 multiples of the generator, one call so the threads share them.
-class G1Batch {
- public:
-  std::size_t add(const std::vector<Fr>& k) {
-    const auto at = scalars_.size();
-    scalars_.insert(scalars_.end(), k.begin(), k.end());
-    return at;
-  }
-  void run(unsigned threads) {
-    points_.resize(scalars_.size());
-    kernels::cpu::fixed_base_mul(points_.data(), scalars_.data(), scalars_.size(), threads);
-  }
-  std::vector<G1Affine> take(std::size_t at, std::size_t count) const {
-    return {points_.begin() + static_cast<std::ptrdiff_t>(at),
-            points_.begin() + static_cast<std::ptrdiff_t>(at + count)};
-  }
-
- private:
-  std::vector<Fr> scalars_;
-  std::vector<G1Affine> points_;
-};
-
-std::vector<bool> appears(const std::vector<R1csTerm>& m, std::size_t first, std::size_t count) {
-  std::vector<bool> bits(count, false);
-  for (const auto& t : m)
-    if (t.signal >= first && t.signal < first + count && !t.value.is_zero())
-      bits[t.signal - first] = true;
-  return bits;
-}
-
-// The wires with an A and a B query: every wire in snarkjs's keys; in
-// bellman's the public ones (A) and those that appear in the matrix.
-struct Queries {
-  std::vector<bool> a_aux, b_in, b_aux;
-  std::size_t a = 0, b = 0;  // how many
-  Queries(const R1cs& cs, bool snarkjs)
-      : a_aux(cs.num_vars - cs.num_public - 1, true),
-        b_in(cs.num_public + 1, true),
-        b_aux(cs.num_vars - cs.num_public - 1, true) {
-    const std::size_t first_private = cs.num_public + 1, aux = cs.num_vars - first_private;
-    if (!snarkjs) {
-      a_aux = appears(cs.a, first_private, aux);
-      b_in = appears(cs.b, 0, first_private);
-      b_aux = appears(cs.b, first_private, aux);
+  const std::size_t gpus = o.cuda_ordinals.size();
+  const auto share = [gpus](const auto& tasks, std::size_t g) {
+    std::vector<std::decay_t<decltype(tasks[0])>> out;
+    for (const auto& t : tasks) {
+      const std::size_t b = t.out.size() * g / gpus, e = t.out.size() * (g + 1) / gpus;
+      out.push_back({t.out.subspan(b, e - b), t.scalars.subspan(b, e - b), {}});
     }
-    a = first_private + static_cast<std::size_t>(std::count(a_aux.begin(), a_aux.end(), true));
-    b = static_cast<std::size_t>(std::count(b_in.begin(), b_in.end(), true) +
-                                 std::count(b_aux.begin(), b_aux.end(), true));
+    return out;
+  };
+  std::vector<Error> errors(gpus);
+  const auto run = [&](std::size_t g) {
+    try {
+      const auto mine1 = share(g1, g);
+      errors[g] = fixed_base_on_gpu<G1Affine>(o.cuda_ordinals[g], mine1, "toy key");
+      if (errors[g]) return;
+      const auto mine2 = share(g2, g);
+      errors[g] = fixed_base_on_gpu<G2Affine>(o.cuda_ordinals[g], mine2, "toy key");
+    } catch (const std::bad_alloc&) {
+      errors[g] = common::host_memory_refused("toy key: the shares of GPU " +
+                                              std::to_string(o.cuda_ordinals[g]));
+    }
+  };
+  std::vector<std::thread> threads;
+  std::vector<std::size_t> refused;  // their shares run here after the first
+  for (std::size_t g = 1; g < gpus; ++g) {
+    std::thread th;
+    if (common::start_thread(th,
+                             "a toy key thread (GPU " + std::to_string(o.cuda_ordinals[g]) + ")",
+                             [&run, g] { run(g); }))
+      refused.push_back(g);
+    else
+      threads.push_back(std::move(th));
+  }
+  run(0);
+  for (std::size_t g : refused) run(g);
+  for (auto& th : threads) th.join();
+  for (auto& e : errors)
+    if (e) return std::move(e);
+  return {};
+}
+
+// What the key holds and make_toy_key takes at its peak: the points, then
+// the scalars beside them (freed before the snarkjs matrix entries are
+// made), and each GPU's pinned buffers (a G1 chunk, more than G2's).
+struct KeySize {
+  std::size_t num_vars = 0, a = 0, b = 0, n = 0, coefficients = 0;
+  bool snarkjs = true;
+  std::size_t h() const { return snarkjs ? n : n - 1; }
+  std::size_t point_bytes() const {
+    return (num_vars + a + b + h()) * sizeof(G1Affine) + b * sizeof(G2Affine);
+  }
+  std::size_t peak_bytes(std::size_t gpus) const {
+    const std::size_t largest = std::max(num_vars, h());
+    const std::size_t pinned = fixed_base_on_gpu_host_bytes(sizeof(G1Affine), largest, true);
+    return point_bytes() +
+           std::max(detail::toy_key_scalars_bytes(num_vars, n),
+                    coefficients * sizeof(MatrixEntry)) +
+           gpus * pinned;
   }
 };
+
+KeySize key_size(const R1cs& cs, KeyFormat format, unsigned log_n, const detail::ToyKeyQueries& q) {
+  const bool snarkjs = format == KeyFormat::snarkjs;
+  return {cs.num_vars,
+          q.a,
+          q.b,
+          std::size_t{1} << log_n,
+          snarkjs ? cs.a.size() + cs.b.size() + cs.num_public + 1 : 0,
+          snarkjs};
+}
+
+Result<ProvingKey> build_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat format,
+                                 unsigned log_n, const detail::ToyKeyQueries& q,
+                                 const ToyKeyOptions& o) {
+  const bool snarkjs = format == KeyFormat::snarkjs;
+  const Fr gamma = snarkjs ? Fr::one() : sec.gamma;
+  const std::size_t np = cs.num_public, vars = cs.num_vars, first_private = np + 1;
+
+  ProvingKey key;
+  key.format = format;
+  key.log_n = log_n;
+  key.num_vars = vars;
+  key.num_public = np;
+  {
+    const auto k = detail::toy_key_scalars(cs, sec, format, log_n, q, o.threads);
+    // The points straight into the key's vectors, sized a vector a thread:
+    // their new pages are zeroed as they are first touched, 46.7 GB at 2^26
+    // (this 2-core VM: 0.3 GB/s on one thread), so the largest, B_G2's
+    // 16.1 GB, sets the time.
+    const std::function<void()> size[] = {
+        [&] {
+          key.vk.ic.resize(first_private);
+          key.l.resize(vars - first_private);
+        },
+        [&] { key.a.resize(k.a.size()); }, [&] { key.b_g1.resize(k.b.size()); },
+        [&] { key.h.resize(k.h.size()); }, [&] { key.b_g2.resize(k.b.size()); }};
+    kernels::detail::parallel_for(
+        std::size(size), o.threads,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) size[i]();
+        },
+        /*grain=*/1);
+    const std::span<const Fr> ic_l(k.ic_l);
+    const FixedBaseTask<G1Affine> g1[] = {{key.vk.ic, ic_l.first(first_private), {}},
+                                          {key.l, ic_l.subspan(first_private), {}},
+                                          {key.a, k.a, {}},
+                                          {key.b_g1, k.b, {}},
+                                          {key.h, k.h, {}}};
+    const FixedBaseTask<G2Affine> g2[] = {{key.b_g2, k.b, {}}};
+    if (Error e = make_points(g1, g2, o)) return e;
+  }
+  const Fr vk[3] = {sec.alpha, sec.beta, sec.delta}, vk2[3] = {sec.beta, gamma, sec.delta};
+  G1Affine p1[3];
+  G2Affine p2[3];
+  kernels::cpu::fixed_base_mul(p1, vk, 3, 1);
+  kernels::cpu::fixed_base_mul(p2, vk2, 3, 1);
+  key.vk.alpha_1 = p1[0];
+  key.beta_1 = p1[1];
+  key.delta_1 = p1[2];
+  key.vk.beta_2 = p2[0];
+  key.vk.gamma_2 = p2[1];
+  key.vk.delta_2 = p2[2];
+
+  if (snarkjs) {
+    key.coefficients.reserve(cs.a.size() + cs.b.size() + np + 1);
+    for (const auto& t : cs.a) key.coefficients.push_back({0, t.row, t.signal, t.value});
+    for (const auto& t : cs.b) key.coefficients.push_back({1, t.row, t.signal, t.value});
+    for (std::size_t s = 0; s <= np; ++s)
+      key.coefficients.push_back({0, static_cast<std::uint32_t>(cs.num_constraints + s),
+                                  static_cast<std::uint32_t>(s), Fr::one()});
+  }
+  return key;
+}
 
 }  // namespace
 
@@ -150,114 +198,22 @@ unsigned toy_key_log_n(const R1cs& cs) {
   return static_cast<unsigned>(std::bit_width(rows - 1));
 }
 
-namespace {
-
-// The host memory make_toy_key holds at its peak: the G1 points (the L or
-// IC query of every wire, A, B and H) twice, in the batch and in the key,
-// and their scalars; B in G2; the wires' u, v and w; the Lagrange bases
-// (2n of them, with their inverses, for snarkjs's H).
-std::size_t toy_key_host_bytes(const R1cs& cs, const Queries& q, std::size_t n) {
-  const std::size_t g1 = cs.num_vars + q.a + q.b + n;
-  return g1 * (sizeof(Fr) + 2 * sizeof(G1Affine)) + q.b * sizeof(G2Affine) +
-         3 * cs.num_vars * sizeof(Fr) + 4 * n * sizeof(Fr);
-}
-
-ProvingKey build_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat format, unsigned log_n,
-                         const Queries& q, unsigned threads) {
-  const std::size_t n = std::size_t{1} << log_n;
-  const bool snarkjs = format == KeyFormat::snarkjs;
-  const Fr gamma = snarkjs ? Fr::one() : sec.gamma;
-  const Fr root = snarkjs ? kernels::snarkjs_root_of_unity(log_n) : Fr::root_of_unity(log_n);
-  const auto p = wires_at(cs, lagrange_at(sec.tau, root, n));
-  const std::size_t np = cs.num_public, vars = cs.num_vars, first_private = np + 1;
-
-  ProvingKey key;
-  key.format = format;
-  key.log_n = log_n;
-  key.num_vars = vars;
-  key.num_public = np;
-
-  // (beta u + alpha v + w) / divisor for wires [first, first + count).
-  auto combined = [&](std::size_t first, std::size_t count, const Fr& divisor) {
-    const Fr inv = divisor.inverse();
-    std::vector<Fr> k(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::size_t s = first + i;
-      k[i] = (sec.beta * p.u[s] + sec.alpha * p.v[s] + p.w[s]) * inv;
-    }
-    return k;
-  };
-  std::vector<Fr> a_k, b_k;
-  a_k.reserve(q.a);
-  b_k.reserve(q.b);
-  for (std::size_t s = 0; s < vars; ++s) {
-    const bool in_a = s < first_private || q.a_aux[s - first_private];
-    const bool in_b = s < first_private ? q.b_in[s] : q.b_aux[s - first_private];
-    if (in_a) a_k.push_back(p.u[s]);
-    if (in_b) b_k.push_back(p.v[s]);
-  }
-  std::vector<Fr> h_k;
-  const Fr delta_inv = sec.delta.inverse();
-  if (snarkjs) {
-    const auto l2n = lagrange_at(sec.tau, kernels::snarkjs_root_of_unity(log_n + 1), 2 * n);
-    for (std::size_t i = 0; i < n; ++i) h_k.push_back(l2n[2 * i + 1] * delta_inv);
-  } else {
-    const Fr z = sec.tau.pow(static_cast<std::uint64_t>(n)) - Fr::one();
-    Fr t = z * delta_inv;
-    for (std::size_t i = 0; i + 1 < n; ++i, t *= sec.tau) h_k.push_back(t);
-  }
-
-  G1Batch g1;
-  const auto at_ic = g1.add(combined(0, first_private, gamma));
-  const auto at_l = g1.add(combined(first_private, vars - first_private, sec.delta));
-  const auto at_a = g1.add(a_k);
-  const auto at_b = g1.add(b_k);
-  const auto at_h = g1.add(h_k);
-  const auto at_vk = g1.add({sec.alpha, sec.beta, sec.delta});
-  g1.run(threads);
-  key.vk.ic = g1.take(at_ic, first_private);
-  key.l = g1.take(at_l, vars - first_private);
-  key.a = g1.take(at_a, a_k.size());
-  key.b_g1 = g1.take(at_b, b_k.size());
-  key.h = g1.take(at_h, h_k.size());
-  const auto vk1 = g1.take(at_vk, 3);
-  key.vk.alpha_1 = vk1[0];
-  key.beta_1 = vk1[1];
-  key.delta_1 = vk1[2];
-  key.b_g2 = g2_times(b_k, threads);
-  const auto vk2 = g2_times({sec.beta, gamma, sec.delta}, threads);
-  key.vk.beta_2 = vk2[0];
-  key.vk.gamma_2 = vk2[1];
-  key.vk.delta_2 = vk2[2];
-
-  if (snarkjs) {
-    for (const auto& t : cs.a) key.coefficients.push_back({0, t.row, t.signal, t.value});
-    for (const auto& t : cs.b) key.coefficients.push_back({1, t.row, t.signal, t.value});
-    for (std::size_t s = 0; s <= np; ++s)
-      key.coefficients.push_back({0, static_cast<std::uint32_t>(cs.num_constraints + s),
-                                  static_cast<std::uint32_t>(s), Fr::one()});
-  }
-  return key;
-}
-
-}  // namespace
-
 Result<ProvingKey> make_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat format,
-                                unsigned log_n, unsigned threads) {
-  if (log_n == 0) log_n = toy_key_log_n(cs);
-  const std::size_t n = std::size_t{1} << log_n;
-  if (cs.num_constraints + cs.num_public + 1 > n || log_n > 31)
+                                const ToyKeyOptions& options) {
+  const unsigned log_n = options.log_n ? options.log_n : toy_key_log_n(cs);
+  if (log_n > 31 || cs.num_constraints + cs.num_public + 1 > (std::size_t{1} << log_n))
     return Error{Errc::invalid_argument,
                  "a domain of 2^" + std::to_string(log_n) + " points cannot hold " +
                      std::to_string(cs.num_constraints) + " constraints and " +
                      std::to_string(cs.num_public + 1) + " public rows"};
   const std::string what = "a toy key of 2^" + std::to_string(log_n) + " points";
   try {
-    const Queries q(cs, format == KeyFormat::snarkjs);
-    const std::size_t need = toy_key_host_bytes(cs, q, n);
+    const detail::ToyKeyQueries q(cs, format);
+    const std::size_t need =
+        key_size(cs, format, log_n, q).peak_bytes(options.cuda_ordinals.size());
     if (Error e = common::check_host_memory(what, need)) return e;
     try {
-      return build_toy_key(cs, sec, format, log_n, q, threads);
+      return build_toy_key(cs, sec, format, log_n, q, options);
     } catch (const std::bad_alloc&) {
       return common::host_memory_refused(what + ", " + common::bytes_with_units(need) + " in all");
     }
@@ -266,21 +222,52 @@ Result<ProvingKey> make_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat
   }
 }
 
-BellmanWitness synthesize_bellman(const R1cs& cs, const std::vector<Fr>& w, unsigned log_n) {
+Result<ProvingKey> make_toy_key(const R1cs& cs, const ToySecrets& sec, KeyFormat format,
+                                unsigned log_n, unsigned threads) {
+  return make_toy_key(cs, sec, format, ToyKeyOptions{log_n, threads, {}});
+}
+
+std::size_t toy_key_host_bytes(const R1cs& cs, KeyFormat format, unsigned log_n, std::size_t gpus) {
+  return key_size(cs, format, log_n, detail::ToyKeyQueries(cs, format)).peak_bytes(gpus);
+}
+
+std::size_t toy_setup_host_bytes(const ToyCircuitShape& shape, KeyFormat format, unsigned log_n,
+                                 std::size_t gpus) {
+  // make_toy_circuit's counts at most: every gate a wire and its
+  // constraint's three terms, one gate in eight a second A term (with room
+  // for eight standard deviations of that draw), a private input per four
+  // gates; its term vectors grow by doubling, to the next power of two.
+  const std::size_t np = shape.num_public;
+  const std::size_t rows = shape.constraints > np ? shape.constraints - np : 1;
+  const std::size_t vars = 1 + np + rows + std::max<std::size_t>(2, rows / 4);
+  const auto second = static_cast<std::size_t>(8 * std::sqrt(static_cast<double>(rows)) + 64);
+  const std::size_t a_terms = np + rows + rows / 8 + second, b_terms = np + rows;
+  const std::size_t circuit =
+      (std::bit_ceil(a_terms) + 2 * std::bit_ceil(b_terms)) * sizeof(R1csTerm) + vars * sizeof(Fr);
+  const bool snarkjs = format == KeyFormat::snarkjs;
+  const KeySize key{
+      vars, vars, vars, std::size_t{1} << log_n, snarkjs ? a_terms + b_terms + np + 1 : 0, snarkjs};
+  // bellman: the prover's a, b, c over the domain and the witness again.
+  const std::size_t synthesis = snarkjs ? 0 : (3 * key.n + vars) * sizeof(Fr) + vars;
+  return circuit + std::max(key.peak_bytes(gpus), key.point_bytes() + synthesis);
+}
+
+BellmanWitness synthesize_bellman(const R1cs& cs, const std::vector<Fr>& w, unsigned log_n,
+                                  unsigned threads) {
   const std::size_t n = std::size_t{1} << log_n, first_private = cs.num_public + 1;
   BellmanWitness out;
   out.a.assign(n, Fr::zero());
   out.b.assign(n, Fr::zero());
   out.c.assign(n, Fr::zero());
-  for (const auto& t : cs.a) out.a[t.row] += t.value * w[t.signal];
-  for (const auto& t : cs.b) out.b[t.row] += t.value * w[t.signal];
-  for (const auto& t : cs.c) out.c[t.row] += t.value * w[t.signal];
+  detail::add_rows(out.a, cs.a, w, threads);
+  detail::add_rows(out.b, cs.b, w, threads);
+  detail::add_rows(out.c, cs.c, w, threads);
   for (std::size_t s = 0; s < first_private; ++s) out.a[cs.num_constraints + s] = w[s];
   out.inputs.assign(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(first_private));
   out.aux.assign(w.begin() + static_cast<std::ptrdiff_t>(first_private), w.end());
-  out.a_aux_density = appears(cs.a, first_private, out.aux.size());
-  out.b_input_density = appears(cs.b, 0, first_private);
-  out.b_aux_density = appears(cs.b, first_private, out.aux.size());
+  out.a_aux_density = detail::appears(cs.a, first_private, out.aux.size());
+  out.b_input_density = detail::appears(cs.b, 0, first_private);
+  out.b_aux_density = detail::appears(cs.b, first_private, out.aux.size());
   return out;
 }
 

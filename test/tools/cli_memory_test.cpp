@@ -77,6 +77,15 @@ TEST_F(CliMemory, RunNamesTheToySrsItsSizeAndTheLimit) {
                   kLimitSays);
 }
 
+// The groth16 workload's largest toy key, refused before its circuit is made.
+TEST_F(CliMemory, RunNamesTheToyKeyItsSizeAndTheLimit) {
+  expect_says(stoker("run --backend host --workers 2 --staging-threads 1 --no-progress "
+                     "--workload groth16 --log-n 26"),
+              "stoker run: a toy key of 2^26 points with its circuit needs 76772539200 bytes "
+              "(71.5 GiB) of host memory" +
+                  kLimitSays);
+}
+
 // The caller's memory and one partition's pinned blocks must fit the host's
 // limit together, or no partition can run: refused before the job starts,
 // not when the pinned pool's allocation fails mid-job.
@@ -163,14 +172,21 @@ TEST_F(CliMemory, SrsGenerateNamesTheSrsTheNeedAndTheLimit) {
                   kLimitSays);
 }
 
-// The key's points are checked before they are computed (it was "stoker
-// keys: out of memory (std::bad_alloc)").
+// The key and its circuit are checked before either is made (it was
+// "stoker keys: out of memory (std::bad_alloc)"): the largest key, 2^26,
+// and one that a few hundred MiB refuse.
 TEST_F(CliMemory, KeysGenerateNamesTheKeyTheNeedAndTheLimit) {
-  expect_says(stoker("keys generate --log-n 18 --seed 1 --zkey " + path("k.zkey") + " --wtns " +
-                         path("k.wtns"),
-                     "ulimit -v 350000; "),
-              "stoker keys generate: a toy key of 2^18 points needs 406845568 bytes (388.0 MiB) of "
-              "host memory; the address-space limit (ulimit -v) is 358400000 bytes (341.8 MiB)");
+  expect_says(stoker("keys generate --cpu --log-n 26 --seed 1 --zkey " + path("k.zkey") +
+                     " --wtns " + path("k.wtns")),
+              "stoker keys generate: a toy key of 2^26 points with its circuit needs 76772539200 "
+              "bytes (71.5 GiB) of host memory" +
+                  kLimitSays);
+  expect_says(stoker("keys generate --cpu --log-n 18 --seed 1 --params " + path("k.params") +
+                         " --witness " + path("k.bwit"),
+                     "ulimit -v 250000; "),
+              "stoker keys generate: a toy key of 2^18 points with its circuit needs 299891424 "
+              "bytes (286.0 MiB) of host memory; the address-space limit (ulimit -v) is 256000000 "
+              "bytes (244.1 MiB)");
 }
 
 // A file of gigabytes is no 192-byte proof: refused from its size, before

@@ -9,6 +9,8 @@
 #include <string_view>
 
 #include "common/elapsed.hpp"
+#include "common/host_memory_limit.hpp"
+#include "devices/device_set.hpp"
 #include "engine/groth16/bellman_witness_file.hpp"
 #include "engine/groth16/params_file.hpp"
 #include "engine/groth16/snarkjs_json.hpp"
@@ -17,6 +19,7 @@
 #include "engine/groth16/wtns_file.hpp"
 #include "engine/groth16/zkey_file.hpp"
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/memory_guard.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/commands/keys_server_command.hpp"
 
@@ -44,18 +47,26 @@ constexpr const char* kGenerateHelp =
     "2^K points, and a witness that satisfies it, for tests and benchmarks. The key's\n"
     "secrets (tau, alpha, beta, gamma, delta) derive from the seed: anyone who knows\n"
     "the seed can forge proofs. NEVER use it in production.\n"
-    "  --log-n K      the domain has 2^K points, K in 2..20; the circuit has\n"
-    "                 2^K - N - 1 constraints, most witness values 0 or 1\n"
+    "  --log-n K      the domain has 2^K points, K in 2..26; the circuit has\n"
+    "                 2^K - N - 1 constraints, most witness values 0 or 1. At 2^26\n"
+    "                 the key and its circuit take about 77 GB of host memory\n"
+    "                 (checked before anything is made); the .zkey is about 53 GB,\n"
+    "                 the .params 30 GB\n"
     "  --seed S       the seed of the secrets and the circuit (a 64-bit integer)\n"
     "  --public N     public inputs (default 1)\n"
     "  --threads N    CPU threads (default: all)\n"
+    "  --cpu          the key's points on the CPU even where GPUs exist\n"
+    "  --device N     the key's points on this GPU only (CUDA's numbering;\n"
+    "                 default: every GPU, each a share of every query)\n"
     "snarkjs's format:\n"
     "  --zkey FILE    the proving key; `stoker prove` and `snarkjs groth16 prove` take it\n"
     "  --wtns FILE    the witness\n"
     "  --vk FILE      also the verifying key as snarkjs's verification_key.json\n"
     "bellman's format:\n"
     "  --params FILE  the parameters file, as bellperson writes it\n"
-    "  --witness FILE what bellperson's synthesis gives a prover (`stoker prove --witness`)\n";
+    "  --witness FILE what bellperson's synthesis gives a prover (`stoker prove --witness`)\n"
+    "The key is the same, byte for byte, on GPUs or the CPU. Prints one line:\n"
+    "the circuit, the files, seconds and where the points were made.\n";
 
 int generate(int argc, char** argv) {
   CommandLine cl("keys generate", kGenerateHelp);
@@ -63,11 +74,16 @@ int generate(int argc, char** argv) {
   std::optional<std::uint64_t> seed;
   std::size_t num_public = 1;
   unsigned threads = 0;
+  bool cpu = false;
+  std::optional<int> device;
   std::string zkey_path, wtns_path, vk_path, params_path, witness_path;
-  cl.number("--log-n", log_n, 2u, 20u);
+  cl.number("--log-n", log_n, 2u, 26u);
   cl.number("--seed", seed);
   cl.number("--public", num_public, std::size_t{1}, std::size_t{1} << 16);
   cl.number("--threads", threads, 1u, 4096u);
+  cl.flag("--cpu", cpu);
+  cl.gpu("--device", device);
+  cl.exclusive({"--cpu", "--device"});
   cl.value("--zkey", zkey_path);
   cl.value("--wtns", wtns_path);
   cl.value("--vk", vk_path);
@@ -97,17 +113,28 @@ int generate(int argc, char** argv) {
     vk_out = std::move(*out);
   }
 
-  const auto start = std::chrono::steady_clock::now();
-  const auto circuit =
-      g16::make_toy_circuit({.constraints = n - num_public - 1, .num_public = num_public}, *seed);
+  g16::ToyKeyOptions options;
+  options.log_n = *log_n;
+  options.threads = threads;
+  if (device)
+    options.cuda_ordinals = {*device};
+  else if (!cpu)
+    for (int d = 0; d < devices::cuda_device_count(); ++d) options.cuda_ordinals.push_back(d);
   const auto format = bellman ? g16::KeyFormat::bellman : g16::KeyFormat::snarkjs;
-  auto key =
-      g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(*seed), format, *log_n, threads);
+  const g16::ToyCircuitShape shape{.constraints = n - num_public - 1, .num_public = num_public};
+  if (Error e = common::check_host_memory(
+          "a toy key of 2^" + std::to_string(*log_n) + " points with its circuit",
+          g16::toy_setup_host_bytes(shape, format, *log_n, options.cuda_ordinals.size())))
+    return cl.failure(e.what());
+
+  const auto start = std::chrono::steady_clock::now();
+  const auto circuit = g16::make_toy_circuit(shape, *seed);
+  auto key = g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(*seed), format, options);
   if (!key) return cl.failure(key.error().what());
   std::string files;
   if (bellman) {
     if (auto e = g16::write_params(params_path, *key)) return cl.failure(e.what());
-    const auto witness = g16::synthesize_bellman(circuit.r1cs, circuit.witness, *log_n);
+    const auto witness = g16::synthesize_bellman(circuit.r1cs, circuit.witness, *log_n, threads);
     if (auto e = g16::write_bellman_witness(witness_path, witness)) return cl.failure(e.what());
     files = params_path + " and " + witness_path;
   } else {
@@ -119,11 +146,15 @@ int generate(int argc, char** argv) {
       files += " and " + vk_path;
     }
   }
+  const std::size_t gpus = options.cuda_ordinals.size();
+  const std::string where = gpus == 0   ? "the CPU"
+                            : gpus == 1 ? "GPU " + std::to_string(options.cuda_ordinals[0])
+                                        : std::to_string(gpus) + " GPUs";
   std::printf(
       "toy %s key (testing only) for 2^%u points: %zu constraints, %zu wires, %zu public; "
-      "%s written in %.2f s\n",
+      "%s written in %.2f s, the points made on %s\n",
       bellman ? "bellman" : "snarkjs", *log_n, circuit.r1cs.num_constraints, circuit.r1cs.num_vars,
-      num_public, files.c_str(), common::seconds_since(start));
+      num_public, files.c_str(), common::seconds_since(start), where.c_str());
   return 0;
 }
 
@@ -139,7 +170,8 @@ int keys_command(int argc, char** argv) {
     std::fputs(keys_help().c_str(), stdout);
     return 0;
   }
-  if (sub == "generate") return generate(argc - 1, argv + 1);
+  if (sub == "generate")
+    return with_memory_guard("keys generate", [&] { return generate(argc - 1, argv + 1); });
   if (sub == "load") return keys_load_command(argc - 1, argv + 1);
   if (sub == "list") return keys_list_command(argc - 1, argv + 1);
   if (sub == "evict") return keys_evict_command(argc - 1, argv + 1);

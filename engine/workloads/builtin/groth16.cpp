@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/elapsed.hpp"
+#include "common/host_memory_limit.hpp"
 #include "engine/groth16/bellman_witness_file.hpp"
 #include "engine/groth16/params_file.hpp"
 #include "engine/groth16/toy_circuit.hpp"
@@ -20,7 +21,11 @@ namespace {
 
 namespace g16 = groth16;
 
-constexpr unsigned kToyMinLogN = 2, kToyMaxLogN = 20;
+// 2^26: a key of 46.7 GB of points, 77 GB of host memory at its peak with
+// its circuit (engine/groth16/toy_key.hpp), its points made on the
+// engine's GPUs; the memory check refuses it, naming the need and the
+// limit, where the host lacks the memory.
+constexpr unsigned kToyMinLogN = 2, kToyMaxLogN = 26;
 
 std::string hex(std::span<const unsigned char> bytes) {
   static const char* digits = "0123456789abcdef";
@@ -98,19 +103,32 @@ Result<LoadedKey> key_for(const Engine& engine, const WorkloadRequest& request,
                                                " leaves no constraint in 2^" +
                                                std::to_string(log_n) + " points"};
     const bool bellman = values.text("key-format") == "bellman";
-    const auto circuit = g16::make_toy_circuit(
-        {.constraints = n - num_public - 1, .num_public = num_public}, request.seed);
+    const auto format = bellman ? g16::KeyFormat::bellman : g16::KeyFormat::snarkjs;
+    // The points on every GPU of the engine, each a share of every query.
+    g16::ToyKeyOptions options;
+    options.log_n = log_n;
+    if (on_gpus(engine))
+      for (std::size_t d = 0; d < engine.devices().size(); ++d)
+        options.cuda_ordinals.push_back(engine.devices()[d].info().ordinal);
+    const g16::ToyCircuitShape shape{.constraints = n - num_public - 1, .num_public = num_public};
+    if (Error e = common::check_host_memory(
+            "a toy key of 2^" + std::to_string(log_n) + " points with its circuit",
+            g16::toy_setup_host_bytes(shape, format, log_n, options.cuda_ordinals.size())))
+      return e;
+    auto circuit = g16::make_toy_circuit(shape, request.seed);
     auto key =
-        g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(request.seed),
-                          bellman ? g16::KeyFormat::bellman : g16::KeyFormat::snarkjs, log_n);
+        g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(request.seed), format, options);
     if (!key) return key.error();
     if (bellman)
       out.bellman = std::make_shared<const g16::BellmanWitness>(
           g16::synthesize_bellman(circuit.r1cs, circuit.witness, log_n));
     else
-      out.witness = std::make_shared<const std::vector<kernels::Fr>>(circuit.witness);
+      out.witness = std::make_shared<const std::vector<kernels::Fr>>(std::move(circuit.witness));
     out.key = std::make_shared<const g16::ProvingKey>(std::move(*key));
-    out.source = "a toy key (testing only) from seed " + std::to_string(request.seed);
+    out.source = "a toy key (testing only) from seed " + std::to_string(request.seed) +
+                 (options.cuda_ordinals.empty()
+                      ? ", made on the CPU"
+                      : ", made on " + std::to_string(options.cuda_ordinals.size()) + " GPU(s)");
   }
   out.read_s = common::seconds_since(start);
   return out;
