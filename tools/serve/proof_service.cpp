@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/post.hpp>
@@ -186,6 +187,18 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
 
   ~State() { workers.join(); }
 
+  // Set once the service is being destroyed, when the engine may go next:
+  // a worker then starts no read and no upload.
+  std::atomic<bool> closed{false};
+
+  // Waits for what the workers are doing. A key's read in progress runs to
+  // its end (a blocking read cannot be interrupted); its upload and any
+  // queued work are skipped.
+  void close() {
+    closed = true;
+    workers.join();
+  }
+
   // ---- keys ----------------------------------------------------------------
 
   json describe(const Key& k) const {
@@ -259,10 +272,12 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
   // On a worker: read the key (points checked unless trusted), then make it
   // resident (blocks until every device holds it).
   void read_and_upload(const std::string& name, const std::string& path, const std::string& format) {
+    if (closed) return;
     const auto t0 = Clock::now();
     const auto check = options.trust_keys ? g16::PointCheck::trusted : g16::PointCheck::full;
     auto key = format == "zkey" ? g16::read_zkey(path, check) : g16::read_params(path, check);
     const auto t1 = Clock::now();
+    if (closed) return;
     Result<wl::Groth16Key> resident = Error{};
     if (key) {
       auto shared = std::make_shared<const g16::ProvingKey>(std::move(*key));
@@ -531,6 +546,7 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     const bool snarkjs = k.resident.key->format == g16::KeyFormat::snarkjs;
     asio::post(workers, [self = shared_from_this(), id = p.record.id, path = p.record.witness.path,
                          window, snarkjs] {
+      if (self->closed) return;
       const auto t0 = Clock::now();
       std::shared_ptr<const std::vector<kernels::Fr>> witness;
       std::shared_ptr<const g16::BellmanWitness> bellman;
@@ -885,7 +901,9 @@ ProofService::ProofService(asio::any_io_executor executor, engine::Engine& engin
     : state_(std::make_shared<State>(std::move(executor), engine, journal, metrics,
                                      std::move(options))) {}
 
-ProofService::~ProofService() = default;
+ProofService::~ProofService() {
+  state_->close();
+}
 
 Error ProofService::recover() {
   auto& s = *state_;

@@ -25,6 +25,13 @@
 // Threads: every member is called on the daemon's executor (one thread);
 // blocking work (file reads, key loads) runs on the service's own workers
 // and comes back to that executor.
+//
+// Lifetime: the engine, journal and metrics must outlive the service, and
+// the executor must have stopped running its handlers before it is
+// destroyed (as `stoker serve` stops its io_context first). The destructor
+// waits for the workers: a key read in progress runs to its end, then
+// neither its upload nor any queued read starts, so no worker touches the
+// engine once the destructor has returned.
 #pragma once
 
 #include <sys/types.h>

@@ -10,6 +10,7 @@
 #include <sys/un.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -507,6 +508,51 @@ TEST(Serve, SigtermWithProofsQueuedExitsZeroAndTheyRunAfterTheRestart) {
   Daemon d(dir.path());
   ASSERT_TRUE(d.started()) << d.log();
   for (const auto& id : ids) EXPECT_TRUE(verifies(wait_done(d, id), "multiplier.zkey"));
+}
+
+// A key read still going at SIGTERM ends before the daemon does: the engine
+// is destroyed on the way out, and a worker that went on to upload the key
+// would use it after that. The key is a FIFO, whose open() blocks the read
+// until the test opens the other end.
+TEST(Serve, SigtermWhileAKeyIsReadWaitsForTheReadThenExitsZero) {
+  ScratchDir dir;
+  const fs::path fifo = dir.path() / "slow.params";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Daemon d(dir.path());
+  ASSERT_TRUE(d.started()) << d.log();
+  std::atomic<bool> answered{false};
+  std::thread loader([&] {
+    d.call("POST", "/v1/keys",
+           json{{"name", "slow"}, {"path", fifo.string()}, {"format", "bellman"}});
+    answered = true;
+  });
+  bool loading = false;
+  for (int i = 0; i < 500 && !loading; ++i) {
+    auto keys = d.call("GET", "/v1/keys");
+    loading = !keys.body["keys"].empty() && keys.body["keys"][0]["state"] == "loading";
+    if (!loading) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(loading);
+  if (loading && ::kill(d.pid(), SIGTERM) == 0) {
+    // The daemon closes its connections once drained, just before it tears
+    // down; it must then still be there, waiting for the read.
+    for (int i = 0; i < 600 && !answered; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_TRUE(answered.load());
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    siginfo_t info{};
+    EXPECT_EQ(::waitid(P_PID, static_cast<id_t>(d.pid()), &info, WEXITED | WNOHANG | WNOWAIT), 0);
+    EXPECT_EQ(info.si_pid, 0) << "exited while its worker was still reading the key: " << d.log();
+    // The writer's end ends the read: the daemon exits, and cleanly.
+    const int w = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    EXPECT_GE(w, 0) << std::strerror(errno);
+    if (w >= 0) {
+      ::close(w);
+      EXPECT_EQ(d.wait_exit(), 0) << d.log();
+    }
+  }
+  d.stop(SIGKILL);  // only if a step above failed and it still runs
+  loader.join();
 }
 
 }  // namespace
