@@ -6,21 +6,22 @@
 #include <string>
 #include <string_view>
 
+#include "common/host_memory_limit.hpp"
 #include "devices/device_set.hpp"
 #include "tools/bench/alloc_bench.hpp"
 #include "tools/bench/msm_bench.hpp"
 #include "tools/bench/ntt_msm_h_bench.hpp"
 #include "tools/bench/pipeline_bench.hpp"
+#include "tools/bench/prove_bench.hpp"
 #include "tools/bench/serve_bench.hpp"
-#include "common/host_memory_limit.hpp"
 #include "tools/commands/doctor_command.hpp"
 #include "tools/commands/info_command.hpp"
 #include "tools/commands/kernel_commands.hpp"
 #include "tools/commands/keys_command.hpp"
 #include "tools/commands/msm_command.hpp"
 #include "tools/commands/prove_command.hpp"
-#include "tools/commands/serve_command.hpp"
 #include "tools/commands/run_command.hpp"
+#include "tools/commands/serve_command.hpp"
 #include "tools/commands/srs_command.hpp"
 #include "tools/commands/verify_command.hpp"
 #include "tools/stress/stress_command.hpp"
@@ -61,9 +62,13 @@ const Entry kBenches[] = {
     {"alloc", stoker::tools::bench_alloc_command, "pinned pool vs fresh pinned allocations"},
     {"ntt", stoker::tools::bench_ntt_command, "NTT kernels, device-resident"},
     {"hpoly", stoker::tools::bench_hpoly_command, "H polynomial kernels, device-resident"},
-    {"msm", stoker::tools::bench_msm_command, "G1 MSM on the GPU, resident and from pinned memory"},
+    {"msm", stoker::tools::bench_msm_command,
+     "G1 or G2 MSM on the GPU: dense and witness scalars, resident and from pinned memory"},
+    {"prove", stoker::tools::bench_prove_command,
+     "whole Groth16 proofs through the engine, beside supraseal-c2"},
     {"pipeline", stoker::tools::bench_pipeline_command, "naive baseline vs the engine"},
-    {"serve", stoker::tools::bench_serve_command, "proofs through the daemon vs the in-process API"},
+    {"serve", stoker::tools::bench_serve_command,
+     "proofs through the daemon vs the in-process API"},
     {"ntt_msm_h", stoker::tools::bench_ntt_msm_h_command,
      "hpoly then MSM, the SRS resident; naive baseline vs the engine"},
 };
