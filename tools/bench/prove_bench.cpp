@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/elapsed.hpp"
+#include "common/host_memory_limit.hpp"
 #include "engine/engine.hpp"
 #include "engine/groth16/toy_circuit.hpp"
 #include "engine/groth16/toy_key.hpp"
@@ -138,9 +139,19 @@ Row run_size(engine::Engine& e, boost::asio::io_context& io, unsigned log_n, con
   if (shape.num_public + 16 > n)
     throw Failure{at + " points cannot hold the PoRep shape's " + std::to_string(shape.num_public) +
                   " public inputs and its gates: take --log-n 10 or more, or --shape toy"};
+  // The key's points on every GPU of the engine, as the groth16 workload does.
+  g16::ToyKeyOptions options;
+  options.log_n = log_n;
+  if (e.devices().backend() == devices::Backend::cuda)
+    for (std::size_t d = 0; d < e.devices().size(); ++d)
+      options.cuda_ordinals.push_back(e.devices()[d].info().ordinal);
+  if (Error err = common::check_host_memory(
+          "a toy key of " + at + " points with its circuit",
+          g16::toy_setup_host_bytes(shape, o.format, log_n, options.cuda_ordinals.size())))
+    throw Failure{err.what()};
   const auto circuit = g16::make_toy_circuit(shape, o.seed);
   auto key =
-      take(g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(o.seed), o.format, log_n),
+      take(g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(o.seed), o.format, options),
            at + ": the toy key");
   std::shared_ptr<const std::vector<kernels::Fr>> witness;
   std::shared_ptr<const g16::BellmanWitness> bellman;
