@@ -241,8 +241,9 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   devices::PinnedBuffer h_sums[2] = {
       take(devices::allocate_pinned(devices::Backend::cuda, sums_bytes), at),
       take(devices::allocate_pinned(devices::Backend::cuda, sums_bytes), at)};
-  auto sums_to_host = [&](int k) {
-    check(main.copy(h_sums[k].data(), sums.data(), sums_bytes), at + ": window sums to host");
+  // The bytes the MSM left (its plan's windows), not the whole buffer.
+  auto sums_to_host = [&](int k, std::size_t bytes) {
+    check(main.copy(h_sums[k].data(), sums.data(), bytes), at + ": window sums to host");
   };
 
   auto timed = [&](auto&& body, const char* what) {
@@ -260,7 +261,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
     check(kernels::gpu::msm_window_sums(plan, sums.data(), points.as<Affine>(), scalars.as<Fr>(),
                                         scratch.data(), scratch.size(), stream),
           at + ": msm");
-    sums_to_host(1);
+    sums_to_host(1, kernels::gpu::window_sums_bytes(plan));
   };
   // The host's finish of what h_sums[k] holds, timed on this thread.
   auto finish_ms = [&](int k) {
@@ -325,7 +326,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
           check(kernels::gpu::msm_finish_window_sums(split, o.group, sums.data(), scratch.data(),
                                                      scratch.size(), stream),
                 at + ": e2e finish");
-          sums_to_host(0);
+          sums_to_host(0, kernels::gpu::window_sums_bytes(split));
         },
         "e2e");
     row.finish = finish_ms(0);
@@ -383,7 +384,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
                                                  p.rest.n ? rest_scalars.as<Fr>() : nullptr,
                                                  sp_scratch.data(), sp_scratch.size(), stream),
             at + ": sparse msm");
-      sums_to_host(0);
+      sums_to_host(0, kernels::gpu::window_sums_bytes(p));
     };
   };
   row.split = timed(sparse_msm(sp), "split") + finish_ms(0);
