@@ -30,8 +30,9 @@ std::vector<const Workload*> WorkloadRegistry::list() const {
 }
 
 Error add_builtin_workloads(WorkloadRegistry& registry) {
-  for (auto make : {builtin::make_ntt_msm_h_workload, builtin::make_hpoly_workload,
-                    builtin::make_synthetic_workload, builtin::make_groth16_workload})
+  // The first is `stoker run`'s default: whole proofs, what the engine is for.
+  for (auto make : {builtin::make_groth16_workload, builtin::make_ntt_msm_h_workload,
+                    builtin::make_hpoly_workload, builtin::make_synthetic_workload})
     if (auto e = registry.add(make())) return e;
   return {};
 }

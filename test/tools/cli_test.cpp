@@ -507,8 +507,13 @@ TEST(Cli, JsonOutputOfEveryCommandParses) {
       return nlohmann::json();
     }
   };
-  const auto msm_h = json_of("run --backend host --log-n 6 --partitions 2 --json");
-  EXPECT_EQ(msm_h.value("workload", ""), "ntt_msm_h") << "the default workload";
+  const auto proofs = json_of("run --backend host --log-n 6 --partitions 2 --json");
+  EXPECT_EQ(proofs.value("workload", ""), "groth16") << "the default workload";
+  EXPECT_EQ(proofs.value("partitions_done", 0), 2);
+  EXPECT_EQ(proofs.value("verified", false), true) << proofs.dump();
+  const auto msm_h =
+      json_of("run --backend host --workload ntt_msm_h --log-n 6 --partitions 2 --json");
+  EXPECT_EQ(msm_h.value("workload", ""), "ntt_msm_h");
   EXPECT_EQ(msm_h.value("partitions_done", 0), 2);
   EXPECT_EQ(msm_h.value("verified", false), true);
   EXPECT_EQ(msm_h["points"].size(), 2u) << msm_h.dump();

@@ -62,8 +62,8 @@ std::string chosen(const std::vector<std::string>& args) {
 }
 
 TEST(RunWorkloadOptions, ChoosesTheNamedWorkloadElseTheImpliedElseTheFirst) {
-  EXPECT_EQ(chosen({}), "ntt_msm_h");
-  EXPECT_EQ(chosen({"--log-n", "6"}), "ntt_msm_h") << "hpoly takes --log-n too";
+  EXPECT_EQ(chosen({}), "groth16");
+  EXPECT_EQ(chosen({"--log-n", "6"}), "groth16") << "ntt_msm_h and hpoly take --log-n too";
   EXPECT_EQ(chosen({"--h-memory", "pageable"}), "hpoly");
   EXPECT_EQ(chosen({"--rounds", "3"}), "synthetic");
   EXPECT_EQ(chosen({"--factor", "5"}), "scale");
@@ -72,18 +72,18 @@ TEST(RunWorkloadOptions, ChoosesTheNamedWorkloadElseTheImpliedElseTheFirst) {
 
 TEST(RunWorkloadOptions, RefusesAnOptionTheWorkloadDoesNotTakeNamingThoseThatDo) {
   EXPECT_EQ(chosen({"--workload", "synthetic", "--log-n", "6"}),
-            "error: --log-n applies to --workload ntt_msm_h, hpoly or groth16, not synthetic");
+            "error: --log-n applies to --workload groth16, ntt_msm_h or hpoly, not synthetic");
   EXPECT_EQ(chosen({"--workload", "hpoly", "--keep-h"}),
             "error: --keep-h applies to --workload ntt_msm_h, not hpoly");
   EXPECT_EQ(chosen({"--output-memory", "registered"}),
-            "error: --output-memory applies to --workload hpoly or synthetic, not ntt_msm_h");
+            "error: --output-memory applies to --workload hpoly or synthetic, not groth16");
   EXPECT_EQ(chosen({"--factor", "2", "--keep-h"}),
             "error: --keep-h applies to --workload ntt_msm_h, not scale");
 }
 
 TEST(RunWorkloadOptions, ReadsNumbersInTheWidestRangeThenTheWorkloadsOwn) {
   EXPECT_EQ(parse({"--log-n", "0"}).rc, 2) << "outside 1..28: a parse error";
-  EXPECT_EQ(chosen({"--log-n", "1"}), "error: --log-n 1: ntt_msm_h needs at least 2");
+  EXPECT_EQ(chosen({"--log-n", "1"}), "error: --log-n 1: groth16 needs at least 2");
   EXPECT_EQ(chosen({"--workload", "hpoly", "--log-n", "1"}), "hpoly");
   EXPECT_EQ(parse({"--factor", "101"}).rc, 2);
   const auto p = parse({"--workload", "hpoly", "--output-memory", "pageable"});
@@ -94,8 +94,8 @@ TEST(RunWorkloadOptions, ReadsNumbersInTheWidestRangeThenTheWorkloadsOwn) {
 TEST(RunWorkloadOptions, HelpOffersAndDescribesEveryWorkload) {
   RunWorkloadOptions options(registered());
   EXPECT_EQ(options.workload_help(),
-            "  --workload W        ntt_msm_h (default), hpoly, synthetic, groth16 or scale\n");
-  EXPECT_NE(options.partitions_help().find("ntt_msm_h, hpoly, groth16 and scale 4 per"),
+            "  --workload W        groth16 (default), ntt_msm_h, hpoly, synthetic or scale\n");
+  EXPECT_NE(options.partitions_help().find("groth16, ntt_msm_h, hpoly and scale 4 per"),
             std::string::npos)
       << options.partitions_help();
   EXPECT_NE(options.verify_help().find("scale: every float equals the CPU's"), std::string::npos);

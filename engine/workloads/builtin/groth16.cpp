@@ -12,6 +12,7 @@
 #include "engine/groth16/toy_key.hpp"
 #include "engine/groth16/wtns_file.hpp"
 #include "engine/groth16/zkey_file.hpp"
+#include "engine/workloads/build_limits.hpp"
 #include "engine/workloads/builtin/builtin_workloads.hpp"
 #include "engine/workloads/builtin/shared.hpp"
 #include "engine/workloads/groth16_workload.hpp"
@@ -136,6 +137,16 @@ Result<LoadedKey> key_for(const Engine& engine, const WorkloadRequest& request,
 
 Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
                                  const WorkloadValues& values) {
+  const std::size_t partitions = partitions_for(engine, request, 4);
+  // Before the key is read or made: each partition holds at least its
+  // bookkeeping, its witness's handle and its proof, whatever the key
+  // (make_groth16_job checks the whole need once the key is known).
+  BuildNeeds least;
+  least.workload = "groth16";
+  least.partitions = partitions;
+  least.caller_bytes = kPartitionBookkeepingBytes + sizeof(g16::Proof) +
+                       sizeof(std::shared_ptr<const g16::BellmanWitness>);
+  if (Error e = check_build(least, {})) return e;
   auto loaded = key_for(engine, request, values);
   if (!loaded) return std::move(loaded).error();
   const auto load_start = std::chrono::steady_clock::now();
@@ -145,7 +156,6 @@ Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
 
   Groth16Options o;
   o.key = *resident;
-  const std::size_t partitions = partitions_for(engine, request, 4);
   for (std::size_t p = 0; p < partitions; ++p) {
     if (loaded->witness) o.witnesses.push_back(loaded->witness);
     if (loaded->bellman) o.bellman_witnesses.push_back(loaded->bellman);
