@@ -1,6 +1,7 @@
 #include "engine/groth16/toy_circuit.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace stoker::engine::groth16 {
@@ -25,21 +26,54 @@ std::vector<Fr> rows_times(const std::vector<R1csTerm>& m, const std::vector<Fr>
 
 }  // namespace
 
+namespace {
+
+struct Layout {
+  std::size_t np, rows, gates, inputs;
+};
+
+Layout layout_of(const ToyCircuitShape& shape) {
+  Layout l;
+  l.np = shape.num_public;
+  l.rows = shape.constraints > l.np ? shape.constraints - l.np : 1;
+  // With every private wire bound, rows = gates + inputs + gates.
+  l.gates = shape.bind_every_wire ? std::max<std::size_t>(1, l.rows * 4 / 9) : l.rows;
+  l.inputs = std::max<std::size_t>(2, l.gates / 4);
+  return l;
+}
+
+}  // namespace
+
+std::size_t ToyCircuitCounts::bytes() const {
+  return vars * sizeof(Fr) + (a_terms + b_terms + c_terms) * sizeof(R1csTerm);
+}
+
+ToyCircuitCounts toy_circuit_counts(const ToyCircuitShape& shape) {
+  const Layout l = layout_of(shape);
+  const std::size_t rows = l.np + (shape.bind_every_wire ? l.rows : l.gates);
+  const auto second =
+      l.gates / 8 + static_cast<std::size_t>(8 * std::sqrt(static_cast<double>(l.gates)) + 64);
+  return {.vars = 1 + l.np + l.inputs + l.gates,
+          .a_terms = rows + second,
+          .b_terms = rows,
+          .c_terms = rows};
+}
+
 ToyCircuit make_toy_circuit(const ToyCircuitShape& shape, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  const std::size_t np = shape.num_public;
-  const std::size_t rows = shape.constraints > np ? shape.constraints - np : 1;
-  // With every private wire bound, rows = gates + inputs + gates.
-  const std::size_t gates = shape.bind_every_wire ? std::max<std::size_t>(1, rows * 4 / 9) : rows;
-  const std::size_t inputs = std::max<std::size_t>(2, gates / 4);
+  const auto [np, rows, gates, inputs] = layout_of(shape);
 
   ToyCircuit out;
   R1cs& cs = out.r1cs;
   auto& w = out.witness;
   cs.num_public = np;
   cs.num_constraints = np + gates;
-  w.reserve(1 + np + inputs + gates);
+  const ToyCircuitCounts counts = toy_circuit_counts(shape);
+  w.reserve(counts.vars);
+  cs.a.reserve(counts.a_terms);
+  cs.b.reserve(counts.b_terms);
+  cs.c.reserve(counts.c_terms);
   w.push_back(Fr::one());
   for (std::size_t i = 0; i < np; ++i) w.push_back(random_fr(rng));
   for (std::size_t i = 0; i < inputs; ++i) {

@@ -57,6 +57,18 @@ struct ToyCircuitShape {
 // in supraseal-c2's measured key), the witness 40 % zeros and 50 % ones.
 ToyCircuitShape porep_shape(unsigned log_n);
 
+// What make_toy_circuit makes for a shape at most: its wires and each
+// matrix's terms (one gate in eight draws a second A term; room for eight
+// standard deviations of that draw). It reserves these, so its vectors hold
+// no more than this (a vector grown by doubling holds up to twice its
+// terms: 9 GB more at 2^26, and the copies took half the circuit's time).
+struct ToyCircuitCounts {
+  std::size_t vars = 0;
+  std::size_t a_terms = 0, b_terms = 0, c_terms = 0;
+  std::size_t bytes() const;  // the witness's and the terms' memory
+};
+ToyCircuitCounts toy_circuit_counts(const ToyCircuitShape& shape);
+
 struct ToyCircuit {
   R1cs r1cs;
   std::vector<kernels::Fr> witness;  // num_vars values, Montgomery form, witness[0] = 1

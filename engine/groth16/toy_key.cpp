@@ -233,17 +233,10 @@ std::size_t toy_key_host_bytes(const R1cs& cs, KeyFormat format, unsigned log_n,
 
 std::size_t toy_setup_host_bytes(const ToyCircuitShape& shape, KeyFormat format, unsigned log_n,
                                  std::size_t gpus) {
-  // make_toy_circuit's counts at most: every gate a wire and its
-  // constraint's three terms, one gate in eight a second A term (with room
-  // for eight standard deviations of that draw), a private input per four
-  // gates; its term vectors grow by doubling, to the next power of two.
-  const std::size_t np = shape.num_public;
-  const std::size_t rows = shape.constraints > np ? shape.constraints - np : 1;
-  const std::size_t vars = 1 + np + rows + std::max<std::size_t>(2, rows / 4);
-  const auto second = static_cast<std::size_t>(8 * std::sqrt(static_cast<double>(rows)) + 64);
-  const std::size_t a_terms = np + rows + rows / 8 + second, b_terms = np + rows;
-  const std::size_t circuit =
-      (std::bit_ceil(a_terms) + 2 * std::bit_ceil(b_terms)) * sizeof(R1csTerm) + vars * sizeof(Fr);
+  const ToyCircuitCounts counts = toy_circuit_counts(shape);
+  const std::size_t np = shape.num_public, vars = counts.vars;
+  const std::size_t a_terms = counts.a_terms, b_terms = counts.b_terms;
+  const std::size_t circuit = counts.bytes();
   const bool snarkjs = format == KeyFormat::snarkjs;
   const KeySize key{
       vars, vars, vars, std::size_t{1} << log_n, snarkjs ? a_terms + b_terms + np + 1 : 0, snarkjs};

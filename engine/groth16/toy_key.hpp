@@ -21,8 +21,8 @@
 // domain point) or, for snarkjs, the key's matrix entries, whichever is
 // more, and pinned bounce buffers of 1 GiB per GPU. At 2^26 points with the
 // circuit `stoker keys generate` makes (1.25 wires per point) that is 46.7
-// GB of points and 10.2 GB of scalars, and the circuit holds 19.9 GB more:
-// 76.8 GB in all on the CPU (toy_setup_host_bytes).
+// GB of points and 10.2 GB of scalars, and the circuit holds 16.1 GB more:
+// 73.0 GB in all on the CPU (toy_setup_host_bytes).
 #pragma once
 
 #include <cstddef>

@@ -81,8 +81,8 @@ TEST_F(CliMemory, RunNamesTheToySrsItsSizeAndTheLimit) {
 TEST_F(CliMemory, RunNamesTheToyKeyItsSizeAndTheLimit) {
   expect_says(stoker("run --backend host --workers 2 --staging-threads 1 --no-progress "
                      "--workload groth16 --log-n 26"),
-              "stoker run: a toy key of 2^26 points with its circuit needs 76772539200 bytes "
-              "(71.5 GiB) of host memory" +
+              "stoker run: a toy key of 2^26 points with its circuit needs 73018640704 bytes "
+              "(68.0 GiB) of host memory" +
                   kLimitSays);
 }
 
@@ -178,14 +178,14 @@ TEST_F(CliMemory, SrsGenerateNamesTheSrsTheNeedAndTheLimit) {
 TEST_F(CliMemory, KeysGenerateNamesTheKeyTheNeedAndTheLimit) {
   expect_says(stoker("keys generate --cpu --log-n 26 --seed 1 --zkey " + path("k.zkey") +
                      " --wtns " + path("k.wtns")),
-              "stoker keys generate: a toy key of 2^26 points with its circuit needs 76772539200 "
-              "bytes (71.5 GiB) of host memory" +
+              "stoker keys generate: a toy key of 2^26 points with its circuit needs 73018640704 "
+              "bytes (68.0 GiB) of host memory" +
                   kLimitSays);
   expect_says(stoker("keys generate --cpu --log-n 18 --seed 1 --params " + path("k.params") +
                          " --witness " + path("k.bwit"),
                      "ulimit -v 250000; "),
-              "stoker keys generate: a toy key of 2^18 points with its circuit needs 299891424 "
-              "bytes (286.0 MiB) of host memory; the address-space limit (ulimit -v) is 256000000 "
+              "stoker keys generate: a toy key of 2^18 points with its circuit needs 285477088 "
+              "bytes (272.3 MiB) of host memory; the address-space limit (ulimit -v) is 256000000 "
               "bytes (244.1 MiB)");
 }
 
