@@ -49,7 +49,7 @@ constexpr const char* kGenerateHelp =
     "the seed can forge proofs. NEVER use it in production.\n"
     "  --log-n K      the domain has 2^K points, K in 2..26; the circuit has\n"
     "                 2^K - N - 1 constraints, most witness values 0 or 1. At 2^26\n"
-    "                 the key and its circuit take about 77 GB of host memory\n"
+    "                 the key and its circuit take about 73 GB of host memory\n"
     "                 (checked before anything is made); the .zkey is about 53 GB,\n"
     "                 the .params 30 GB\n"
     "  --seed S       the seed of the secrets and the circuit (a 64-bit integer)\n"
