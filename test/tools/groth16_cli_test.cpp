@@ -139,3 +139,49 @@ TEST_F(Groth16Cli, ToySnarkjsKeyProvesWithStoker) {
 }
 
 }  // namespace
+
+// Where a GPU exists `stoker prove` runs the engine's groth16 workload;
+// `--backend host` runs that path on the CPU's kernels, so it is checked
+// here: proofs of both key formats verify, and a witness that does not
+// satisfy the circuit fails as on the CPU prover, leaving nothing behind.
+TEST_F(Groth16Cli, ProvesThroughTheEngineAsTheCpuProverDoes) {
+  const auto proved = run_stoker(prove_line("bits") + " --backend host");
+  ASSERT_EQ(proved.status, 0) << proved.both();
+  EXPECT_TRUE(has(proved.out, "verified")) << proved.out;
+  EXPECT_TRUE(has(proved.out, "on the engine's host backend")) << proved.out;
+  EXPECT_EQ(slurp(path("public.json")), slurp(data("bits_public.json")));
+  const auto checked =
+      run_stoker("verify --vk " + data("bits_verification_key.json") + " --proof " +
+                 path("proof.json") + " --public " + path("public.json"));
+  EXPECT_EQ(checked.status, 0) << checked.both();
+
+  ASSERT_EQ(run_stoker("keys generate --log-n 6 --seed 5 --public 3 --params " + path("k.params") +
+                       " --witness " + path("k.bwit") + " --threads 2")
+                .status,
+            0);
+  const auto bellman =
+      run_stoker("prove --backend host --params " + path("k.params") + " --witness " +
+                 path("k.bwit") + " --proof-bytes " + path("p.bin") + " --inputs " +
+                 path("in.bin"));
+  ASSERT_EQ(bellman.status, 0) << bellman.both();
+  EXPECT_EQ(run_stoker("verify --params " + path("k.params") + " --proof-bytes " + path("p.bin") +
+                       " --inputs " + path("in.bin"))
+                .status,
+            0);
+
+  std::string wtns = slurp(data("bits.wtns"));
+  wtns[wtns.size() - 32] = static_cast<char>(wtns[wtns.size() - 32] ^ 1);  // the last wire's value
+  std::ofstream(path("bad.wtns"), std::ios::binary) << wtns;
+  for (const char* where : {"--backend host", "--cpu"}) {
+    const auto bad = run_stoker("prove " + std::string(where) + " --zkey " + data("bits.zkey") +
+                                " --wtns " + path("bad.wtns") + " --proof " + path("bad.json") +
+                                " --public " + path("bad_public.json"));
+    EXPECT_EQ(bad.status, 1) << where << ": " << bad.both();
+    EXPECT_TRUE(has(bad.err, "the witness does not satisfy the key's circuit")) << bad.err;
+    EXPECT_EQ(lines(bad.err), 1) << bad.err;
+    EXPECT_FALSE(fs::exists(path("bad.json"))) << where;
+    EXPECT_FALSE(fs::exists(path("bad_public.json"))) << where;
+  }
+  const auto both = run_stoker(prove_line("bits") + " --cpu --backend host");
+  EXPECT_EQ(both.status, 2) << both.both();
+}

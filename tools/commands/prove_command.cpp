@@ -1,7 +1,10 @@
 // `stoker prove`; see prove_command.hpp.
 #include "tools/commands/prove_command.hpp"
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -18,8 +21,11 @@
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/input_file.hpp"
 #include "tools/cli/output_file.hpp"
-#include "tools/commands/prove_server_command.hpp"
+#include "devices/device_set.hpp"
+#include "engine/engine.hpp"
 #include "tools/commands/bellman_proof_outputs.hpp"
+#include "tools/commands/prove_on_engine.hpp"
+#include "tools/commands/prove_server_command.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -32,7 +38,8 @@ constexpr const char* kHelp =
     "       stoker prove --server S --key NAME (--wtns W --proof FILE --public FILE |\n"
     "                    --witness W --proof-bytes FILE) [options]\n"
     "\n"
-    "A Groth16 proof over BLS12-381, on the CPU's threads, from:\n"
+    "A Groth16 proof over BLS12-381, on a GPU where there is one (else on the CPU's\n"
+    "threads), from:\n"
     "- a snarkjs proving key (circom circuits compiled with -p bls12381, snarkjs 0.7)\n"
     "  and a witness from circom's generator or `snarkjs wtns calculate`:\n"
     "  --zkey K         the proving key (.zkey)\n"
@@ -52,6 +59,10 @@ constexpr const char* kHelp =
     "                   this machine made or checked before; coordinates are checked always)\n"
     "  --no-verify      skip the pairing check of the proof before it is written\n"
     "  --threads N      CPU threads (default: all)\n"
+    "  --device N       the GPU to prove on (CUDA's numbering; default 0)\n"
+    "  --cpu            prove on the CPU's threads even where a GPU exists\n"
+    "  --backend host   prove through the engine's host backend: the GPU's path with\n"
+    "                   the CPU's kernels (for tests on machines without a GPU)\n"
     "Through a daemon (`stoker serve`) that holds the key, with the witness and outputs\n"
     "of the key's form above (a bellman key's --proof-json and --inputs too):\n"
     "  --server S       the daemon: unix:PATH (its socket) or http://HOST:PORT\n"
@@ -75,20 +86,85 @@ struct Paths {
   std::string zkey, wtns, proof, public_, params, witness, proof_bytes, proof_json, inputs;
 };
 
-int report(const g16::ProvingKey& key, double load_s, double prove_s, bool verified,
+// Where a proof is made: the CPU prover, a GPU through the engine, or the
+// engine's host backend.
+struct Placement {
+  enum class Kind { cpu, gpu, host_engine } kind = Kind::cpu;
+  int device = 0;
+  unsigned threads = 0;
+  bool verify = true;
+};
+
+struct Proved {
+  g16::Proof proof;
+  double upload_s = 0, prove_s = 0;
+  std::string where;
+};
+
+Result<Proved> prove_at(const Placement& at, std::shared_ptr<const g16::ProvingKey> key,
+                        std::shared_ptr<const std::vector<kernels::Fr>> wtns,
+                        std::shared_ptr<const g16::BellmanWitness> bellman) {
+  Proved out;
+  if (at.kind == Placement::Kind::cpu) {
+    auto randomness = g16::ProofRandomness::from_os();
+    if (!randomness) return std::move(randomness).error();
+    const auto start = std::chrono::steady_clock::now();
+    const g16::CpuProverOptions options{.threads = at.threads, .verify = at.verify};
+    Result<g16::Proof> proof = Error{};
+    if (wtns) {
+      auto matrices = g16::ConstraintMatrices::from(*key);
+      if (!matrices) return std::move(matrices).error();
+      proof = g16::prove_cpu(*key, *matrices, *wtns, *randomness, options);
+    } else {
+      proof = g16::prove_cpu(*key, bellman->view(), *randomness, options);
+    }
+    if (!proof) return std::move(proof).error();
+    out.proof = *proof;
+    out.prove_s = common::seconds_since(start);
+    out.where = "on the CPU";
+    return out;
+  }
+  engine::Config config;
+  const bool gpu = at.kind == Placement::Kind::gpu;
+  config.devices.backend = gpu ? devices::BackendChoice::cuda : devices::BackendChoice::host;
+  if (gpu) config.devices.cuda_ordinals = {at.device};
+  boost::asio::io_context io;
+  auto engine = engine::Engine::create(io.get_executor(), config);
+  if (!engine) return std::move(engine).error();
+  auto proved = prove_on_engine(**engine, io,
+                                {.key = std::move(key),
+                                 .witness = std::move(wtns),
+                                 .bellman = std::move(bellman),
+                                 .verify = at.verify,
+                                 .cpu_threads = at.threads});
+  if (!proved) return std::move(proved).error();
+  out.proof = proved->proof;
+  out.upload_s = proved->upload_s;
+  out.prove_s = proved->prove_s;
+  out.where = gpu ? "on GPU " + std::to_string(at.device) + " (" +
+                        (*engine)->devices()[0].info().name + ")"
+                  : "on the engine's host backend";
+  return out;
+}
+
+int report(const g16::ProvingKey& key, double load_s, const Proved& done, bool verified,
            const NamedOutputs& outs) {
   std::string files;
   for (const auto& [option, file] : outs) files += (files.empty() ? "" : ", ") + file.path();
+  char upload[64] = "";
+  if (done.where != "on the CPU")
+    std::snprintf(upload, sizeof upload, "on the device in %.3f s, ", done.upload_s);
   std::printf(
-      "proof for %zu wires over 2^%u points (%s key): read in %.3f s, proved in %.3f s "
-      "(%s) on the CPU; %s written\n",
+      "proof for %zu wires over 2^%u points (%s key): read in %.3f s, %sproved in %.3f s "
+      "(%s) %s; %s written\n",
       key.num_vars, key.log_n, key.format == g16::KeyFormat::snarkjs ? "snarkjs" : "bellman",
-      load_s, prove_s, verified ? "verified" : "not verified", files.c_str());
+      load_s, upload, done.prove_s, verified ? "verified" : "not verified",
+      done.where.c_str(), files.c_str());
   return 0;
 }
 
-int prove_snarkjs(const CommandLine& cl, const Paths& p, g16::PointCheck check, bool verify,
-                  unsigned threads) {
+int prove_snarkjs(const CommandLine& cl, const Paths& p, g16::PointCheck check,
+                  const Placement& at) {
   if (p.wtns.empty()) return cl.usage_error("--zkey needs --wtns");
   if (p.proof.empty()) return cl.usage_error("--zkey needs --proof");
   if (p.public_.empty()) return cl.usage_error("--zkey needs --public");
@@ -99,32 +175,30 @@ int prove_snarkjs(const CommandLine& cl, const Paths& p, g16::PointCheck check, 
   if (!outs) return cl.usage_error(outs.error().what());
 
   const auto start = std::chrono::steady_clock::now();
-  auto key = g16::read_zkey(p.zkey, check, threads);
+  auto key = g16::read_zkey(p.zkey, check, at.threads);
   if (!key) return cl.failure(key.error().what());
-  auto witness = g16::read_wtns(p.wtns, threads);
+  auto witness = g16::read_wtns(p.wtns, at.threads);
   if (!witness) return cl.failure(witness.error().what());
-  auto matrices = g16::ConstraintMatrices::from(*key);
-  if (!matrices) return cl.failure(matrices.error().what());
   const double load_s = common::seconds_since(start);
+  auto shared_key = std::make_shared<const g16::ProvingKey>(std::move(*key));
+  auto shared_witness = std::make_shared<const std::vector<kernels::Fr>>(std::move(*witness));
+  if (shared_witness->size() <= shared_key->num_public)
+    return cl.failure(p.wtns + ": " + std::to_string(shared_witness->size()) +
+                      " values, fewer than the key's " + std::to_string(shared_key->num_public) +
+                      " public inputs and the constant 1");
 
-  auto randomness = g16::ProofRandomness::from_os();
-  if (!randomness) return cl.failure(randomness.error().what());
-  const auto prove_start = std::chrono::steady_clock::now();
-  auto proof = g16::prove_cpu(*key, *matrices, *witness, *randomness,
-                              {.threads = threads, .verify = verify});
-  if (!proof) return cl.failure(p.wtns + ": " + proof.error().what());
-  const double prove_s = common::seconds_since(prove_start);
-
-  const std::span<const kernels::Fr> inputs(witness->data() + 1, key->num_public);
-  if (auto e = output(*outs, "--proof")->write(g16::proof_json(*proof)))
+  auto done = prove_at(at, shared_key, shared_witness, nullptr);
+  if (!done) return cl.failure(p.wtns + ": " + done.error().what());
+  const std::span<const kernels::Fr> inputs(shared_witness->data() + 1, shared_key->num_public);
+  if (auto e = output(*outs, "--proof")->write(g16::proof_json(done->proof)))
     return cl.failure(e.what());
   if (auto e = output(*outs, "--public")->write(g16::public_json(inputs)))
     return cl.failure(e.what());
-  return report(*key, load_s, prove_s, verify, *outs);
+  return report(*shared_key, load_s, *done, at.verify, *outs);
 }
 
-int prove_bellman(const CommandLine& cl, const Paths& p, g16::PointCheck check, bool verify,
-                  unsigned threads) {
+int prove_bellman(const CommandLine& cl, const Paths& p, g16::PointCheck check,
+                  const Placement& at) {
   if (p.witness.empty()) return cl.usage_error("--params needs --witness");
   if (p.proof_bytes.empty()) return cl.usage_error("--params needs --proof-bytes");
   for (const auto& in : {p.params, p.witness})
@@ -135,24 +209,20 @@ int prove_bellman(const CommandLine& cl, const Paths& p, g16::PointCheck check, 
   if (!outs) return cl.usage_error(outs.error().what());
 
   const auto start = std::chrono::steady_clock::now();
-  auto key = g16::read_params(p.params, check, threads);
+  auto key = g16::read_params(p.params, check, at.threads);
   if (!key) return cl.failure(key.error().what());
-  auto witness = g16::read_bellman_witness(p.witness, threads);
+  auto witness = g16::read_bellman_witness(p.witness, at.threads);
   if (!witness) return cl.failure(witness.error().what());
   const double load_s = common::seconds_since(start);
+  auto shared_key = std::make_shared<const g16::ProvingKey>(std::move(*key));
+  auto shared_witness = std::make_shared<const g16::BellmanWitness>(std::move(*witness));
 
-  auto randomness = g16::ProofRandomness::from_os();
-  if (!randomness) return cl.failure(randomness.error().what());
-  const auto prove_start = std::chrono::steady_clock::now();
-  auto proof =
-      g16::prove_cpu(*key, witness->view(), *randomness, {.threads = threads, .verify = verify});
-  if (!proof) return cl.failure(p.witness + ": " + proof.error().what());
-  const double prove_s = common::seconds_since(prove_start);
-
-  if (Error e =
-          write_bellman_proof_outputs(*outs, *proof, std::span(witness->inputs).subspan(1)))
+  auto done = prove_at(at, shared_key, nullptr, shared_witness);
+  if (!done) return cl.failure(p.witness + ": " + done.error().what());
+  if (Error e = write_bellman_proof_outputs(*outs, done->proof,
+                                            std::span(shared_witness->inputs).subspan(1)))
     return cl.failure(e.what());
-  return report(*key, load_s, prove_s, verify, *outs);
+  return report(*shared_key, load_s, *done, at.verify, *outs);
 }
 
 }  // namespace
@@ -160,8 +230,10 @@ int prove_bellman(const CommandLine& cl, const Paths& p, g16::PointCheck check, 
 int prove_command(int argc, char** argv) {
   CommandLine cl("prove", kHelp);
   Paths p;
-  bool trust_key = false, no_verify = false;
+  bool trust_key = false, no_verify = false, cpu = false;
   unsigned threads = 0;
+  std::optional<int> device;
+  std::string backend;
   cl.value("--zkey", p.zkey);
   cl.value("--wtns", p.wtns);
   cl.value("--proof", p.proof);
@@ -174,6 +246,9 @@ int prove_command(int argc, char** argv) {
   cl.flag("--trust-key", trust_key);
   cl.flag("--no-verify", no_verify);
   cl.number("--threads", threads, 1u, 4096u);
+  cl.flag("--cpu", cpu);
+  cl.gpu("--device", device);
+  cl.choice("--backend", backend, {"host"});
   ServerProveArgs s;
   cl.value("--server", s.server);
   cl.value("--key", s.key);
@@ -182,6 +257,7 @@ int prove_command(int argc, char** argv) {
   cl.value("--idempotency-key", s.idempotency_key);
   cl.choice("--witness-by", s.witness_by, {"body", "path"});
   cl.exclusive({"--zkey", "--params"});
+  cl.exclusive({"--cpu", "--device", "--backend"});
   for (const char* o : {"--wtns", "--proof", "--public"}) cl.exclusive({o, "--params"});
   for (const char* o : {"--witness", "--proof-bytes", "--proof-json", "--inputs"})
     cl.exclusive({o, "--zkey"});
@@ -192,7 +268,7 @@ int prove_command(int argc, char** argv) {
         return cl.usage_error(std::string(o) +
                               " does not go with --server: the daemon proves with a key it holds, "
                               "named by --key (stoker keys load)");
-    for (const char* o : {"--threads", "--trust-key", "--no-verify"})
+    for (const char* o : {"--threads", "--trust-key", "--no-verify", "--cpu", "--device", "--backend"})
       if (cl.given(o))
         return cl.usage_error(std::string(o) +
                               " does not go with --server: the daemon's own settings decide it "
@@ -210,8 +286,16 @@ int prove_command(int argc, char** argv) {
       cl.first_given({"--key", "--token-file", "--priority", "--idempotency-key", "--witness-by"});
   if (!server_only.empty()) return cl.usage_error(server_only + " goes with --server");
   const auto check = trust_key ? g16::PointCheck::trusted : g16::PointCheck::full;
-  if (!p.zkey.empty()) return prove_snarkjs(cl, p, check, !no_verify, threads);
-  if (!p.params.empty()) return prove_bellman(cl, p, check, !no_verify, threads);
+  Placement at;
+  at.threads = threads;
+  at.verify = !no_verify;
+  at.device = device.value_or(0);
+  if (!backend.empty())
+    at.kind = Placement::Kind::host_engine;
+  else if (device || (!cpu && devices::cuda_device_count() > 0))
+    at.kind = Placement::Kind::gpu;
+  if (!p.zkey.empty()) return prove_snarkjs(cl, p, check, at);
+  if (!p.params.empty()) return prove_bellman(cl, p, check, at);
   return cl.usage_error("a key is required: --zkey (snarkjs) or --params (bellman)");
 }
 

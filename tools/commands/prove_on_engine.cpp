@@ -1,0 +1,65 @@
+#include "tools/commands/prove_on_engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <boost/asio/io_context.hpp>
+
+#include "common/elapsed.hpp"
+#include "engine/groth16/cpu_prover.hpp"
+#include "engine/workloads/groth16_workload.hpp"
+
+namespace stoker::tools {
+
+namespace wl = engine::workloads;
+
+Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_context& io,
+                                    const EngineProofInputs& in) {
+  // The checks the CPU prover makes, with its messages, before the key goes
+  // to the devices.
+  if (in.witness)
+    if (Error e = engine::groth16::check_witness(*in.key, *in.witness)) return e;
+  if (in.bellman)
+    if (Error e = engine::groth16::check_assignment(*in.key, in.bellman->view())) return e;
+  EngineProof out;
+  const auto upload_start = std::chrono::steady_clock::now();
+  auto resident = wl::load_groth16_key(engine, in.key, "the proving key");
+  if (!resident) return std::move(resident).error();
+  out.upload_s = common::seconds_since(upload_start);
+
+  wl::Groth16Options o;
+  o.key = std::move(*resident);
+  if (in.witness) o.witnesses.push_back(in.witness);
+  if (in.bellman) o.bellman_witnesses.push_back(in.bellman);
+  o.verify = in.verify;
+  o.devices = &engine.devices();
+  o.cpu_threads = in.cpu_threads;
+  const auto limits = engine.stats().device_budget_limit;
+  if (!limits.empty()) o.device_budget_bytes = *std::min_element(limits.begin(), limits.end());
+  o.limits.pinned_budget_bytes = engine.config().host_budget_bytes;
+  o.name = "proof";
+  std::shared_ptr<wl::Groth16Run> run;
+  auto job = wl::make_groth16_job(o, run);
+  if (!job) return std::move(job).error();
+
+  const auto prove_start = std::chrono::steady_clock::now();
+  std::error_code result;
+  engine::JobReport report;
+  engine.async_submit(std::move(*job), [&](std::error_code ec, engine::JobReport r) {
+    result = ec;
+    report = std::move(r);
+  });
+  io.run();
+  out.prove_s = common::seconds_since(prove_start);
+  if (!run->failures.empty() && !run->failures[0].empty())
+    return Error{Errc::invalid_argument, run->failures[0]};
+  if (result)
+    return Error{Errc::invalid_argument,
+                 "the proof's job failed: " + (report.error.empty() ? result.message() : report.error)};
+  if (run->proved.empty() || !run->proved[0])
+    return Error{Errc::invalid_argument, "the proof's job ended without a proof"};
+  out.proof = run->proofs[0];
+  return out;
+}
+
+}  // namespace stoker::tools

@@ -1,0 +1,47 @@
+// One Groth16 proof through the engine, for `stoker prove`: the key made
+// resident on the engine's devices (engine/workloads/groth16_workload.hpp),
+// then a job of one partition: h and the five MSMs on the device, the proof
+// assembled and checked on the CPU. On a GPU this is the prover the engine
+// runs for every job; on the host backend the same path with the CPU's
+// kernels, so that tests without a GPU exercise it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "engine/engine.hpp"
+#include "engine/groth16/bellman_witness.hpp"
+#include "engine/groth16/proof.hpp"
+#include "engine/groth16/proving_key.hpp"
+#include "kernels/field.cuh"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace stoker::tools {
+
+struct EngineProofInputs {
+  std::shared_ptr<const engine::groth16::ProvingKey> key;
+  // One of the two, as the key's format wants.
+  std::shared_ptr<const std::vector<kernels::Fr>> witness;        // snarkjs keys
+  std::shared_ptr<const engine::groth16::BellmanWitness> bellman;  // bellman keys
+  bool verify = true;
+  unsigned cpu_threads = 0;  // the host backend's kernels; 0: hardware
+};
+
+struct EngineProof {
+  engine::groth16::Proof proof;
+  double upload_s = 0;  // the key onto the devices
+  double prove_s = 0;   // the job: witness in, h, the MSMs, assembly, check
+};
+
+// `engine` runs on `io`, which nothing else runs: this returns once the
+// job has ended. A witness that does not satisfy the circuit fails with
+// the check's reason.
+Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_context& io,
+                                    const EngineProofInputs& in);
+
+}  // namespace stoker::tools
