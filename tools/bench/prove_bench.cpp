@@ -77,6 +77,16 @@ struct Row {
   bool verified = false;
 };
 
+// Whether 2^log_n points hold the PoRep shape's public inputs and some gates.
+bool porep_fits(unsigned log_n) {
+  return g16::porep_shape(log_n).num_public + 16 <= (std::size_t{1} << log_n);
+}
+
+std::string porep_needs() {
+  return "the PoRep shape's " + std::to_string(g16::porep_shape(10).num_public) +
+         " public inputs and its gates";
+}
+
 struct Failure {
   std::string what;
 };
@@ -136,9 +146,9 @@ Row run_size(engine::Engine& e, boost::asio::io_context& io, unsigned log_n, con
   const std::size_t n = std::size_t{1} << log_n;
   g16::ToyCircuitShape shape{.constraints = n - 2, .num_public = 1};
   if (o.porep) shape = g16::porep_shape(log_n);
-  if (shape.num_public + 16 > n)
-    throw Failure{at + " points cannot hold the PoRep shape's " + std::to_string(shape.num_public) +
-                  " public inputs and its gates: take --log-n 10 or more, or --shape toy"};
+  if (o.porep && !porep_fits(log_n))
+    throw Failure{at + " points cannot hold " + porep_needs() +
+                  ": take --log-n 10 or more, or --shape toy"};
   // The key's points on every GPU of the engine, as the groth16 workload does.
   g16::ToyKeyOptions options;
   options.log_n = log_n;
@@ -329,6 +339,10 @@ int bench_prove(int argc, char** argv) {
   cl.engine_options(config);
   if (auto rc = cl.parse(argc, argv)) return *rc;
   o.verify = !no_verify;
+  for (unsigned k : o.log_n)
+    if (o.porep && !porep_fits(k))
+      return cl.usage_error("2^" + std::to_string(k) + " points cannot hold " + porep_needs() +
+                            ": take --log-n 10 or more, or --shape toy");
   try {
     boost::asio::io_context io;
     auto e = take(engine::Engine::create(io.get_executor(), config), "the engine");
