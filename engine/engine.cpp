@@ -104,6 +104,34 @@ Result<Srs> Engine::load_srs(std::span<const kernels::G1Affine> points,
       options);
 }
 
+Result<Srs> Engine::load_srs(std::span<const std::span<const kernels::G1Affine>> segments,
+                             const SrsLoadOptions& options) {
+  std::vector<std::size_t> starts;  // each segment's first point
+  std::size_t points = 0;
+  for (const auto& s : segments) {
+    starts.push_back(points);
+    points += s.size();
+  }
+  devices::KeepCurrentDevice keep(core_->devices().backend() == devices::Backend::cuda);
+  return core_->load_srs(
+      points,
+      [segments, starts](std::size_t first, std::span<kernels::G1Affine> out) {
+        // The segment holding `first`: the last that starts at or before it.
+        std::size_t k = static_cast<std::size_t>(
+            std::upper_bound(starts.begin(), starts.end(), first) - starts.begin() - 1);
+        for (std::size_t done = 0; done < out.size(); ++k) {
+          const std::size_t at = first + done - starts[k];
+          if (at >= segments[k].size()) continue;  // an empty segment
+          const std::size_t n = std::min(segments[k].size() - at, out.size() - done);
+          std::copy_n(segments[k].begin() + static_cast<std::ptrdiff_t>(at), n,
+                      out.begin() + static_cast<std::ptrdiff_t>(done));
+          done += n;
+        }
+        return Error{};
+      },
+      options);
+}
+
 alloc::PinnedPool& Engine::pinned_pool() noexcept {
   return core_->pinned_pool();
 }

@@ -215,6 +215,11 @@ class Engine {
   Result<Srs> load_srs(const std::string& path, const SrsLoadOptions& options = {});
   Result<Srs> load_srs(std::span<const kernels::G1Affine> points,
                        const SrsLoadOptions& options = {});
+  // The points of several arrays, in order, as if one (a proving key's
+  // queries, each in a vector of its own): gathered into the pinned blocks
+  // without a joined copy first.
+  Result<Srs> load_srs(std::span<const std::span<const kernels::G1Affine>> segments,
+                       const SrsLoadOptions& options = {});
 
   // Frees an Srs's device copies and gives their device budget back.
   //

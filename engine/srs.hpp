@@ -24,6 +24,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +49,17 @@ struct SrsLoadOptions {
   // kept for measuring the broadcast against it).
   bool broadcast = true;
   std::string label = "srs";  // for errors and reports
+  // The slots from g2_from to the end hold G2 points, two G1-sized slots
+  // each (a Groth16 key's B_G2 query beside its G1 queries): checked on E'
+  // and in G2 rather than as G1 points. The default: every slot is a G1
+  // point.
+  std::size_t g2_from = std::numeric_limits<std::size_t>::max();
+  // What a failed check calls the point whose first slot is `slot` (default:
+  // "point <slot>").
+  std::function<std::string(std::size_t slot)> name_point;
+  // The points pass through pinned blocks of this many slots (0: 2^21, 192
+  // MiB); smaller only to test the boundaries between blocks.
+  std::size_t chunk_points = 0;
 };
 
 // Where a load's time went, in seconds (host clock around each phase).

@@ -201,6 +201,9 @@ std::error_code check_points(std::uint64_t* d_first_bad, const G1Affine* d_point
 std::error_code check_points_begin(std::uint64_t* d_first_bad, std::size_t n, cudaStream_t stream);
 std::error_code check_points_range(std::uint64_t* d_first_bad, const G1Affine* d_points,
                                    std::size_t begin, std::size_t end, cudaStream_t stream);
+// The same over G2 points (on E' and in G2), indices counted in G2 points.
+std::error_code check_points_range(std::uint64_t* d_first_bad, const G2Affine* d_points,
+                                   std::size_t begin, std::size_t end, cudaStream_t stream);
 
 // Pseudo-random inputs for tests and benchmarks
 // (kernels/detail/msm_random_points.cuh says how the points are made).

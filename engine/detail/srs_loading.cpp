@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <system_error>
 #include <utility>
@@ -54,6 +55,24 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
     return Error{Errc::invalid_argument,
                  who + " has " + std::to_string(points) + " points, more than any device holds"};
   const std::size_t bytes = points * sizeof(kernels::G1Affine);
+  // Slots [0, g1_points) are G1 points; the rest G2 points, two slots each.
+  const std::size_t g1_points = std::min(points, options.g2_from);
+  if ((points - g1_points) % 2 != 0)
+    return Error{Errc::invalid_argument, who + ": its G2 points from slot " +
+                                             std::to_string(g1_points) + " take " +
+                                             std::to_string(points - g1_points) +
+                                             " slots, not two a point"};
+  const std::size_t g2_points = (points - g1_points) / 2;
+  const auto name_point = [&](std::size_t slot) {
+    const std::string name =
+        options.name_point ? options.name_point(slot) : "point " + std::to_string(slot);
+    return name + " is not on the curve or not in " + (slot < g1_points ? "G1" : "G2");
+  };
+  // A G2 point is checked with the range that holds its second slot, so that
+  // both have landed: those of [begin, end) are [g2_of(begin), g2_of(end)).
+  const auto g2_of = [g1_points](std::size_t slot) {
+    return slot <= g1_points ? std::size_t{0} : (slot - g1_points) / 2;
+  };
 
   // Every device's budget pays for its copy before anything is allocated.
   auto reserved = run_and_wait(engine_, [&]() -> Error {
@@ -83,7 +102,8 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
   const bool gpu_check = !options.trust_points && gpu;
   const bool cpu_check = !options.trust_points && !gpu;
   std::vector<devices::Stream> streams, check_streams;
-  std::vector<devices::DeviceBuffer> flags;  // per device: its share's first bad index
+  // Per device: its share's first bad G1 index and first bad G2 index.
+  std::vector<devices::DeviceBuffer> flags;
   for (std::size_t d = 0; d < n_dev; ++d) {
     auto& dev = set_[d];
     r->devices.push_back(&dev);
@@ -98,11 +118,14 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
     if (gpu_check) {
       auto cs = dev.create_stream();
       if (!cs) return fail(std::move(cs).error());
-      auto flag = dev.allocate(sizeof(std::uint64_t));
+      auto flag = dev.allocate(2 * sizeof(std::uint64_t));
       if (!flag) return fail(std::move(flag).error());
       if (auto ec = dev.make_current()) return fail(Error{ec, "checking the points"});
-      if (auto ec = kernels::gpu::check_points_begin(flag->as<std::uint64_t>(), points,
-                                                     static_cast<cudaStream_t>(cs->native())))
+      const auto stream = static_cast<cudaStream_t>(cs->native());
+      if (auto ec = kernels::gpu::check_points_begin(flag->as<std::uint64_t>(), g1_points, stream))
+        return fail(Error{ec, "checking the points on device " + std::to_string(d)});
+      if (auto ec =
+              kernels::gpu::check_points_begin(flag->as<std::uint64_t>() + 1, g2_points, stream))
         return fail(Error{ec, "checking the points on device " + std::to_string(d)});
       check_streams.push_back(std::move(*cs));
       flags.push_back(std::move(*flag));
@@ -147,12 +170,45 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
     end = std::min(end, points * (d + 1) / n_dev);
     if (begin >= end) return {};
     if (auto ec = set_[d].make_current()) return ec;
-    return kernels::gpu::check_points_range(flags[d].as<std::uint64_t>(),
-                                            r->buffers[d].as<const kernels::G1Affine>(), begin, end,
-                                            static_cast<cudaStream_t>(check_streams[d].native()));
+    const auto stream = static_cast<cudaStream_t>(check_streams[d].native());
+    const auto* slots = r->buffers[d].as<const kernels::G1Affine>();
+    if (auto ec = kernels::gpu::check_points_range(flags[d].as<std::uint64_t>(), slots, begin,
+                                                   std::min(end, g1_points), stream))
+      return ec;
+    if (g2_points == 0) return {};
+    const auto* g2 = reinterpret_cast<const kernels::G2Affine*>(slots + g1_points);
+    return kernels::gpu::check_points_range(flags[d].as<std::uint64_t>() + 1, g2, g2_of(begin),
+                                            g2_of(end), stream);
   };
 
-  const std::size_t chunk = std::min(points, kChunkPoints);
+  // The CPU's check of one chunk of slots [first, first + size): the first
+  // bad slot, or `points`. A G2 point whose first slot ended the previous
+  // chunk is read again whole.
+  const auto cpu_check_chunk = [&](std::size_t first,
+                                   std::span<const kernels::G1Affine> in) -> Result<std::size_t> {
+    const std::size_t end = first + in.size();
+    if (first < g1_points) {
+      const std::size_t n = std::min(end, g1_points) - first;
+      if (const std::size_t bad = kernels::cpu::check_points(in.data(), n); bad < n)
+        return first + bad;
+    }
+    for (std::size_t j = g2_of(first); j < g2_of(end); ++j) {
+      const std::size_t slot = g1_points + 2 * j;
+      kernels::G2Affine p;
+      if (slot >= first) {
+        std::memcpy(&p, in.data() + (slot - first), sizeof p);
+      } else {
+        kernels::G1Affine pair[2];
+        if (auto e = read(slot, std::span<kernels::G1Affine>(pair, 2))) return e;
+        std::memcpy(&p, pair, sizeof p);
+      }
+      if (kernels::cpu::check_points(&p, 1, 1) == 0) return slot;  // 1: good
+    }
+    return points;
+  };
+
+  const std::size_t chunk =
+      std::min(points, options.chunk_points != 0 ? options.chunk_points : kChunkPoints);
   const std::size_t chunk_bytes = chunk * sizeof(kernels::G1Affine);
   const std::size_t n_blocks = points > chunk ? 2 : 1;
   std::vector<alloc::PinnedBlock> blocks;
@@ -186,11 +242,10 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
     r->times.read_s += seconds_since(t_read);
     if (cpu_check) {
       const auto t_check = Clock::now();
-      const std::size_t bad = kernels::cpu::check_points(host, count);
+      auto bad = cpu_check_chunk(first, std::span<const kernels::G1Affine>(host, count));
       r->times.check_s += seconds_since(t_check);
-      if (bad < count)
-        return fail(Error{Errc::invalid_argument, "point " + std::to_string(first + bad) +
-                                                      " is not on the curve or not in G1"});
+      if (!bad) return fail(std::move(bad).error());
+      if (*bad < points) return fail(Error{Errc::invalid_argument, name_point(*bad)});
     }
     const std::size_t offset = first * sizeof(kernels::G1Affine);
     for (std::size_t i = 0; i < uploads.size(); ++i) {
@@ -251,21 +306,25 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
 
   if (gpu_check) {
     const auto t_check = Clock::now();
-    auto landing = staging_.pool().try_allocate(n_dev * sizeof(std::uint64_t));
+    auto landing = staging_.pool().try_allocate(2 * n_dev * sizeof(std::uint64_t));
     if (!landing) return fail(std::move(landing).error());
     auto* first_bad = reinterpret_cast<std::uint64_t*>(landing->data());
     for (std::size_t d = 0; d < n_dev; ++d) {
       auto& cs = check_streams[d];
-      if (auto ec = cs.copy(first_bad + d, flags[d].data(), sizeof(std::uint64_t)))
+      if (auto ec = cs.copy(first_bad + 2 * d, flags[d].data(), 2 * sizeof(std::uint64_t)))
         return fail(Error{ec, "checking the points on device " + std::to_string(d)});
       if (auto ec = cs.synchronize())
         return fail(Error{ec, "checking the points on device " + std::to_string(d)});
     }
-    const auto bad = *std::min_element(first_bad, first_bad + n_dev);
+    std::size_t bad_g1 = g1_points, bad_g2 = g2_points;
+    for (std::size_t d = 0; d < n_dev; ++d) {
+      bad_g1 = std::min<std::size_t>(bad_g1, first_bad[2 * d]);
+      bad_g2 = std::min<std::size_t>(bad_g2, first_bad[2 * d + 1]);
+    }
     r->times.check_s = seconds_since(t_check);
-    if (bad < points)
-      return fail(Error{Errc::invalid_argument,
-                        "point " + std::to_string(bad) + " is not on the curve or not in G1"});
+    if (bad_g1 < g1_points) return fail(Error{Errc::invalid_argument, name_point(bad_g1)});
+    if (bad_g2 < g2_points)
+      return fail(Error{Errc::invalid_argument, name_point(g1_points + 2 * bad_g2)});
   }
   r->times.total_s = seconds_since(t0);
 

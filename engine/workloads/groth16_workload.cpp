@@ -26,7 +26,7 @@ using kernels::G2Xyzz;
 static_assert(sizeof(G2Affine) == 2 * sizeof(G1Affine) && alignof(G2Affine) <= alignof(G1Affine));
 
 Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::ProvingKey> key,
-                                    std::string label) {
+                                    std::string label, bool check_points) {
   if (!key) return Error{Errc::invalid_argument, "load_groth16_key: no key"};
   const g16::ProvingKey& k = *key;
   Groth16Key out;
@@ -35,33 +35,51 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
     if (!m) return m.error();
     out.matrices = std::make_shared<const g16::ConstraintMatrices>(std::move(*m));
   }
-  std::vector<G1Affine> all;
-  all.reserve(k.h.size() + k.l.size() + k.a.size() + k.b_g1.size() + 2 * k.b_g2.size());
-  all.resize(k.h.size());
+  // The queries go up as they are, gathered chunk by chunk into the pinned
+  // blocks; only a snarkjs key's H is copied first, into NTT order.
+  std::vector<G1Affine> h_in_ntt_order;
+  std::span<const G1Affine> h = k.h;
   if (k.format == g16::KeyFormat::snarkjs) {
     if (k.h.size() != k.domain_size())
       return Error{Errc::invalid_argument, label + ": H holds " + std::to_string(k.h.size()) +
                                                " points for a domain of " +
                                                std::to_string(k.domain_size())};
+    h_in_ntt_order.resize(k.h.size());
     const kernels::SnarkjsToNttIndex to_ntt(k.log_n);
-    for (std::size_t i = 0; i < k.h.size(); ++i) all[to_ntt(i)] = k.h[i];
-  } else {
-    std::copy(k.h.begin(), k.h.end(), all.begin());
+    for (std::size_t i = 0; i < k.h.size(); ++i) h_in_ntt_order[to_ntt(i)] = k.h[i];
+    h = h_in_ntt_order;
   }
-  out.l_at = all.size();
-  all.insert(all.end(), k.l.begin(), k.l.end());
-  out.a_at = all.size();
-  all.insert(all.end(), k.a.begin(), k.a.end());
-  out.b1_at = all.size();
-  all.insert(all.end(), k.b_g1.begin(), k.b_g1.end());
-  out.b2_at = all.size();
-  all.resize(all.size() + 2 * k.b_g2.size());
-  if (!k.b_g2.empty())
-    std::memcpy(all.data() + out.b2_at, k.b_g2.data(), k.b_g2.size() * sizeof(G2Affine));
+  out.l_at = h.size();
+  out.a_at = out.l_at + k.l.size();
+  out.b1_at = out.a_at + k.a.size();
+  out.b2_at = out.b1_at + k.b_g1.size();
+  const std::span<const G1Affine> b2_slots(reinterpret_cast<const G1Affine*>(k.b_g2.data()),
+                                           2 * k.b_g2.size());
+  const std::span<const G1Affine> segments[] = {h, k.l, k.a, k.b_g1, b2_slots};
   SrsLoadOptions o;
-  o.trust_points = true;  // the key's reader checked them
+  o.trust_points = !check_points;
+  o.g2_from = out.b2_at;
+  // A bad point named by its query and its index there, as the key's
+  // readers name them (H by its index in the key, not in NTT order).
+  o.name_point = [&out, &k](std::size_t slot) {
+    const auto named = [](const char* query, std::size_t i) {
+      return std::string(query) + " point " + std::to_string(i);
+    };
+    if (slot < out.l_at) {
+      if (k.format == g16::KeyFormat::snarkjs) {
+        const kernels::SnarkjsToNttIndex to_ntt(k.log_n);
+        for (std::size_t i = 0; i < k.h.size(); ++i)
+          if (to_ntt(i) == slot) return named("H", i);
+      }
+      return named("H", slot);
+    }
+    if (slot < out.a_at) return named("L", slot - out.l_at);
+    if (slot < out.b1_at) return named("A", slot - out.a_at);
+    if (slot < out.b2_at) return named("B_G1", slot - out.b1_at);
+    return named("B_G2", (slot - out.b2_at) / 2);
+  };
   o.label = std::move(label);
-  auto points = engine.load_srs(std::span<const G1Affine>(all), o);
+  auto points = engine.load_srs(std::span<const std::span<const G1Affine>>(segments), o);
   if (!points) return points.error();
   out.points = std::move(*points);
   out.key = std::move(key);

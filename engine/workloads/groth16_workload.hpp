@@ -57,10 +57,15 @@ struct Groth16Key {
   std::size_t g2_points() const { return (points.points() - b2_at) / 2; }
 };
 
-// Loads `key` on every device of `engine` (its points already checked by
-// the reader: they are trusted here).
+// Loads `key` on every device of `engine`. With `check_points`, every point
+// is checked on its curve and in its group there, on the GPUs as the chunks
+// land (each device a share) or on the CPU on the host backend, and a bad
+// one fails the load naming its query and index ("B_G2 point 17 is not on
+// the curve or not in G2"); read the key with PointCheck::trusted then,
+// which leaves the CPU only the coordinates' range check. Without, the
+// points are trusted (checked by the reader, or made by this process).
 Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const groth16::ProvingKey> key,
-                                    std::string label = "groth16 key");
+                                    std::string label = "groth16 key", bool check_points = false);
 
 struct Groth16Options {
   Groth16Key key;

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
+#include <functional>
+#include <span>
 
 #include "engine/engine.hpp"
 #include "engine/groth16/cpu_prover.hpp"
@@ -116,6 +118,90 @@ TEST_P(Groth16Workload, ProofsEqualTheCpuProversWithTheSameRandomness) {
   test::expect_idle(f.engine);
 }
 
+// A key whose points the reader left unchecked (PointCheck::trusted) is
+// checked as it reaches the devices: a bad point in any query fails the
+// load naming the query and its index there, and nothing more stays
+// resident.
+TEST_P(Groth16Workload, KeyPointsAreCheckedOnTheDevicesNamingTheQueryAndIndex) {
+  STOKER_REQUIRE_BACKEND();
+  Fixture f;
+  const auto format = GetParam();
+  const auto circuit = g16::make_toy_circuit({.constraints = 120, .num_public = 2}, 21);
+  auto key = g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(22), format, 0, 2);
+  ASSERT_TRUE(key) << key.error().what();
+  auto good = workloads::load_groth16_key(f.engine, std::make_shared<const g16::ProvingKey>(*key),
+                                          "good", true);
+  ASSERT_TRUE(good) << good.error().what();
+  const auto off_curve = [](kernels::G1Affine& p) { p.y = p.y + kernels::Fq::one(); };
+  struct Case {
+    std::function<void(g16::ProvingKey&)> spoil;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {[&](g16::ProvingKey& k) { off_curve(k.h[5]); }, "H point 5 is not on the curve or not in G1"},
+      {[&](g16::ProvingKey& k) { off_curve(k.l[2]); }, "L point 2 is not on the curve or not in G1"},
+      {[&](g16::ProvingKey& k) { off_curve(k.a.back()); },
+       "A point " + std::to_string(key->a.size() - 1) + " is not on the curve or not in G1"},
+      {[&](g16::ProvingKey& k) { off_curve(k.b_g1[0]); },
+       "B_G1 point 0 is not on the curve or not in G1"},
+      {[&](g16::ProvingKey& k) { k.b_g2[1].y.c1 = k.b_g2[1].y.c1 + kernels::Fq::one(); },
+       "B_G2 point 1 is not on the curve or not in G2"},
+      {[&](g16::ProvingKey& k) { k.b_g2.back().x.c0 = k.b_g2.back().x.c0 + kernels::Fq::one(); },
+       "B_G2 point " + std::to_string(key->b_g2.size() - 1) + " is not on the curve or not in G2"},
+  };
+  for (const auto& c : cases) {
+    auto spoilt = *key;
+    c.spoil(spoilt);
+    const auto resident = f.engine.stats().srs_resident;
+    auto loaded = workloads::load_groth16_key(
+        f.engine, std::make_shared<const g16::ProvingKey>(std::move(spoilt)), "spoilt", true);
+    ASSERT_FALSE(loaded) << c.says;
+    EXPECT_NE(loaded.error().what().find(c.says), std::string::npos) << loaded.error().what();
+    EXPECT_EQ(f.engine.stats().srs_resident, resident) << c.says;
+    // Trusted, the same points load: the check is what refused them.
+    EXPECT_TRUE(workloads::load_groth16_key(f.engine, std::make_shared<const g16::ProvingKey>(*key),
+                                            "trusted", false));
+  }
+}
+
+// A G2 point's two slots can land in two pinned blocks: it is checked once
+// both are on the device, and a bad one is named by its first slot.
+TEST(Groth16KeySlots, G2PointsAcrossPinnedBlocksAreCheckedWhole) {
+  STOKER_REQUIRE_BACKEND();
+  Fixture f;
+  using kernels::G1Affine;
+  using kernels::G2Affine;
+  // 5 G1 points, then 3 G2 points in slots 5..10: blocks of 4 slots split
+  // the second G2 point (slots 7 and 8) across two of them.
+  const std::vector<G1Affine> g1(5, G1Affine::generator());
+  const auto load = [&](const std::vector<G2Affine>& g2, std::size_t g2_from) {
+    const std::span<const G1Affine> segments[] = {
+        g1, {reinterpret_cast<const G1Affine*>(g2.data()), 2 * g2.size()}};
+    SrsLoadOptions o;
+    o.label = "slots";
+    o.g2_from = g2_from;
+    o.chunk_points = 4;
+    return f.engine.load_srs(std::span<const std::span<const G1Affine>>(segments), o);
+  };
+  const std::vector<G2Affine> good(3, G2Affine::generator());
+  auto loaded = load(good, 5);
+  ASSERT_TRUE(loaded) << loaded.error().what();
+  EXPECT_EQ(loaded->points(), 11u);
+  for (std::size_t j = 0; j < good.size(); ++j) {
+    auto bad = good;
+    bad[j].y.c0 = bad[j].y.c0 + kernels::Fq::one();
+    auto refused = load(bad, 5);
+    ASSERT_FALSE(refused) << j;
+    EXPECT_NE(refused.error().what().find("point " + std::to_string(5 + 2 * j) +
+                                          " is not on the curve or not in G2"),
+              std::string::npos)
+        << refused.error().what();
+  }
+  auto odd = load(good, 4);
+  ASSERT_FALSE(odd);
+  EXPECT_NE(odd.error().what().find("not two a point"), std::string::npos) << odd.error().what();
+}
+
 INSTANTIATE_TEST_SUITE_P(BothFormats, Groth16Workload,
                          ::testing::Values(g16::KeyFormat::snarkjs, g16::KeyFormat::bellman),
                          [](const auto& info) {
@@ -126,7 +212,9 @@ TEST(Groth16WorkloadData, ProvesSnarkjssCircuitsThroughTheEngine) {
   STOKER_REQUIRE_BACKEND();
   Fixture f;
   for (const char* c : {"multiplier", "bits", "nopublic"}) {
-    auto key = g16::read_zkey(data_file(std::string(c) + ".zkey"));
+    // The points' range checked by the reader, their curve and group on the
+    // devices as they load.
+    auto key = g16::read_zkey(data_file(std::string(c) + ".zkey"), g16::PointCheck::trusted);
     ASSERT_TRUE(key) << key.error().what();
     auto w = g16::read_wtns(data_file(std::string(c) + ".wtns"));
     ASSERT_TRUE(w) << w.error().what();
@@ -135,7 +223,7 @@ TEST(Groth16WorkloadData, ProvesSnarkjssCircuitsThroughTheEngine) {
     auto pub = g16::read_public_json(data_file(std::string(c) + "_public.json"));
     ASSERT_TRUE(pub) << pub.error().what();
     auto loaded = workloads::load_groth16_key(
-        f.engine, std::make_shared<const g16::ProvingKey>(std::move(*key)), c);
+        f.engine, std::make_shared<const g16::ProvingKey>(std::move(*key)), c, true);
     ASSERT_TRUE(loaded) << loaded.error().what();
     workloads::Groth16Options o;
     o.key = *loaded;

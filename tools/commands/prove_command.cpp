@@ -93,6 +93,14 @@ struct Placement {
   int device = 0;
   unsigned threads = 0;
   bool verify = true;
+  // The key's points checked on curve and group: by the reader on the CPU
+  // prover's path, as they reach the device on the engine's.
+  bool check_points = true;
+  // How the key's reader checks its points: the engine checks them on the
+  // device, where a GPU does in seconds what takes the CPU minutes.
+  g16::PointCheck reader_check() const {
+    return kind == Kind::cpu && check_points ? g16::PointCheck::full : g16::PointCheck::trusted;
+  }
 };
 
 struct Proved {
@@ -136,6 +144,7 @@ Result<Proved> prove_at(const Placement& at, std::shared_ptr<const g16::ProvingK
                                  .witness = std::move(wtns),
                                  .bellman = std::move(bellman),
                                  .verify = at.verify,
+                                 .check_points = at.check_points,
                                  .cpu_threads = at.threads});
   if (!proved) return std::move(proved).error();
   out.proof = proved->proof;
@@ -163,8 +172,7 @@ int report(const g16::ProvingKey& key, double load_s, const Proved& done, bool v
   return 0;
 }
 
-int prove_snarkjs(const CommandLine& cl, const Paths& p, g16::PointCheck check,
-                  const Placement& at) {
+int prove_snarkjs(const CommandLine& cl, const Paths& p, const Placement& at) {
   if (p.wtns.empty()) return cl.usage_error("--zkey needs --wtns");
   if (p.proof.empty()) return cl.usage_error("--zkey needs --proof");
   if (p.public_.empty()) return cl.usage_error("--zkey needs --public");
@@ -175,7 +183,7 @@ int prove_snarkjs(const CommandLine& cl, const Paths& p, g16::PointCheck check,
   if (!outs) return cl.usage_error(outs.error().what());
 
   const auto start = std::chrono::steady_clock::now();
-  auto key = g16::read_zkey(p.zkey, check, at.threads);
+  auto key = g16::read_zkey(p.zkey, at.reader_check(), at.threads);
   if (!key) return cl.failure(key.error().what());
   auto witness = g16::read_wtns(p.wtns, at.threads);
   if (!witness) return cl.failure(witness.error().what());
@@ -197,8 +205,7 @@ int prove_snarkjs(const CommandLine& cl, const Paths& p, g16::PointCheck check,
   return report(*shared_key, load_s, *done, at.verify, *outs);
 }
 
-int prove_bellman(const CommandLine& cl, const Paths& p, g16::PointCheck check,
-                  const Placement& at) {
+int prove_bellman(const CommandLine& cl, const Paths& p, const Placement& at) {
   if (p.witness.empty()) return cl.usage_error("--params needs --witness");
   if (p.proof_bytes.empty()) return cl.usage_error("--params needs --proof-bytes");
   for (const auto& in : {p.params, p.witness})
@@ -209,7 +216,7 @@ int prove_bellman(const CommandLine& cl, const Paths& p, g16::PointCheck check,
   if (!outs) return cl.usage_error(outs.error().what());
 
   const auto start = std::chrono::steady_clock::now();
-  auto key = g16::read_params(p.params, check, at.threads);
+  auto key = g16::read_params(p.params, at.reader_check(), at.threads);
   if (!key) return cl.failure(key.error().what());
   auto witness = g16::read_bellman_witness(p.witness, at.threads);
   if (!witness) return cl.failure(witness.error().what());
@@ -285,8 +292,8 @@ int prove_command(int argc, char** argv) {
   const std::string server_only =
       cl.first_given({"--key", "--token-file", "--priority", "--idempotency-key", "--witness-by"});
   if (!server_only.empty()) return cl.usage_error(server_only + " goes with --server");
-  const auto check = trust_key ? g16::PointCheck::trusted : g16::PointCheck::full;
   Placement at;
+  at.check_points = !trust_key;
   at.threads = threads;
   at.verify = !no_verify;
   at.device = device.value_or(0);
@@ -294,8 +301,8 @@ int prove_command(int argc, char** argv) {
     at.kind = Placement::Kind::host_engine;
   else if (device || (!cpu && devices::cuda_device_count() > 0))
     at.kind = Placement::Kind::gpu;
-  if (!p.zkey.empty()) return prove_snarkjs(cl, p, check, at);
-  if (!p.params.empty()) return prove_bellman(cl, p, check, at);
+  if (!p.zkey.empty()) return prove_snarkjs(cl, p, at);
+  if (!p.params.empty()) return prove_bellman(cl, p, at);
   return cl.usage_error("a key is required: --zkey (snarkjs) or --params (bellman)");
 }
 

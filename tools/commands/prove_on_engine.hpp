@@ -29,6 +29,9 @@ struct EngineProofInputs {
   std::shared_ptr<const std::vector<kernels::Fr>> witness;        // snarkjs keys
   std::shared_ptr<const engine::groth16::BellmanWitness> bellman;  // bellman keys
   bool verify = true;
+  // The key's points checked on curve and group as they reach the device
+  // (read it with PointCheck::trusted then).
+  bool check_points = true;
   unsigned cpu_threads = 0;  // the host backend's kernels; 0: hardware
 };
 
