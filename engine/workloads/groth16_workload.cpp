@@ -146,25 +146,29 @@ struct Plans {
   std::vector<std::vector<Witness>> witness;  // [partition][device]
 };
 
-// G1 or G2 points; the sum lands in the output as XYZZ.
+// G1 or G2 points; the output takes the window sums (kernels/msm.hpp).
 template <typename Affine>
 std::error_code gpu_msm(const kernels::gpu::MsmPlan& plan, std::byte* out, const Affine* points,
-                        const Fr* scalars, std::size_t count, const KernelContext& c,
-                        cudaStream_t s) {
-  using Xyzz = kernels::detail::XyzzOf<Affine>;
-  auto* result = reinterpret_cast<Xyzz*>(out);
-  if (count == 0)  // the sum of nothing: infinity is all zeros
-    return make_cuda_error(cudaMemsetAsync(result, 0, sizeof(Xyzz), s));
-  return kernels::gpu::msm(plan, result, points, scalars, c.scratch, c.scratch_bytes, s);
+                        const Fr* scalars, const KernelContext& c, cudaStream_t s) {
+  return kernels::gpu::msm_window_sums(plan, out, points, scalars, c.scratch, c.scratch_bytes, s);
+}
+
+// A sum computed whole (the host backend), in the window sums' form: no
+// window, the sum as the extra.
+template <typename Xyzz>
+void write_as_window_sums(std::byte* out, const Xyzz& sum) {
+  constexpr auto group = kernels::detail::MsmGroupTraits<decltype(kernels::to_affine(sum))>::kGroup;
+  const kernels::gpu::MsmWindowSumsHeader h{static_cast<std::uint32_t>(group), 0, 0, 0};
+  std::memcpy(out, &h, sizeof h);
+  std::memcpy(out + sizeof h, &sum, sizeof sum);
 }
 
 template <typename Affine>
 void cpu_msm(std::byte* out, const Affine* points, const Fr* scalars, std::size_t count,
              unsigned threads) {
   using Xyzz = kernels::detail::XyzzOf<Affine>;
-  const Xyzz sum =
-      count == 0 ? Xyzz::infinity() : kernels::cpu::msm(points, scalars, count, threads);
-  std::memcpy(out, &sum, sizeof(sum));
+  write_as_window_sums(
+      out, count == 0 ? Xyzz::infinity() : kernels::cpu::msm(points, scalars, count, threads));
 }
 
 const G2Affine* g2_points(const G1Affine* resident, std::size_t b2_at) {
@@ -176,12 +180,10 @@ template <typename Affine>
 std::error_code gpu_sparse_msm(const kernels::gpu::SparseMsmPlan& plan, std::byte* out,
                                const Affine* points, const std::byte* packed, const SplitQuery& q,
                                const KernelContext& c, cudaStream_t s) {
-  using Xyzz = decltype(kernels::to_xyzz(Affine{}));
-  return kernels::gpu::sparse_msm(plan, reinterpret_cast<Xyzz*>(out), points,
-                                  reinterpret_cast<const std::uint32_t*>(packed + q.ones_at),
-                                  reinterpret_cast<const std::uint32_t*>(packed + q.rest_at),
-                                  reinterpret_cast<const Fr*>(packed + q.rest_scalars_at),
-                                  c.scratch, c.scratch_bytes, s);
+  return kernels::gpu::sparse_msm_window_sums(
+      plan, out, points, reinterpret_cast<const std::uint32_t*>(packed + q.ones_at),
+      reinterpret_cast<const std::uint32_t*>(packed + q.rest_at),
+      reinterpret_cast<const Fr*>(packed + q.rest_scalars_at), c.scratch, c.scratch_bytes, s);
 }
 
 // The same on the CPU (the host backend): the ones' points summed, the
@@ -199,7 +201,7 @@ void cpu_sparse_msm(std::byte* out, const Affine* points, const std::byte* packe
   gathered.resize(q.rest);
   for (std::size_t i = 0; i < q.rest; ++i) gathered[i] = points[rest[i]];
   if (q.rest) kernels::add(sum, kernels::cpu::msm(gathered.data(), rest_scalars, q.rest, threads));
-  std::memcpy(out, &sum, sizeof(sum));
+  write_as_window_sums(out, sum);
 }
 
 Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Run>& run) {
@@ -260,21 +262,11 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     packed_bytes = std::max(packed_bytes, in.packed.bytes.size());
     packed_total += in.packed.bytes.size();
   }
-  Partition shape;
-  for (int k = 0; k < 3; ++k) shape.inputs.push_back(Input::produced(bytes));
-  shape.inputs.push_back(Input::produced(packed_bytes));
-  for (int k = 0; k < 4; ++k) shape.outputs.push_back(Output{nullptr, sizeof(G1Xyzz), false});
-  shape.outputs.push_back(Output{nullptr, sizeof(G2Xyzz), false});
-  BuildNeeds needs;
-  needs.workload = "groth16";
-  needs.partitions = partitions;
-  needs.caller_bytes = 4 * sizeof(G1Xyzz) + sizeof(G2Xyzz) + sizeof(g16::Proof) +
-                       kPartitionBookkeepingBytes + packed_total / partitions;
-  needs.pinned_bytes = Engine::pinned_bytes(shape);
-  if (auto e = check_build(needs, o.limits)) return e;
-
   auto plans = std::make_shared<Plans>();
   std::size_t scratch = bytes;  // h, on the host backend
+  // The MSMs' window sums: the most any plan leaves (no windows on the host).
+  std::size_t g1_sums_bytes = kernels::gpu::window_sums_bytes(kernels::MsmGroup::g1, 0);
+  std::size_t g2_sums_bytes = kernels::gpu::window_sums_bytes(kernels::MsmGroup::g2, 0);
   if (o.devices->backend() == devices::Backend::cuda) {
     scratch = 0;
     using kernels::MsmGroup;
@@ -286,6 +278,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         return Error{ec, who + "planning H's MSM of " + std::to_string(h_count) +
                              " points on device " + std::to_string(d) + ": " + ec.message()};
       scratch = std::max(scratch, plan.scratch_bytes);
+      g1_sums_bytes = std::max(g1_sums_bytes, kernels::gpu::window_sums_bytes(plan));
       plans->h.push_back(plan);
       for (std::size_t p = 0; p < partitions; ++p) {
         const PackedScalars& packed = proof_inputs[p].packed;
@@ -301,17 +294,33 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
                                  " ones and " + std::to_string(q->rest) + " others on device " +
                                  std::to_string(d) + ": " + ec.message()};
           scratch = std::max(scratch, sparse->scratch_bytes);
+          std::size_t& most = group == MsmGroup::g2 ? g2_sums_bytes : g1_sums_bytes;
+          most = std::max(most, kernels::gpu::window_sums_bytes(*sparse));
         }
         plans->witness[p].push_back(w);
       }
     }
   }
 
+  Partition shape;
+  for (int k = 0; k < 3; ++k) shape.inputs.push_back(Input::produced(bytes));
+  shape.inputs.push_back(Input::produced(packed_bytes));
+  for (int k = 0; k < 4; ++k) shape.outputs.push_back(Output{nullptr, g1_sums_bytes, false});
+  shape.outputs.push_back(Output{nullptr, g2_sums_bytes, false});
+  BuildNeeds needs;
+  needs.workload = "groth16";
+  needs.partitions = partitions;
+  needs.caller_bytes = 4 * g1_sums_bytes + g2_sums_bytes + sizeof(g16::Proof) +
+                       kPartitionBookkeepingBytes + packed_total / partitions;
+  needs.pinned_bytes = Engine::pinned_bytes(shape);
+  if (auto e = check_build(needs, o.limits)) return e;
+
   run = std::make_shared<Groth16Run>();
   run->options = o;
   run->partitions = partitions;
-  run->sums.assign(4 * partitions, G1Xyzz::infinity());
-  run->sums_g2.assign(partitions, G2Xyzz::infinity());
+  run->g1_sums_bytes = g1_sums_bytes;
+  run->g2_sums_bytes = g2_sums_bytes;
+  run->sums.assign(partitions * run->sums_stride(), std::byte{0});
   run->proofs.assign(partitions, g16::Proof{});
   run->proved.assign(partitions, 0);
   run->failures.assign(partitions, std::string{});
@@ -354,11 +363,10 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       std::copy(packed.begin() + s_begin, packed.begin() + s_end, produced[3].data() + s_begin);
       return {};
     };
+    std::byte* sums = run->sums.data() + p * run->sums_stride();
     for (int k = 0; k < 4; ++k)
-      part.outputs.push_back(Output::to(
-          std::span(reinterpret_cast<std::byte*>(&run->sums[4 * p + k]), sizeof(G1Xyzz))));
-    part.outputs.push_back(
-        Output::to(std::span(reinterpret_cast<std::byte*>(&run->sums_g2[p]), sizeof(G2Xyzz))));
+      part.outputs.push_back(Output::to(std::span(sums + k * g1_sums_bytes, g1_sums_bytes)));
+    part.outputs.push_back(Output::to(std::span(sums + 4 * g1_sums_bytes, g2_sums_bytes)));
     part.scratch_bytes = scratch;
     part.work.gpu = [gk, plans, log_n, snarkjs, h_count, in,
                      p](const KernelContext& c) -> std::error_code {
@@ -378,8 +386,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      if (auto ec = gpu_msm(plans->h[d], c.outputs[0], points + gk.h_at, h, h_count, c, s))
-        return ec;
+      if (auto ec = gpu_msm(plans->h[d], c.outputs[0], points + gk.h_at, h, c, s)) return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
       if (auto ec = gpu_sparse_msm(wp.l, c.outputs[1], points + gk.l_at, packed, q.l, c, s))
@@ -437,12 +444,22 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     Groth16Run& r = *run_ptr;
     const g16::ProvingKey& key = *r.options.key.key;
     const auto& in = *std::static_pointer_cast<const ProofInputs>(r.inputs_of[p]);
+    const std::byte* at = r.sums.data() + p * r.sums_stride();
+    G1Xyzz g1[4];
+    std::error_code ec;
+    for (int k = 0; k < 4 && !ec; ++k)
+      ec = kernels::cpu::finish_window_sums(at + k * r.g1_sums_bytes, r.g1_sums_bytes, g1[k]);
     g16::QuerySums sums;
-    sums.b2 = r.sums_g2[p];
-    sums.c = r.sums[4 * p + 0];
-    kernels::add(sums.c, r.sums[4 * p + 1]);
-    sums.a = r.sums[4 * p + 2];
-    sums.b1 = r.sums[4 * p + 3];
+    if (!ec)
+      ec = kernels::cpu::finish_window_sums(at + 4 * r.g1_sums_bytes, r.g2_sums_bytes, sums.b2);
+    if (ec) {
+      r.failures[p] = "the device's MSM sums are malformed: " + ec.message();
+      return ec;
+    }
+    sums.c = g1[0];
+    kernels::add(sums.c, g1[1]);
+    sums.a = g1[2];
+    sums.b1 = g1[3];
     const g16::Proof proof = g16::assemble_proof(key, sums, r.options.randomness[p]);
     // r and s reveal the witness to whoever holds the proof: they go as soon
     // as the proof has them.

@@ -91,8 +91,12 @@ struct Groth16Options {
 struct Groth16Run {
   Groth16Options options;
   std::size_t partitions = 0;
-  std::vector<kernels::G1Xyzz> sums;     // 4 per partition: H, L, A, B_G1
-  std::vector<kernels::G2Xyzz> sums_g2;  // 1 per partition: B_G2
+  // Per partition, each MSM's window sums as the device leaves them
+  // (kernels/msm.hpp), finished on the host when the proof is assembled:
+  // H, L, A and B_G1 of g1_sums_bytes each, then B_G2 of g2_sums_bytes.
+  std::size_t g1_sums_bytes = 0, g2_sums_bytes = 0;
+  std::vector<std::byte> sums;
+  std::size_t sums_stride() const { return 4 * g1_sums_bytes + g2_sums_bytes; }
   std::vector<groth16::Proof> proofs;  // one per partition, once its check ran
   std::vector<char> proved;            // per partition: its proof is in `proofs`
   std::vector<std::string> failures;   // per partition: why its check failed
