@@ -1,5 +1,7 @@
 #include "engine/groth16/constraint_matrices.hpp"
 
+#include <algorithm>
+
 #include <bit>
 #include <new>
 #include <string>
@@ -79,17 +81,49 @@ Error ConstraintMatrices::evaluate(std::span<const Fr> w, std::span<Fr> a, std::
   return {};
 }
 
+namespace {
+
+// x * y, without the product where either is 0 or 1: witnesses are mostly
+// 0 and 1 (bits, flags, selectors) and most coefficients 1, so most terms
+// and most rows' c need no multiplication.
+Fr times(const Fr& x, const Fr& y, const Fr& one) {
+  if (x.is_zero() || y.is_zero()) return Fr::zero();
+  if (x == one) return y;
+  if (y == one) return x;
+  return x * y;
+}
+
+}  // namespace
+
 void ConstraintMatrices::evaluate_rows(std::span<const Fr> w, std::size_t begin, std::size_t end,
                                        Fr* a, Fr* b, Fr* c, Order order) const {
   const kernels::SnarkjsToNttIndex to_ntt(static_cast<unsigned>(std::countr_zero(rows_)));
-  for (std::size_t i = begin; i < end && i < rows_; ++i) {
+  const Fr one = Fr::one();
+  const std::size_t stop = std::min(end, rows_);
+  // The witness values a row reads and the places it writes are scattered
+  // over hundreds of MB: asked for kAhead rows early, their cache misses
+  // overlap instead of following one another.
+  constexpr std::size_t kAhead = 16;
+  const auto prefetch = [&](std::size_t r) {
+    for (auto k = a_.begin[r]; k < a_.begin[r + 1]; ++k) __builtin_prefetch(&w[a_.signal[k]]);
+    for (auto k = b_.begin[r]; k < b_.begin[r + 1]; ++k) __builtin_prefetch(&w[b_.signal[k]]);
+    const std::size_t at = order == Order::ntt ? to_ntt(r) : r;
+    __builtin_prefetch(a + at, 1);
+    __builtin_prefetch(b + at, 1);
+    __builtin_prefetch(c + at, 1);
+  };
+  for (std::size_t r = begin; r < std::min(stop, begin + kAhead); ++r) prefetch(r);
+  for (std::size_t i = begin; i < stop; ++i) {
+    if (i + kAhead < stop) prefetch(i + kAhead);
     Fr sa = Fr::zero(), sb = Fr::zero();
-    for (auto k = a_.begin[i]; k < a_.begin[i + 1]; ++k) sa += a_.value[k] * w[a_.signal[k]];
-    for (auto k = b_.begin[i]; k < b_.begin[i + 1]; ++k) sb += b_.value[k] * w[b_.signal[k]];
+    for (auto k = a_.begin[i]; k < a_.begin[i + 1]; ++k)
+      sa += times(a_.value[k], w[a_.signal[k]], one);
+    for (auto k = b_.begin[i]; k < b_.begin[i + 1]; ++k)
+      sb += times(b_.value[k], w[b_.signal[k]], one);
     const std::size_t at = order == Order::ntt ? to_ntt(i) : i;
     a[at] = sa;
     b[at] = sb;
-    c[at] = sa * sb;
+    c[at] = times(sa, sb, one);
   }
 }
 
