@@ -129,7 +129,18 @@ Error read_points(const BinFileReader& f, const Section& s, std::size_t count,
     return common::host_memory_refused(f.where(s.id) + ": " + std::to_string(count) + " points",
                                        count * sizeof(Point));
   }
-  if (Error e = f.read(s, 0, out.data(), count * sizeof(Point))) return e;
+  // In pieces on every thread: one thread's reads of a page-cached key ran
+  // at 1.2 GB/s (a 2^24 zkey's 13.2 GB in 10.8 s on the GPU machine).
+  constexpr std::size_t kPiece = std::size_t{64} << 20;  // bytes a read
+  const std::size_t per_piece = std::max<std::size_t>(1, kPiece / sizeof(Point));
+  const std::size_t pieces = (count + per_piece - 1) / per_piece;
+  std::vector<Error> failed(pieces);
+  const std::size_t first_bad_piece = detail::first_failure(pieces, threads, 1, [&](std::size_t i) {
+    const std::size_t first = i * per_piece, n = std::min(per_piece, count - first);
+    failed[i] = f.read(s, first * sizeof(Point), out.data() + first, n * sizeof(Point));
+    return !failed[i];
+  });
+  if (first_bad_piece < pieces) return failed[first_bad_piece];
   if (auto bad = find_bad_point(std::span<const Point>(out), check, threads))
     return f.error(s.id, "point " + std::to_string(bad->index) + " (" +
                              at_byte(s.offset + bad->index * sizeof(Point)) + "): " + bad->reason);

@@ -5,7 +5,8 @@
 // through one large buffer. Messages name the file; the readers add what
 // they were reading.
 //
-// Not thread safe per object: one reader or writer per thread.
+// An InputFile's read() may run on several threads at once (each read is
+// one pread at its own offset); an OutputFile is one writer's.
 #pragma once
 
 #include <cstddef>
