@@ -7,6 +7,7 @@
 #include "common/host_memory_limit.hpp"
 #include "engine/detail/engine_core.hpp"
 #include "engine/g1_file.hpp"
+#include "kernels/detail/parallel.hpp"
 
 namespace asio = boost::asio;
 
@@ -116,17 +117,25 @@ Result<Srs> Engine::load_srs(std::span<const std::span<const kernels::G1Affine>>
   return core_->load_srs(
       points,
       [segments, starts](std::size_t first, std::span<kernels::G1Affine> out) {
-        // The segment holding `first`: the last that starts at or before it.
-        std::size_t k = static_cast<std::size_t>(
-            std::upper_bound(starts.begin(), starts.end(), first) - starts.begin() - 1);
-        for (std::size_t done = 0; done < out.size(); ++k) {
-          const std::size_t at = first + done - starts[k];
-          if (at >= segments[k].size()) continue;  // an empty segment
-          const std::size_t n = std::min(segments[k].size() - at, out.size() - done);
-          std::copy_n(segments[k].begin() + static_cast<std::ptrdiff_t>(at), n,
-                      out.begin() + static_cast<std::ptrdiff_t>(done));
-          done += n;
-        }
+        const auto gather = [&](std::size_t from, std::span<kernels::G1Affine> to) {
+          // The segment holding `from`: the last that starts at or before it.
+          std::size_t k = static_cast<std::size_t>(
+              std::upper_bound(starts.begin(), starts.end(), from) - starts.begin() - 1);
+          for (std::size_t done = 0; done < to.size(); ++k) {
+            const std::size_t at = from + done - starts[k];
+            if (at >= segments[k].size()) continue;  // an empty segment
+            const std::size_t n = std::min(segments[k].size() - at, to.size() - done);
+            std::copy_n(segments[k].begin() + static_cast<std::ptrdiff_t>(at), n,
+                        to.begin() + static_cast<std::ptrdiff_t>(done));
+            done += n;
+          }
+        };
+        // On every thread: one thread's copy into the pinned blocks held a
+        // 2^24 key's 13.2 GB to 2.6 GB/s on the way onto an H100.
+        kernels::detail::parallel_for(
+            out.size(), 0,
+            [&](std::size_t b, std::size_t e) { gather(first + b, out.subspan(b, e - b)); },
+            std::size_t{1} << 16);
         return Error{};
       },
       options);

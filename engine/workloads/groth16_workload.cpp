@@ -9,6 +9,7 @@
 #include "engine/groth16/cpu_prover.hpp"
 #include "engine/groth16/proof_assembly.hpp"
 #include "kernels/detail/msm_group.hpp"
+#include "kernels/detail/parallel.hpp"
 #include "kernels/hpoly.hpp"
 #include "kernels/hpoly_odd_coset.hpp"
 #include "kernels/msm.hpp"
@@ -46,7 +47,12 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
                                                std::to_string(k.domain_size())};
     h_in_ntt_order.resize(k.h.size());
     const kernels::SnarkjsToNttIndex to_ntt(k.log_n);
-    for (std::size_t i = 0; i < k.h.size(); ++i) h_in_ntt_order[to_ntt(i)] = k.h[i];
+    kernels::detail::parallel_for(
+        k.h.size(), 0,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t i = b; i < e; ++i) h_in_ntt_order[to_ntt(i)] = k.h[i];
+        },
+        std::size_t{1} << 16);
     h = h_in_ntt_order;
   }
   out.l_at = h.size();
