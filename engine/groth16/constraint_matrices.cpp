@@ -32,8 +32,15 @@ Result<ConstraintMatrices> ConstraintMatrices::from(const ProvingKey& key) {
   m.rows_ = n;
   m.wires_ = key.num_vars;
   try {
-    m.a_ = compress(key.coefficients, 0, n);
-    m.b_ = compress(key.coefficients, 1, n);
+    // A and B at once, each a pass over every entry: the matrices are made
+    // where a key is loaded for a GPU, which waits for them.
+    kernels::detail::parallel_for(
+        2, 2,
+        [&](std::size_t lo, std::size_t hi) {
+          for (std::size_t k = lo; k < hi; ++k)
+            (k == 0 ? m.a_ : m.b_) = compress(key.coefficients, static_cast<std::uint32_t>(k), n);
+        },
+        1);
   } catch (const std::bad_alloc&) {
     return common::host_memory_refused("the constraint matrices of " +
                                        std::to_string(key.coefficients.size()) + " coefficients");
