@@ -95,14 +95,8 @@ Result<Srs> Engine::load_srs(const std::string& path, const SrsLoadOptions& opti
 
 Result<Srs> Engine::load_srs(std::span<const kernels::G1Affine> points,
                              const SrsLoadOptions& options) {
-  devices::KeepCurrentDevice keep(core_->devices().backend() == devices::Backend::cuda);
-  return core_->load_srs(
-      points.size(),
-      [points](std::size_t first, std::span<kernels::G1Affine> out) {
-        std::copy_n(points.begin() + static_cast<std::ptrdiff_t>(first), out.size(), out.begin());
-        return Error{};
-      },
-      options);
+  const std::span<const kernels::G1Affine> one[] = {points};
+  return load_srs(std::span<const std::span<const kernels::G1Affine>>(one), options);
 }
 
 Result<Srs> Engine::load_srs(std::span<const std::span<const kernels::G1Affine>> segments,

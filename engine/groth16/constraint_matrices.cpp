@@ -1,7 +1,6 @@
 #include "engine/groth16/constraint_matrices.hpp"
 
 #include <algorithm>
-
 #include <bit>
 #include <new>
 #include <string>

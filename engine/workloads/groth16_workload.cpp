@@ -92,6 +92,16 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
   return out;
 }
 
+Groth16Options groth16_options_on(const Engine& engine, Groth16Key key) {
+  Groth16Options o;
+  o.key = std::move(key);
+  o.devices = &engine.devices();
+  const auto limits = engine.stats().device_budget_limit;
+  if (!limits.empty()) o.device_budget_bytes = *std::min_element(limits.begin(), limits.end());
+  o.limits.pinned_budget_bytes = engine.config().host_budget_bytes;
+  return o;
+}
+
 namespace {
 
 // One query's witness scalars split by value (kernels::gpu::sparse_msm),
@@ -151,13 +161,6 @@ struct Plans {
   };
   std::vector<std::vector<Witness>> witness;  // [partition][device]
 };
-
-// G1 or G2 points; the output takes the window sums (kernels/msm.hpp).
-template <typename Affine>
-std::error_code gpu_msm(const kernels::gpu::MsmPlan& plan, std::byte* out, const Affine* points,
-                        const Fr* scalars, const KernelContext& c, cudaStream_t s) {
-  return kernels::gpu::msm_window_sums(plan, out, points, scalars, c.scratch, c.scratch_bytes, s);
-}
 
 // A sum computed whole (the host backend), in the window sums' form: no
 // window, the sum as the extra.
@@ -392,7 +395,10 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      if (auto ec = gpu_msm(plans->h[d], c.outputs[0], points + gk.h_at, h, c, s)) return ec;
+      // The window sums, finished on the host when the proof is assembled.
+      if (auto ec = kernels::gpu::msm_window_sums(plans->h[d], c.outputs[0], points + gk.h_at, h,
+                                                  c.scratch, c.scratch_bytes, s))
+        return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
       if (auto ec = gpu_sparse_msm(wp.l, c.outputs[1], points + gk.l_at, packed, q.l, c, s))

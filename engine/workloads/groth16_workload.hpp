@@ -87,6 +87,11 @@ struct Groth16Options {
   BuildLimits limits;
 };
 
+// Options for proofs over `key` on `engine`: its devices, the smallest of
+// their budgets and its host budget; witnesses and the rest left to the
+// caller.
+Groth16Options groth16_options_on(const Engine& engine, Groth16Key key);
+
 // The job's outputs; keep it alive until the job's handler ran.
 struct Groth16Run {
   Groth16Options options;

@@ -138,8 +138,10 @@ TEST_P(Groth16Workload, KeyPointsAreCheckedOnTheDevicesNamingTheQueryAndIndex) {
     std::string says;
   };
   const std::vector<Case> cases = {
-      {[&](g16::ProvingKey& k) { off_curve(k.h[5]); }, "H point 5 is not on the curve or not in G1"},
-      {[&](g16::ProvingKey& k) { off_curve(k.l[2]); }, "L point 2 is not on the curve or not in G1"},
+      {[&](g16::ProvingKey& k) { off_curve(k.h[5]); },
+       "H point 5 is not on the curve or not in G1"},
+      {[&](g16::ProvingKey& k) { off_curve(k.l[2]); },
+       "L point 2 is not on the curve or not in G1"},
       {[&](g16::ProvingKey& k) { off_curve(k.a.back()); },
        "A point " + std::to_string(key->a.size() - 1) + " is not on the curve or not in G1"},
       {[&](g16::ProvingKey& k) { off_curve(k.b_g1[0]); },

@@ -40,6 +40,11 @@ class Groth16Cli : public ::testing::Test {
     return "prove --zkey " + data(circuit + ".zkey") + " --wtns " + data(circuit + ".wtns") +
            " --proof " + path("proof.json") + " --public " + path("public.json") + " --threads 2";
   }
+  // Checks what prove_line(circuit) wrote against snarkjs's verifying key.
+  std::string verify_line(const std::string& circuit) const {
+    return "verify --vk " + data(circuit + "_verification_key.json") + " --proof " +
+           path("proof.json") + " --public " + path("public.json");
+  }
   fs::path dir_;
 };
 
@@ -48,9 +53,7 @@ TEST_F(Groth16Cli, ProvesASnarkjsCircuitAndVerifiesTheProof) {
   ASSERT_EQ(proved.status, 0) << proved.both();
   EXPECT_TRUE(has(proved.out, "verified")) << proved.out;
   EXPECT_EQ(slurp(path("public.json")), slurp(data("bits_public.json")));
-  const auto checked =
-      run_stoker("verify --vk " + data("bits_verification_key.json") + " --proof " +
-                 path("proof.json") + " --public " + path("public.json"));
+  const auto checked = run_stoker(verify_line("bits"));
   EXPECT_EQ(checked.status, 0) << checked.both();
   EXPECT_TRUE(has(checked.out, "valid")) << checked.out;
 }
@@ -138,8 +141,6 @@ TEST_F(Groth16Cli, ToySnarkjsKeyProvesWithStoker) {
   EXPECT_EQ(checked.status, 0) << checked.both();
 }
 
-}  // namespace
-
 // Where a GPU exists `stoker prove` runs the engine's groth16 workload;
 // `--backend host` runs that path on the CPU's kernels, so it is checked
 // here: proofs of both key formats verify, and a witness that does not
@@ -150,9 +151,7 @@ TEST_F(Groth16Cli, ProvesThroughTheEngineAsTheCpuProverDoes) {
   EXPECT_TRUE(has(proved.out, "verified")) << proved.out;
   EXPECT_TRUE(has(proved.out, "on the engine's host backend")) << proved.out;
   EXPECT_EQ(slurp(path("public.json")), slurp(data("bits_public.json")));
-  const auto checked =
-      run_stoker("verify --vk " + data("bits_verification_key.json") + " --proof " +
-                 path("proof.json") + " --public " + path("public.json"));
+  const auto checked = run_stoker(verify_line("bits"));
   EXPECT_EQ(checked.status, 0) << checked.both();
 
   ASSERT_EQ(run_stoker("keys generate --log-n 6 --seed 5 --public 3 --params " + path("k.params") +
@@ -185,3 +184,5 @@ TEST_F(Groth16Cli, ProvesThroughTheEngineAsTheCpuProverDoes) {
   const auto both = run_stoker(prove_line("bits") + " --cpu --backend host");
   EXPECT_EQ(both.status, 2) << both.both();
 }
+
+}  // namespace

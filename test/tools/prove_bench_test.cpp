@@ -3,40 +3,24 @@
 // measured and the shape's densities as the circuit made them; bad sizes
 // and options are usage errors that say what fits.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "test/tools/stoker_process.hpp"
+
 namespace {
 
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
+using stoker::test::Outcome;
 
+// STOKER_BACKEND selects the engine's backend (engine/config.cpp).
 Outcome bench_prove(const std::string& args) {
-  Outcome r;
-  const std::string err_file = ::testing::TempDir() + "prove_bench_err.txt";
-  const std::string cmd = "STOKER_BACKEND=host " + std::string(STOKER_BINARY) +
-                          " bench prove " + args + " 2>" + err_file;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  if (FILE* e = fopen(err_file.c_str(), "r")) {
-    for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), e)) > 0;)
-      r.err.append(buf.data(), n);
-    fclose(e);
-  }
-  return r;
+  return stoker::test::run_stoker("bench prove " + args, "STOKER_BACKEND=host");
 }
 
-bool positive(const nlohmann::json& v) { return v.is_number() && v.get<double>() > 0; }
+bool positive(const nlohmann::json& v) {
+  return v.is_number() && v.get<double>() > 0;
+}
 
 TEST(BenchProve, PorepShapeProofsAreCheckedAndTimedStepByStep) {
   const Outcome r = bench_prove("--log-n 10 --partitions 2 --reps 1 --json");

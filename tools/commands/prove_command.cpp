@@ -3,14 +3,16 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <optional>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/elapsed.hpp"
+#include "devices/device_set.hpp"
+#include "engine/engine.hpp"
 #include "engine/groth16/bellman_witness_file.hpp"
 #include "engine/groth16/constraint_matrices.hpp"
 #include "engine/groth16/cpu_prover.hpp"
@@ -21,8 +23,6 @@
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/input_file.hpp"
 #include "tools/cli/output_file.hpp"
-#include "devices/device_set.hpp"
-#include "engine/engine.hpp"
 #include "tools/commands/bellman_proof_outputs.hpp"
 #include "tools/commands/prove_on_engine.hpp"
 #include "tools/commands/prove_server_command.hpp"
@@ -105,6 +105,7 @@ struct Placement {
 
 struct Proved {
   g16::Proof proof;
+  bool uploaded = false;  // the key went onto a device first (the engine's path)
   double upload_s = 0, prove_s = 0;
   std::string where;
 };
@@ -148,6 +149,7 @@ Result<Proved> prove_at(const Placement& at, std::shared_ptr<const g16::ProvingK
                                  .cpu_threads = at.threads});
   if (!proved) return std::move(proved).error();
   out.proof = proved->proof;
+  out.uploaded = true;
   out.upload_s = proved->upload_s;
   out.prove_s = proved->prove_s;
   out.where = gpu ? "on GPU " + std::to_string(at.device) + " (" +
@@ -161,7 +163,7 @@ int report(const g16::ProvingKey& key, double load_s, const Proved& done, bool v
   std::string files;
   for (const auto& [option, file] : outs) files += (files.empty() ? "" : ", ") + file.path();
   char upload[64] = "";
-  if (done.where != "on the CPU")
+  if (done.uploaded)
     std::snprintf(upload, sizeof upload, "on the device in %.3f s, ", done.upload_s);
   std::printf(
       "proof for %zu wires over 2^%u points (%s key): read in %.3f s, %sproved in %.3f s "
@@ -190,10 +192,6 @@ int prove_snarkjs(const CommandLine& cl, const Paths& p, const Placement& at) {
   const double load_s = common::seconds_since(start);
   auto shared_key = std::make_shared<const g16::ProvingKey>(std::move(*key));
   auto shared_witness = std::make_shared<const std::vector<kernels::Fr>>(std::move(*witness));
-  if (shared_witness->size() <= shared_key->num_public)
-    return cl.failure(p.wtns + ": " + std::to_string(shared_witness->size()) +
-                      " values, fewer than the key's " + std::to_string(shared_key->num_public) +
-                      " public inputs and the constant 1");
 
   auto done = prove_at(at, shared_key, shared_witness, nullptr);
   if (!done) return cl.failure(p.wtns + ": " + done.error().what());
@@ -275,7 +273,8 @@ int prove_command(int argc, char** argv) {
         return cl.usage_error(std::string(o) +
                               " does not go with --server: the daemon proves with a key it holds, "
                               "named by --key (stoker keys load)");
-    for (const char* o : {"--threads", "--trust-key", "--no-verify", "--cpu", "--device", "--backend"})
+    for (const char* o :
+         {"--threads", "--trust-key", "--no-verify", "--cpu", "--device", "--backend"})
       if (cl.given(o))
         return cl.usage_error(std::string(o) +
                               " does not go with --server: the daemon's own settings decide it "

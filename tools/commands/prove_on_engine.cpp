@@ -1,9 +1,7 @@
 #include "tools/commands/prove_on_engine.hpp"
 
-#include <algorithm>
-#include <chrono>
-
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 
 #include "common/elapsed.hpp"
 #include "engine/groth16/cpu_prover.hpp"
@@ -27,16 +25,11 @@ Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_cont
   if (!resident) return std::move(resident).error();
   out.upload_s = common::seconds_since(upload_start);
 
-  wl::Groth16Options o;
-  o.key = std::move(*resident);
+  wl::Groth16Options o = wl::groth16_options_on(engine, std::move(*resident));
   if (in.witness) o.witnesses.push_back(in.witness);
   if (in.bellman) o.bellman_witnesses.push_back(in.bellman);
   o.verify = in.verify;
-  o.devices = &engine.devices();
   o.cpu_threads = in.cpu_threads;
-  const auto limits = engine.stats().device_budget_limit;
-  if (!limits.empty()) o.device_budget_bytes = *std::min_element(limits.begin(), limits.end());
-  o.limits.pinned_budget_bytes = engine.config().host_budget_bytes;
   o.name = "proof";
   std::shared_ptr<wl::Groth16Run> run;
   auto job = wl::make_groth16_job(o, run);
@@ -54,8 +47,9 @@ Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_cont
   if (!run->failures.empty() && !run->failures[0].empty())
     return Error{Errc::invalid_argument, run->failures[0]};
   if (result)
-    return Error{Errc::invalid_argument,
-                 "the proof's job failed: " + (report.error.empty() ? result.message() : report.error)};
+    return Error{
+        Errc::invalid_argument,
+        "the proof's job failed: " + (report.error.empty() ? result.message() : report.error)};
   if (run->proved.empty() || !run->proved[0])
     return Error{Errc::invalid_argument, "the proof's job ended without a proof"};
   out.proof = run->proofs[0];

@@ -26,7 +26,7 @@ namespace stoker::tools {
 struct EngineProofInputs {
   std::shared_ptr<const engine::groth16::ProvingKey> key;
   // One of the two, as the key's format wants.
-  std::shared_ptr<const std::vector<kernels::Fr>> witness;        // snarkjs keys
+  std::shared_ptr<const std::vector<kernels::Fr>> witness;         // snarkjs keys
   std::shared_ptr<const engine::groth16::BellmanWitness> bellman;  // bellman keys
   bool verify = true;
   // The key's points checked on curve and group as they reach the device

@@ -582,15 +582,10 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     if (error) return finish_in_flight(p, ProofState::failed, "witness: " + error.what(), {});
     Key& k = *keys.at(p.record.key);
     const auto& key = *k.resident.key;
-    wl::Groth16Options o;
-    o.key = k.resident;
+    wl::Groth16Options o = wl::groth16_options_on(engine, k.resident);
     if (witness) o.witnesses.push_back(witness);
     if (bellman) o.bellman_witnesses.push_back(bellman);
     o.verify = options.verify;
-    o.devices = &engine.devices();
-    const auto limits = engine.stats().device_budget_limit;
-    if (!limits.empty()) o.device_budget_bytes = *std::min_element(limits.begin(), limits.end());
-    o.limits.pinned_budget_bytes = engine.config().host_budget_bytes;
     o.priority = static_cast<int>(p.record.priority);
     o.name = "proof " + id;
     std::shared_ptr<wl::Groth16Run> run;

@@ -159,17 +159,12 @@ Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
   if (!resident) return std::move(resident).error();
   const double load_s = common::seconds_since(load_start);
 
-  Groth16Options o;
-  o.key = *resident;
+  Groth16Options o = groth16_options_on(engine, *resident);
   for (std::size_t p = 0; p < partitions; ++p) {
     if (loaded->witness) o.witnesses.push_back(loaded->witness);
     if (loaded->bellman) o.bellman_witnesses.push_back(loaded->bellman);
   }
   o.verify = request.verify;
-  o.devices = &engine.devices();
-  const auto limits = engine.stats().device_budget_limit;
-  if (!limits.empty()) o.device_budget_bytes = *std::min_element(limits.begin(), limits.end());
-  o.limits.pinned_budget_bytes = engine.config().host_budget_bytes;
   const auto& key = *loaded->key;
   o.name = "groth16-2^" + std::to_string(key.log_n);
   std::shared_ptr<Groth16Run> run;
