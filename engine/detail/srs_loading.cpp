@@ -94,8 +94,14 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
   // Declared before what a failed load must still own when it returns: its
   // destructor waits for the communicators being made.
   std::future<MadeCommunicator> made_comm;
+  std::vector<devices::Stream> streams, check_streams;
   auto fail = [&](Error e) -> Result<Srs> {
-    r->buffers.clear();  // cudaFree waits for the device work that reads them
+    // The copies and checks queued before the failure still read the
+    // buffers and the pinned blocks: they end before either is freed (the
+    // host backend's free, unlike cudaFree, does not wait for them).
+    for (auto* group : {&streams, &check_streams})
+      for (auto& s : *group) (void)s.synchronize();
+    r->buffers.clear();
     unreserve();
     return Error{e.code, who + ": " + e.what()};
   };
@@ -104,7 +110,6 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
   const bool gpu = set_.backend() == devices::Backend::cuda;
   const bool gpu_check = !options.trust_points && gpu;
   const bool cpu_check = !options.trust_points && !gpu;
-  std::vector<devices::Stream> streams, check_streams;
   // Per device: its share's first bad G1 index and first bad G2 index.
   std::vector<devices::DeviceBuffer> flags;
   for (std::size_t d = 0; d < n_dev; ++d) {
