@@ -7,7 +7,6 @@
 #include "common/host_memory_limit.hpp"
 #include "engine/detail/engine_core.hpp"
 #include "engine/g1_file.hpp"
-#include "kernels/detail/parallel.hpp"
 
 namespace asio = boost::asio;
 
@@ -101,38 +100,16 @@ Result<Srs> Engine::load_srs(std::span<const kernels::G1Affine> points,
 
 Result<Srs> Engine::load_srs(std::span<const std::span<const kernels::G1Affine>> segments,
                              const SrsLoadOptions& options) {
-  std::vector<std::size_t> starts;  // each segment's first point
   std::size_t points = 0;
-  for (const auto& s : segments) {
-    starts.push_back(points);
-    points += s.size();
-  }
+  for (const auto& s : segments) points += s.size();
+  return load_srs(points, gather_segments(segments), options);
+}
+
+Result<Srs> Engine::load_srs(std::size_t points, const SrsFill& fill,
+                             const SrsLoadOptions& options) {
+  if (!fill) return Error{Errc::invalid_argument, "SRS '" + options.label + "': no fill"};
   devices::KeepCurrentDevice keep(core_->devices().backend() == devices::Backend::cuda);
-  return core_->load_srs(
-      points,
-      [segments, starts](std::size_t first, std::span<kernels::G1Affine> out) {
-        const auto gather = [&](std::size_t from, std::span<kernels::G1Affine> to) {
-          // The segment holding `from`: the last that starts at or before it.
-          std::size_t k = static_cast<std::size_t>(
-              std::upper_bound(starts.begin(), starts.end(), from) - starts.begin() - 1);
-          for (std::size_t done = 0; done < to.size(); ++k) {
-            const std::size_t at = from + done - starts[k];
-            if (at >= segments[k].size()) continue;  // an empty segment
-            const std::size_t n = std::min(segments[k].size() - at, to.size() - done);
-            std::copy_n(segments[k].begin() + static_cast<std::ptrdiff_t>(at), n,
-                        to.begin() + static_cast<std::ptrdiff_t>(done));
-            done += n;
-          }
-        };
-        // On every thread: one thread's copy into the pinned blocks held a
-        // 2^24 key's 13.2 GB to 2.6 GB/s on the way onto an H100.
-        kernels::detail::parallel_for(
-            out.size(), 0,
-            [&](std::size_t b, std::size_t e) { gather(first + b, out.subspan(b, e - b)); },
-            std::size_t{1} << 16);
-        return Error{};
-      },
-      options);
+  return core_->load_srs(points, fill, options);
 }
 
 alloc::PinnedPool& Engine::pinned_pool() noexcept {

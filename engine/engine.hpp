@@ -220,6 +220,10 @@ class Engine {
   // without a joined copy first.
   Result<Srs> load_srs(std::span<const std::span<const kernels::G1Affine>> segments,
                        const SrsLoadOptions& options = {});
+  // `points` slots that `fill` writes, range by range, into the pinned
+  // blocks on their way (points kept in another order or form than the
+  // devices want them).
+  Result<Srs> load_srs(std::size_t points, const SrsFill& fill, const SrsLoadOptions& options = {});
 
   // Frees an Srs's device copies and gives their device budget back.
   //

@@ -44,6 +44,24 @@ class SnarkjsToNttIndex {
   std::size_t mask_, e_;
 };
 
+// The inverse: stoker's point j is snarkjs's point e^-1 j mod n.
+class NttToSnarkjsIndex {
+ public:
+  explicit NttToSnarkjsIndex(unsigned log_n)
+      : mask_((std::size_t{1} << log_n) - 1), e_inverse_(inverse(snarkjs_root_exponent())) {}
+  std::size_t operator()(std::size_t j) const { return (e_inverse_ * (j & mask_)) & mask_; }
+
+ private:
+  // e^-1 mod 2^64 by Newton's iteration x <- x (2 - e x), which doubles
+  // the bits that are right; x = e is right in 3 of them (e e = 1 mod 8).
+  static std::uint64_t inverse(std::uint64_t e) {
+    std::uint64_t x = e;
+    for (int i = 0; i < 5; ++i) x *= 2 - e * x;
+    return x;
+  }
+  std::size_t mask_, e_inverse_;
+};
+
 inline std::size_t snarkjs_point_to_ntt_index(std::size_t i, unsigned log_n) {
   return SnarkjsToNttIndex(log_n)(i);
 }

@@ -72,7 +72,7 @@ class EngineCore {
 
   void submit(Job job, SubmitHandler handler, boost::asio::any_io_executor handler_executor);
 
-  Result<Srs> load_srs(std::size_t points, const KeyRegistry::SrsSource& read,
+  Result<Srs> load_srs(std::size_t points, const SrsFill& read,
                        const SrsLoadOptions& options) {
     return keys_->load_srs(points, read, options);
   }

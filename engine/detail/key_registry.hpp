@@ -37,8 +37,7 @@ class KeyRegistry {
   // Off the engine thread: reads, checks and uploads the points to every
   // device (engine/srs.hpp). `read` fills points [first, first + out.size())
   // of the source.
-  using SrsSource = std::function<Error(std::size_t first, std::span<kernels::G1Affine> out)>;
-  Result<Srs> load_srs(std::size_t points, const SrsSource& read, const SrsLoadOptions& options);
+  Result<Srs> load_srs(std::size_t points, const SrsFill& read, const SrsLoadOptions& options);
 
   // Engine thread from here on.
   std::size_t resident() const noexcept { return srs_.size(); }

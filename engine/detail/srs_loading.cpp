@@ -46,7 +46,7 @@ MadeCommunicator make_communicator(const devices::DeviceSet& set) {
 
 }  // namespace
 
-Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsSource& read,
+Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
                                   const SrsLoadOptions& options) {
   const auto t0 = Clock::now();
   const std::string who = "SRS '" + options.label + "'";

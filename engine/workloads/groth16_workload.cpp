@@ -37,31 +37,37 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
     out.matrices = std::make_shared<const g16::ConstraintMatrices>(std::move(*m));
   }
   // The queries go up as they are, gathered chunk by chunk into the pinned
-  // blocks; only a snarkjs key's H is copied first, into NTT order.
-  std::vector<G1Affine> h_in_ntt_order;
-  std::span<const G1Affine> h = k.h;
-  if (k.format == g16::KeyFormat::snarkjs) {
-    if (k.h.size() != k.domain_size())
-      return Error{Errc::invalid_argument, label + ": H holds " + std::to_string(k.h.size()) +
-                                               " points for a domain of " +
-                                               std::to_string(k.domain_size())};
-    h_in_ntt_order.resize(k.h.size());
-    const kernels::SnarkjsToNttIndex to_ntt(k.log_n);
-    kernels::detail::parallel_for(
-        k.h.size(), 0,
-        [&](std::size_t b, std::size_t e) {
-          for (std::size_t i = b; i < e; ++i) h_in_ntt_order[to_ntt(i)] = k.h[i];
-        },
-        std::size_t{1} << 16);
-    h = h_in_ntt_order;
-  }
-  out.l_at = h.size();
+  // blocks; a snarkjs key's H through the permutation into NTT order on
+  // the way (a permuted copy first took 6.4 GB more and a pass over it at
+  // 2^26).
+  const bool snarkjs = k.format == g16::KeyFormat::snarkjs;
+  if (snarkjs && k.h.size() != k.domain_size())
+    return Error{Errc::invalid_argument, label + ": H holds " + std::to_string(k.h.size()) +
+                                             " points for a domain of " +
+                                             std::to_string(k.domain_size())};
+  out.l_at = k.h.size();
   out.a_at = out.l_at + k.l.size();
   out.b1_at = out.a_at + k.a.size();
   out.b2_at = out.b1_at + k.b_g1.size();
   const std::span<const G1Affine> b2_slots(reinterpret_cast<const G1Affine*>(k.b_g2.data()),
                                            2 * k.b_g2.size());
-  const std::span<const G1Affine> segments[] = {h, k.l, k.a, k.b_g1, b2_slots};
+  const std::span<const G1Affine> queries[] = {k.h, k.l, k.a, k.b_g1, b2_slots};
+  const std::span<const std::span<const G1Affine>> all(queries);
+  SrsFill fill = gather_segments(snarkjs ? all.subspan(1) : all);
+  if (snarkjs)
+    fill = [rest = std::move(fill), h = std::span<const G1Affine>(k.h),
+            to_snarkjs = kernels::NttToSnarkjsIndex(k.log_n)](
+               std::size_t first, std::span<G1Affine> to) -> Error {
+      const std::size_t in_h = first < h.size() ? std::min(to.size(), h.size() - first) : 0;
+      kernels::detail::parallel_for(
+          in_h, 0,
+          [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) to[i] = h[to_snarkjs(first + i)];
+          },
+          std::size_t{1} << 16);
+      if (in_h == to.size()) return {};
+      return rest(first + in_h - h.size(), to.subspan(in_h));
+    };
   SrsLoadOptions o;
   o.trust_points = !check_points;
   o.g2_from = out.b2_at;
@@ -71,21 +77,18 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
     const auto named = [](const char* query, std::size_t i) {
       return std::string(query) + " point " + std::to_string(i);
     };
-    if (slot < out.l_at) {
-      if (k.format == g16::KeyFormat::snarkjs) {
-        const kernels::SnarkjsToNttIndex to_ntt(k.log_n);
-        for (std::size_t i = 0; i < k.h.size(); ++i)
-          if (to_ntt(i) == slot) return named("H", i);
-      }
-      return named("H", slot);
-    }
+    if (slot < out.l_at)
+      return named("H", k.format == g16::KeyFormat::snarkjs
+                            ? kernels::NttToSnarkjsIndex(k.log_n)(slot)
+                            : slot);
     if (slot < out.a_at) return named("L", slot - out.l_at);
     if (slot < out.b1_at) return named("A", slot - out.a_at);
     if (slot < out.b2_at) return named("B_G1", slot - out.b1_at);
     return named("B_G2", (slot - out.b2_at) / 2);
   };
   o.label = std::move(label);
-  auto points = engine.load_srs(std::span<const std::span<const G1Affine>>(segments), o);
+  const std::size_t slots = out.b2_at + b2_slots.size();
+  auto points = engine.load_srs(slots, fill, o);
   if (!points) return points.error();
   out.points = std::move(*points);
   out.key = std::move(key);

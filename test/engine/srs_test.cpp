@@ -136,6 +136,46 @@ TEST(Srs, LoadsFromAFileAsFromMemory) {
       0);
 }
 
+// Points a function writes into the pinned blocks, chunk by chunk (here
+// in reverse order, the way a key's permuted query goes up): the devices
+// hold what it wrote; its error ends the load, named, with nothing held.
+TEST(Srs, LoadsWhatAFillWritesAndStopsAtItsError) {
+  asio::io_context io;
+  Engine engine(io.get_executor(), host_config(2));
+  const auto pts = toy_points(7);
+  const std::size_t n = pts.size();
+  SrsLoadOptions o;
+  o.chunk_points = 48;  // several chunks, the last one short
+  std::vector<std::size_t> asked;
+  const SrsFill reversed = [&](std::size_t first, std::span<G1Affine> out) -> Error {
+    asked.push_back(first);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = pts[n - 1 - (first + i)];
+    return {};
+  };
+  auto srs = engine.load_srs(n, reversed, o);
+  ASSERT_TRUE(srs) << srs.error().what();
+  EXPECT_EQ(asked, (std::vector<std::size_t>{0, 48, 96}));
+  const std::vector<G1Affine> want(pts.rbegin(), pts.rend());
+  for (std::size_t d = 0; d < engine.devices().size(); ++d)
+    EXPECT_EQ(std::memcmp(srs->points_on(engine.devices()[d]), want.data(), n * sizeof(G1Affine)), 0)
+        << "device " << d;
+
+  Engine other(io.get_executor(), host_config(2));
+  const SrsFill fails = [&](std::size_t first, std::span<G1Affine> out) -> Error {
+    if (first >= 48) return Error{Errc::io_error, "the source ran dry at " + std::to_string(first)};
+    return reversed(first, out);
+  };
+  o.label = "dry";
+  auto refused = other.load_srs(n, fails, o);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().what().find("SRS 'dry': the source ran dry at 48"), std::string::npos)
+      << refused.error().what();
+  expect_nothing_resident(other);
+  refused = other.load_srs(n, SrsFill{}, o);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().what().find("no fill"), std::string::npos) << refused.error().what();
+}
+
 TEST(Srs, LargerThanADeviceBudgetIsRefusedNamingBothAndHoldsNothing) {
   asio::io_context io;
   auto config = host_config(2);

@@ -42,6 +42,16 @@ TEST(SnarkjsRoots, AreSevenBasedRootsRaisedToOneOddExponent) {
   EXPECT_EQ(snarkjs_point_to_ntt_index(1, 5), e % 32);
 }
 
+TEST(SnarkjsRoots, StokersPointsMapBackToSnarkjssOnes) {
+  for (const unsigned log_n : {0u, 1u, 5u, 20u, 32u}) {
+    const SnarkjsToNttIndex to_ntt(log_n);
+    const NttToSnarkjsIndex to_snarkjs(log_n);
+    const std::size_t n = std::size_t{1} << log_n;
+    for (const std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{12345}, n - 1})
+      EXPECT_EQ(to_snarkjs(to_ntt(i % n)), i % n) << "2^" << log_n << ", point " << i;
+  }
+}
+
 // sum_c v[c] L_c(x) over snarkjs's domain, L_c(x) = w^c (x^n - 1) / (n (x - w^c)).
 Fr interpolate_at(const std::vector<Fr>& v, unsigned log_n, const Fr& x) {
   const std::size_t n = v.size();
