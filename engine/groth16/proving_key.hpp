@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/uninitialized_vector.hpp"
 #include "kernels/field.cuh"
 #include "kernels/g1.cuh"
 #include "kernels/g2.cuh"
@@ -30,12 +31,17 @@ namespace stoker::engine::groth16 {
 
 enum class KeyFormat { snarkjs, bellman };
 
+// A query's points: a reader writes them whole, so resizing leaves them
+// unwritten (common/uninitialized_vector.hpp).
+template <typename Point>
+using PointVector = common::UninitializedVector<Point>;
+
 // What a verifier needs: e(A, B) = e(alpha_1, beta_2) e(sum w_i IC_i, gamma_2)
 // e(C, delta_2) over the public wires w_0 = 1, w_1 .. w_num_public.
 struct VerifyingKey {
   kernels::G1Affine alpha_1;
   kernels::G2Affine beta_2, gamma_2, delta_2;
-  std::vector<kernels::G1Affine> ic;  // num_public + 1 points
+  PointVector<kernels::G1Affine> ic;  // num_public + 1 points
 };
 
 // One entry of the A or B matrix of a snarkjs key: row `row` (the domain
@@ -57,8 +63,8 @@ struct ProvingKey {
   VerifyingKey vk;
   kernels::G1Affine beta_1, delta_1;
 
-  std::vector<kernels::G1Affine> a, b_g1, l, h;
-  std::vector<kernels::G2Affine> b_g2;
+  PointVector<kernels::G1Affine> a, b_g1, l, h;
+  PointVector<kernels::G2Affine> b_g2;
 
   std::vector<MatrixEntry> coefficients;  // snarkjs only
 

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <functional>
-#include <iterator>
 #include <new>
 #include <random>
 #include <span>
@@ -16,7 +14,6 @@
 #include "common/start_thread.hpp"
 #include "engine/groth16/detail/toy_key_scalars.hpp"
 #include "engine/groth16/fixed_base_on_gpu.hpp"
-#include "kernels/detail/parallel.hpp"
 #include "kernels/fixed_base.hpp"
 
 namespace stoker::engine::groth16 {
@@ -123,23 +120,14 @@ Result<ProvingKey> build_toy_key(const R1cs& cs, const ToySecrets& sec, KeyForma
   key.num_public = np;
   {
     const auto k = detail::toy_key_scalars(cs, sec, format, log_n, q, o.threads);
-    // The points straight into the key's vectors, sized a vector a thread:
-    // their new pages are zeroed as they are first touched, 46.7 GB at 2^26
-    // (this 2-core VM: 0.3 GB/s on one thread), so the largest, B_G2's
-    // 16.1 GB, sets the time.
-    const std::function<void()> size[] = {
-        [&] {
-          key.vk.ic.resize(first_private);
-          key.l.resize(vars - first_private);
-        },
-        [&] { key.a.resize(k.a.size()); }, [&] { key.b_g1.resize(k.b.size()); },
-        [&] { key.h.resize(k.h.size()); }, [&] { key.b_g2.resize(k.b.size()); }};
-    kernels::detail::parallel_for(
-        std::size(size), o.threads,
-        [&](std::size_t b, std::size_t e) {
-          for (std::size_t i = b; i < e; ++i) size[i]();
-        },
-        /*grain=*/1);
+    // The points straight into the key's vectors, sized without a write
+    // (PointVector): their pages are first touched where the points land.
+    key.vk.ic.resize(first_private);
+    key.l.resize(vars - first_private);
+    key.a.resize(k.a.size());
+    key.b_g1.resize(k.b.size());
+    key.h.resize(k.h.size());
+    key.b_g2.resize(k.b.size());
     const std::span<const Fr> ic_l(k.ic_l);
     const FixedBaseTask<G1Affine> g1[] = {{key.vk.ic, ic_l.first(first_private), {}},
                                           {key.l, ic_l.subspan(first_private), {}},

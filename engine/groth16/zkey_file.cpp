@@ -122,7 +122,7 @@ std::string at_byte(std::uint64_t offset) {
 // Reads `count` points of a section straight into `out` and checks them.
 template <typename Point>
 Error read_points(const BinFileReader& f, const Section& s, std::size_t count,
-                  std::vector<Point>& out, PointCheck check, unsigned threads) {
+                  PointVector<Point>& out, PointCheck check, unsigned threads) {
   try {
     out.resize(count);
   } catch (const std::bad_alloc&) {

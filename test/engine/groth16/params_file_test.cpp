@@ -27,7 +27,7 @@ ProvingKey toy_key() {
   k.num_vars = 8;
   std::uint64_t m = 2;
   const auto g1 = [&m](std::size_t n) {
-    std::vector<G1Affine> v;
+    PointVector<G1Affine> v;
     for (std::size_t i = 0; i < n; ++i) v.push_back(g1_times(m++));
     return v;
   };
@@ -54,7 +54,7 @@ bool same(const G2Affine& a, const G2Affine& b) {
   return a.x == b.x && a.y == b.y;
 }
 template <typename Point>
-bool same(const std::vector<Point>& a, const std::vector<Point>& b) {
+bool same(const PointVector<Point>& a, const PointVector<Point>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (!same(a[i], b[i])) return false;
@@ -200,6 +200,31 @@ TEST_F(ParamsFile, RefusesBadPointsNamingVectorIndexAndByte) {
   b = bytes_;
   std::fill(b.begin() + 96, b.begin() + 96 + 48, 0x1f);  // beta_g1's x above q
   EXPECT_TRUE(names(refusal(b), {"beta_g1 (byte 96)", "x is not below"}));
+}
+
+// Large vectors are read in pieces on several threads: every point lands
+// in its place, and of two bad points the first in the file is named.
+TEST_F(ParamsFile, ReadsVectorsOfManyPiecesAndNamesTheFirstBadPoint) {
+  ProvingKey k = key_;
+  k.log_n = 17;
+  k.h.assign((std::size_t{1} << 17) - 1, G1Affine::generator());
+  for (std::size_t i = 0; i < k.h.size(); i += 997) k.h[i] = g1_times(i + 2);
+  const std::string path = dir_.path("large.params");
+  ASSERT_FALSE(write_params(path, k));
+  auto read = read_params(path, PointCheck::trusted, 4);
+  ASSERT_TRUE(read.ok()) << read.error().what();
+  EXPECT_TRUE(same(read->h, k.h));
+  EXPECT_TRUE(same(read->b_g2, k.b_g2));
+
+  Bytes b = read_bytes(path);
+  const std::size_t h_at = kH;  // the header and IC are the toy key's
+  b[h_at + 100000 * 96] |= 0x80;
+  b[h_at + 40000 * 96] |= 0x80;
+  auto refused = read_params(dir_.file("large-bad.params", b), PointCheck::trusted, 4);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(names(refused.error().what(),
+                    {"H: point 40000 (byte " + std::to_string(h_at + 40000 * 96) + ")"}))
+      << refused.error().what();
 }
 
 TEST_F(ParamsFile, WriterRefusesKeysItCannotHold) {

@@ -19,8 +19,8 @@ class Fnv1a {
     const auto* p = static_cast<const unsigned char*>(data);
     for (std::size_t i = 0; i < bytes; ++i) h_ = (h_ ^ p[i]) * 0x100000001b3ull;
   }
-  template <typename T>
-  void add_vector(const std::vector<T>& v) {
+  template <typename T, typename A>
+  void add_vector(const std::vector<T, A>& v) {
     const std::uint64_t n = v.size();
     add(&n, sizeof n);
     add(v.data(), v.size() * sizeof(T));
@@ -58,8 +58,9 @@ inline std::uint64_t key_fingerprint(const ProvingKey& k) {
 }
 
 // "" when the keys are equal byte for byte, else where they first differ.
-template <typename T>
-std::string first_difference(const char* name, const std::vector<T>& x, const std::vector<T>& y) {
+template <typename T, typename A>
+std::string first_difference(const char* name, const std::vector<T, A>& x,
+                             const std::vector<T, A>& y) {
   if (x.size() != y.size())
     return std::string(name) + ": " + std::to_string(x.size()) + " against " +
            std::to_string(y.size()) + " points";

@@ -27,7 +27,7 @@ bool same(const G2Affine& a, const G2Affine& b) {
   return a.x == b.x && a.y == b.y;
 }
 template <typename Point>
-bool same(const std::vector<Point>& a, const std::vector<Point>& b) {
+bool same(const PointVector<Point>& a, const PointVector<Point>& b) {
   return a.size() == b.size() &&
          std::equal(a.begin(), a.end(), b.begin(),
                     [](const Point& x, const Point& y) { return same(x, y); });
