@@ -329,7 +329,8 @@ class Engine {
  private:
   void submit_erased(Job job, boost::asio::any_completion_handler<SubmitSignature> handler,
                      executor_type handler_executor);
-  void evict_erased(Srs srs, boost::asio::any_completion_handler<void(boost::system::error_code)> handler,
+  void evict_erased(Srs srs,
+                    boost::asio::any_completion_handler<void(boost::system::error_code)> handler,
                     executor_type handler_executor);
   void shutdown_erased(boost::asio::any_completion_handler<ShutdownSignature> handler,
                        executor_type handler_executor);

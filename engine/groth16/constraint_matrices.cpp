@@ -71,19 +71,18 @@ Result<ConstraintMatrices> ConstraintMatrices::from(const ProvingKey& key) {
                      " wires; its constraint matrices hold fewer than 2^30"};
   const std::size_t n = key.domain_size();
   const auto& entries = key.coefficients;
-  const std::size_t k = detail::first_failure(entries.size(), 0, std::size_t{1} << 16,
-                                              [&](std::size_t i) {
-                                                const auto& e = entries[i];
-                                                return e.matrix <= 1 && e.row < n &&
-                                                       e.signal < key.num_vars;
-                                              });
+  const std::size_t k =
+      detail::first_failure(entries.size(), 0, std::size_t{1} << 16, [&](std::size_t i) {
+        const auto& e = entries[i];
+        return e.matrix <= 1 && e.row < n && e.signal < key.num_vars;
+      });
   if (k < entries.size()) {
     const auto& e = entries[k];
     return Error{Errc::invalid_argument,
-                   "constraint matrix entry " + std::to_string(k) + " (matrix " +
-                       std::to_string(e.matrix) + ", row " + std::to_string(e.row) + ", signal " +
-                       std::to_string(e.signal) + ") is outside the key's " + std::to_string(n) +
-                       " rows and " + std::to_string(key.num_vars) + " wires"};
+                 "constraint matrix entry " + std::to_string(k) + " (matrix " +
+                     std::to_string(e.matrix) + ", row " + std::to_string(e.row) + ", signal " +
+                     std::to_string(e.signal) + ") is outside the key's " + std::to_string(n) +
+                     " rows and " + std::to_string(key.num_vars) + " wires"};
   }
   ConstraintMatrices m;
   m.rows_ = n;

@@ -2,7 +2,6 @@
 #include "engine/groth16/params_file.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <exception>
 #include <new>
@@ -12,7 +11,6 @@
 #include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/file_io.hpp"
 #include "engine/groth16/detail/first_failure.hpp"
-#include "kernels/detail/parallel.hpp"
 #include "kernels/g1_encoding.hpp"
 #include "kernels/g2_encoding.hpp"
 
@@ -128,29 +126,14 @@ class Cursor {
         }
       return true;
     };
-    // Pieces past a failed one are skipped; those before it all run, so
-    // the first failure found is the file's first.
-    std::atomic<std::size_t> first_failed{pieces};
     const std::size_t buf_bytes = std::min<std::size_t>(count, kPiece) * kBytes;
+    std::size_t failed = pieces;
     try {
-      kernels::detail::parallel_for(
-          pieces, threads_,
-          [&](std::size_t begin, std::size_t end) {
-            std::vector<unsigned char> buf(buf_bytes);
-            for (std::size_t p = begin; p < end; ++p) {
-              if (p > first_failed.load(std::memory_order_relaxed)) return;
-              if (piece(p, buf)) continue;
-              std::size_t seen = first_failed.load(std::memory_order_relaxed);
-              while (p < seen && !first_failed.compare_exchange_weak(seen, p)) {
-              }
-              return;
-            }
-          },
-          1);
+      failed = detail::first_failure_with_scratch(
+          pieces, threads_, 1, [&] { return std::vector<unsigned char>(buf_bytes); }, piece);
     } catch (const std::bad_alloc&) {
       return common::host_memory_refused(f_.path() + ": " + name + ": read buffers", buf_bytes);
     }
-    const std::size_t failed = first_failed.load();
     if (failed < pieces) {
       if (read_failed[failed]) return read_failed[failed];
       const std::size_t bad = bad_point[failed];

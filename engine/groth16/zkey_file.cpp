@@ -273,10 +273,12 @@ std::string record_problem(const Record& r, const Header& h) {
   return {};
 }
 
-// Section 4: a u32 count, then the records, decoded a chunk at a time on
-// `threads` threads. A record's value is coef * 2^512 mod r; as Montgomery
-// words it is the form of coef * 2^256, so one Montgomery reduction (a
-// product with the plain integer 1) gives the Montgomery form of coef.
+// Section 4: a u32 count, then the records, in pieces on `threads` threads,
+// each piece read and decoded by one thread (one thread's reads and a start
+// of the threads for every piece held them to one core's speed). A
+// record's value is coef * 2^512 mod r; as Montgomery words it is the form
+// of coef * 2^256, so one Montgomery reduction (a product with the plain
+// integer 1) gives the Montgomery form of coef.
 Error read_coefficients(const BinFileReader& f, const Section& s, const Header& h, unsigned threads,
                         std::vector<MatrixEntry>& out) {
   if (s.size < 4) return f.error(s.id, std::to_string(s.size) + " bytes, shorter than its count");
@@ -287,34 +289,45 @@ Error read_coefficients(const BinFileReader& f, const Section& s, const Header& 
     return f.error(s.id, std::to_string(s.size) + " bytes where nCoef = " + std::to_string(n) +
                              " makes 4 + 44 * " + std::to_string(n) + " = " +
                              std::to_string(4 + kCoefRecord * std::uint64_t{n}));
-  constexpr std::size_t kChunk = std::size_t{1} << 16;  // records: 2.75 MiB
-  std::vector<unsigned char> buf;
-  try {
-    out.resize(n);
-    buf.resize(std::min<std::size_t>(n, kChunk) * kCoefRecord);
-  } catch (const std::bad_alloc&) {
-    return common::host_memory_refused(
-        f.where(s.id) + ": " + std::to_string(n) + " coefficients",
-        std::size_t{n} * sizeof(MatrixEntry) + std::min<std::size_t>(n, kChunk) * kCoefRecord);
-  }
+  constexpr std::size_t kPiece = std::size_t{1} << 16;  // records: 2.75 MiB
+  const std::size_t buf_bytes = std::min<std::size_t>(n, kPiece) * kCoefRecord;
+  const std::size_t pieces = (std::size_t{n} + kPiece - 1) / kPiece;
+  // Per piece, what stopped it: a read's error, or its first bad record.
+  std::vector<Error> read_failed(pieces);
+  std::vector<std::size_t> bad_record(pieces, n);
   const Fr one_plain{{1, 0, 0, 0}};
-  for (std::size_t first = 0; first < n; first += kChunk) {
-    const std::size_t count = std::min<std::size_t>(kChunk, n - first);
-    if (Error e = f.read(s, 4 + first * kCoefRecord, buf.data(), count * kCoefRecord)) return e;
-    const std::size_t bad = detail::first_failure(count, threads, 4096, [&](std::size_t i) {
+  const auto piece = [&](std::size_t p, std::vector<unsigned char>& buf) {
+    const std::size_t first = p * kPiece, count = std::min<std::size_t>(kPiece, n - first);
+    if ((read_failed[p] = f.read(s, 4 + first * kCoefRecord, buf.data(), count * kCoefRecord)))
+      return false;
+    for (std::size_t i = 0; i < count; ++i) {
       const Record r = load_record(buf.data() + i * kCoefRecord);
-      if (!record_ok(r, h)) return false;
+      if (!record_ok(r, h)) {
+        bad_record[p] = first + i;
+        return false;
+      }
       const Fr raw{{r.value[0], r.value[1], r.value[2], r.value[3]}};
       out[first + i] = MatrixEntry{r.matrix, r.row, r.signal, raw * one_plain};
-      return true;
-    });
-    if (bad < count) {
-      const std::size_t index = first + bad;
-      const Record r = load_record(buf.data() + bad * kCoefRecord);
-      return f.error(s.id, "record " + std::to_string(index) + " (" +
-                               at_byte(s.offset + 4 + index * kCoefRecord) +
-                               "): " + record_problem(r, h));
     }
+    return true;
+  };
+  std::size_t failed = pieces;
+  try {
+    out.resize(n);
+    failed = detail::first_failure_with_scratch(
+        pieces, threads, 1, [&] { return std::vector<unsigned char>(buf_bytes); }, piece);
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused(f.where(s.id) + ": " + std::to_string(n) + " coefficients",
+                                       std::size_t{n} * sizeof(MatrixEntry) + buf_bytes);
+  }
+  if (failed < pieces) {
+    if (read_failed[failed]) return read_failed[failed];
+    const std::size_t index = bad_record[failed];
+    unsigned char rb[kCoefRecord];
+    if (Error e = f.read(s, 4 + index * kCoefRecord, rb, kCoefRecord)) return e;
+    return f.error(s.id, "record " + std::to_string(index) + " (" +
+                             at_byte(s.offset + 4 + index * kCoefRecord) +
+                             "): " + record_problem(load_record(rb), h));
   }
   return {};
 }

@@ -56,8 +56,8 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
   SrsFill fill = gather_segments(snarkjs ? all.subspan(1) : all);
   if (snarkjs)
     fill = [rest = std::move(fill), h = std::span<const G1Affine>(k.h),
-            to_snarkjs = kernels::NttToSnarkjsIndex(k.log_n)](
-               std::size_t first, std::span<G1Affine> to) -> Error {
+            to_snarkjs = kernels::NttToSnarkjsIndex(k.log_n)](std::size_t first,
+                                                              std::span<G1Affine> to) -> Error {
       const std::size_t in_h = first < h.size() ? std::min(to.size(), h.size() - first) : 0;
       kernels::detail::parallel_for(
           in_h, 0,

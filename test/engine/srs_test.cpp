@@ -157,7 +157,8 @@ TEST(Srs, LoadsWhatAFillWritesAndStopsAtItsError) {
   EXPECT_EQ(asked, (std::vector<std::size_t>{0, 48, 96}));
   const std::vector<G1Affine> want(pts.rbegin(), pts.rend());
   for (std::size_t d = 0; d < engine.devices().size(); ++d)
-    EXPECT_EQ(std::memcmp(srs->points_on(engine.devices()[d]), want.data(), n * sizeof(G1Affine)), 0)
+    EXPECT_EQ(std::memcmp(srs->points_on(engine.devices()[d]), want.data(), n * sizeof(G1Affine)),
+              0)
         << "device " << d;
 
   Engine other(io.get_executor(), host_config(2));

@@ -3,12 +3,13 @@
 // coefficients of every kind (1, -1, 0, others); stoker's order is
 // snarkjs's permuted, whatever shares a producer splits it into; keys the
 // matrices cannot hold are refused naming why.
+#include "engine/groth16/constraint_matrices.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
-#include "engine/groth16/constraint_matrices.hpp"
 #include "kernels/hpoly_odd_coset.hpp"
 
 namespace stoker::engine::groth16 {

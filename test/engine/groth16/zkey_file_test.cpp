@@ -310,6 +310,38 @@ TEST(ZkeyFile, RefusesCoefficientsOutsideTheKey) {
   EXPECT_TRUE(names(refusal(dir.file("n.zkey", b)), {"nCoef = 28", "4 + 44 * 28"}));
 }
 
+// Many coefficients are read in pieces on several threads: every record
+// lands in its place, and of two bad records the first in the file is named.
+TEST(ZkeyFile, ReadsCoefficientsOfManyPiecesAndNamesTheFirstBadRecord) {
+  ScratchDir dir;
+  auto key = read_zkey(data_file("multiplier.zkey"));
+  ASSERT_TRUE(key.ok()) << key.error().what();
+  const std::size_t given = key->coefficients.size();
+  for (std::uint32_t i = 0; key->coefficients.size() < 140000; ++i)
+    key->coefficients.push_back({i % 2, i % 16, i % 26, Fr::from_u64(i)});
+  const std::string path = dir.path("many.zkey");
+  ASSERT_FALSE(write_zkey(path, *key));
+  auto read = read_zkey(path, PointCheck::full, 4);
+  ASSERT_TRUE(read.ok()) << read.error().what();
+  ASSERT_EQ(read->coefficients.size(), key->coefficients.size());
+  for (std::size_t i = given; i < key->coefficients.size(); i += 1009) {
+    const auto &x = read->coefficients[i], &y = key->coefficients[i];
+    ASSERT_TRUE(x.matrix == y.matrix && x.row == y.row && x.signal == y.signal &&
+                x.value == y.value)
+        << "record " << i;
+  }
+
+  Bytes b = read_bytes(path);
+  const std::size_t records = sections(b).at(4).data + 4;
+  put_u32(b, records + 100000 * 44, 2);
+  put_u32(b, records + 70000 * 44 + 4, 16);
+  auto refused = read_zkey(dir.file("bad.zkey", b), PointCheck::full, 4);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(
+      names(refused.error().what(),
+            {"record 70000 (byte " + std::to_string(records + 70000 * 44) + ")", "row 16"}));
+}
+
 TEST(ZkeyFile, RefusesBadPointsNamingSectionIndexAndByte) {
   ScratchDir dir;
   const Bytes full = read_bytes(data_file("multiplier.zkey"));
