@@ -10,7 +10,7 @@
 
 #include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/file_io.hpp"
-#include "engine/groth16/detail/first_failure.hpp"
+#include "engine/groth16/detail/read_in_pieces.hpp"
 #include "kernels/g1_encoding.hpp"
 #include "kernels/g2_encoding.hpp"
 
@@ -88,10 +88,10 @@ class Cursor {
     return {};
   }
 
-  // `count` points in pieces on every thread, each piece read and decoded
-  // by one thread into `out`, which no one writes before: one thread's
-  // reads, a start of the threads for every 4096 points and a zero-filled
-  // `out` held a 2^18 key's read to 0.25 GB/s on this project's 2-core VM.
+  // `count` points read in pieces on every thread (detail/read_in_pieces.hpp)
+  // into `out`, which no one writes before: one thread's reads, a start of
+  // the threads for every 4096 points and a zero-filled `out` held a 2^18
+  // key's read to 0.25 GB/s on this project's 2-core VM.
   template <typename Point>
   Error points(const char* name, std::uint32_t count, PointVector<Point>& out,
                std::uint64_t& first_byte) {
@@ -110,38 +110,24 @@ class Cursor {
           std::size_t{count} * sizeof(Point));
     }
     first_byte = pos_;
-    const std::size_t pieces = (std::size_t{count} + kPiece - 1) / kPiece;
-    // Per piece, the error that stopped it: a read's, or the index of its
-    // first point that does not decode.
-    std::vector<Error> read_failed(pieces);
-    std::vector<std::size_t> bad_point(pieces, count);
-    const auto piece = [&](std::size_t p, std::vector<unsigned char>& buf) {
-      const std::size_t first = p * kPiece, n = std::min<std::size_t>(kPiece, count - first);
-      if ((read_failed[p] = f_.read(pos_ + first * kBytes, buf.data(), n * kBytes, name)))
-        return false;
-      for (std::size_t i = 0; i < n; ++i)
-        if (decode(buf.data() + i * kBytes, out[first + i])) {
-          bad_point[p] = first + i;
-          return false;
-        }
-      return true;
-    };
-    const std::size_t buf_bytes = std::min<std::size_t>(count, kPiece) * kBytes;
-    std::size_t failed = pieces;
+    detail::PiecesStop stop;
     try {
-      failed = detail::first_failure_with_scratch(
-          pieces, threads_, 1, [&] { return std::vector<unsigned char>(buf_bytes); }, piece);
+      stop = detail::read_in_pieces(
+          count, kBytes, kPiece, threads_,
+          [&](std::size_t first, std::span<unsigned char> bytes) {
+            return f_.read(pos_ + first * kBytes, bytes.data(), bytes.size(), name);
+          },
+          [&](std::size_t i, const unsigned char* b) { return !decode(b, out[i]); });
     } catch (const std::bad_alloc&) {
-      return common::host_memory_refused(f_.path() + ": " + name + ": read buffers", buf_bytes);
+      return common::host_memory_refused(f_.path() + ": " + name + ": read buffers",
+                                         std::min<std::size_t>(count, kPiece) * kBytes);
     }
-    if (failed < pieces) {
-      if (read_failed[failed]) return read_failed[failed];
-      const std::size_t bad = bad_point[failed];
-      unsigned char b[kBytes];
-      if (Error e = f_.read(pos_ + bad * kBytes, b, kBytes, name)) return e;
+    if (stop.error) return stop.error;
+    if (stop.bad < count) {
       Point p;
-      return invalid(f_, std::string(name) + ": point " + std::to_string(bad) + " (" +
-                             byte_at(pos_ + bad * kBytes) + "): " + decode(b, p).message());
+      return invalid(f_, std::string(name) + ": point " + std::to_string(stop.bad) + " (" +
+                             byte_at(pos_ + stop.bad * kBytes) +
+                             "): " + decode(stop.record.data(), p).message());
     }
     pos_ += total;
     return {};

@@ -14,6 +14,7 @@
 #include "engine/groth16/detail/bin_file.hpp"
 #include "engine/groth16/detail/decimal.hpp"
 #include "engine/groth16/detail/first_failure.hpp"
+#include "engine/groth16/detail/read_in_pieces.hpp"
 
 namespace stoker::engine::groth16 {
 namespace {
@@ -273,12 +274,10 @@ std::string record_problem(const Record& r, const Header& h) {
   return {};
 }
 
-// Section 4: a u32 count, then the records, in pieces on `threads` threads,
-// each piece read and decoded by one thread (one thread's reads and a start
-// of the threads for every piece held them to one core's speed). A
-// record's value is coef * 2^512 mod r; as Montgomery words it is the form
-// of coef * 2^256, so one Montgomery reduction (a product with the plain
-// integer 1) gives the Montgomery form of coef.
+// Section 4: a u32 count, then the records, read in pieces on `threads`
+// threads (detail/read_in_pieces.hpp). A record's value is coef * 2^512 mod r; as Montgomery words
+// it is the form of coef * 2^256, so one Montgomery reduction (a product with the plain integer 1)
+// gives the Montgomery form of coef.
 Error read_coefficients(const BinFileReader& f, const Section& s, const Header& h, unsigned threads,
                         std::vector<MatrixEntry>& out) {
   if (s.size < 4) return f.error(s.id, std::to_string(s.size) + " bytes, shorter than its count");
@@ -290,45 +289,32 @@ Error read_coefficients(const BinFileReader& f, const Section& s, const Header& 
                              " makes 4 + 44 * " + std::to_string(n) + " = " +
                              std::to_string(4 + kCoefRecord * std::uint64_t{n}));
   constexpr std::size_t kPiece = std::size_t{1} << 16;  // records: 2.75 MiB
-  const std::size_t buf_bytes = std::min<std::size_t>(n, kPiece) * kCoefRecord;
-  const std::size_t pieces = (std::size_t{n} + kPiece - 1) / kPiece;
-  // Per piece, what stopped it: a read's error, or its first bad record.
-  std::vector<Error> read_failed(pieces);
-  std::vector<std::size_t> bad_record(pieces, n);
   const Fr one_plain{{1, 0, 0, 0}};
-  const auto piece = [&](std::size_t p, std::vector<unsigned char>& buf) {
-    const std::size_t first = p * kPiece, count = std::min<std::size_t>(kPiece, n - first);
-    if ((read_failed[p] = f.read(s, 4 + first * kCoefRecord, buf.data(), count * kCoefRecord)))
-      return false;
-    for (std::size_t i = 0; i < count; ++i) {
-      const Record r = load_record(buf.data() + i * kCoefRecord);
-      if (!record_ok(r, h)) {
-        bad_record[p] = first + i;
-        return false;
-      }
-      const Fr raw{{r.value[0], r.value[1], r.value[2], r.value[3]}};
-      out[first + i] = MatrixEntry{r.matrix, r.row, r.signal, raw * one_plain};
-    }
-    return true;
-  };
-  std::size_t failed = pieces;
+  detail::PiecesStop stop;
   try {
     out.resize(n);
-    failed = detail::first_failure_with_scratch(
-        pieces, threads, 1, [&] { return std::vector<unsigned char>(buf_bytes); }, piece);
+    stop = detail::read_in_pieces(
+        n, kCoefRecord, kPiece, threads,
+        [&](std::size_t first, std::span<unsigned char> bytes) {
+          return f.read(s, 4 + first * kCoefRecord, bytes.data(), bytes.size());
+        },
+        [&](std::size_t i, const unsigned char* b) {
+          const Record r = load_record(b);
+          if (!record_ok(r, h)) return false;
+          const Fr raw{{r.value[0], r.value[1], r.value[2], r.value[3]}};
+          out[i] = MatrixEntry{r.matrix, r.row, r.signal, raw * one_plain};
+          return true;
+        });
   } catch (const std::bad_alloc&) {
-    return common::host_memory_refused(f.where(s.id) + ": " + std::to_string(n) + " coefficients",
-                                       std::size_t{n} * sizeof(MatrixEntry) + buf_bytes);
+    return common::host_memory_refused(
+        f.where(s.id) + ": " + std::to_string(n) + " coefficients",
+        std::size_t{n} * sizeof(MatrixEntry) + std::min<std::size_t>(n, kPiece) * kCoefRecord);
   }
-  if (failed < pieces) {
-    if (read_failed[failed]) return read_failed[failed];
-    const std::size_t index = bad_record[failed];
-    unsigned char rb[kCoefRecord];
-    if (Error e = f.read(s, 4 + index * kCoefRecord, rb, kCoefRecord)) return e;
-    return f.error(s.id, "record " + std::to_string(index) + " (" +
-                             at_byte(s.offset + 4 + index * kCoefRecord) +
-                             "): " + record_problem(load_record(rb), h));
-  }
+  if (stop.error) return stop.error;
+  if (stop.bad < n)
+    return f.error(s.id, "record " + std::to_string(stop.bad) + " (" +
+                             at_byte(s.offset + 4 + stop.bad * kCoefRecord) +
+                             "): " + record_problem(load_record(stop.record.data()), h));
   return {};
 }
 
