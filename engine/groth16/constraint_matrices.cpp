@@ -102,7 +102,7 @@ Result<ConstraintMatrices> ConstraintMatrices::from(const ProvingKey& key) {
 // the next place of its row, claimed by an atomic addition too. A row's
 // terms lie in whichever order the threads claimed them: the sums mod r are
 // the same in any order. A coefficient of 0 adds nothing and is left out.
-void ConstraintMatrices::build(const std::vector<MatrixEntry>& entries) {
+void ConstraintMatrices::build(std::span<const MatrixEntry> entries) {
   const Fr one = Fr::one(), minus_one = -Fr::one();
   const auto words_of = [](Kind kind) -> std::uint64_t {
     return 1 + (kind == kOther ? kValueWords : 0);

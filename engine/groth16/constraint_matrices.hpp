@@ -58,7 +58,7 @@ class ConstraintMatrices {
     std::vector<std::uint32_t> words;
   };
   // Fills a_ and b_ from entries already checked (rows_, wires_ set).
-  void build(const std::vector<MatrixEntry>& entries);
+  void build(std::span<const MatrixEntry> entries);
   std::size_t rows_ = 0, wires_ = 0;
   Rows a_, b_;
 };

@@ -46,11 +46,13 @@ struct VerifyingKey {
 
 // One entry of the A or B matrix of a snarkjs key: row `row` (the domain
 // point omega^row) gains value * w[signal]. `value` is the coefficient in
-// Montgomery form (kernels::Fr as the kernels hold it).
+// Montgomery form (kernels::Fr as the kernels hold it). Trivial, so a
+// reader's resize leaves the entries it writes unwritten (9 GB of them at
+// 2^26 would otherwise be zero-filled on one thread first).
 struct MatrixEntry {
-  std::uint32_t matrix = 0;  // 0: A, 1: B
-  std::uint32_t row = 0;
-  std::uint32_t signal = 0;
+  std::uint32_t matrix;  // 0: A, 1: B
+  std::uint32_t row;
+  std::uint32_t signal;
   kernels::Fr value;
 };
 
@@ -66,7 +68,7 @@ struct ProvingKey {
   PointVector<kernels::G1Affine> a, b_g1, l, h;
   PointVector<kernels::G2Affine> b_g2;
 
-  std::vector<MatrixEntry> coefficients;  // snarkjs only
+  common::UninitializedVector<MatrixEntry> coefficients;  // snarkjs only
 
   std::size_t domain_size() const { return std::size_t{1} << log_n; }
   std::size_t num_private() const { return num_vars - num_public - 1; }

@@ -279,7 +279,7 @@ std::string record_problem(const Record& r, const Header& h) {
 // it is the form of coef * 2^256, so one Montgomery reduction (a product with the plain integer 1)
 // gives the Montgomery form of coef.
 Error read_coefficients(const BinFileReader& f, const Section& s, const Header& h, unsigned threads,
-                        std::vector<MatrixEntry>& out) {
+                        common::UninitializedVector<MatrixEntry>& out) {
   if (s.size < 4) return f.error(s.id, std::to_string(s.size) + " bytes, shorter than its count");
   unsigned char cb[4];
   if (Error e = f.read(s, 0, cb, 4)) return e;
