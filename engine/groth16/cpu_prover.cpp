@@ -50,20 +50,19 @@ std::size_t popcount(const std::vector<bool>& bits) {
 
 }  // namespace
 
-Error check_witness(const ProvingKey& key, std::span<const Fr> w) {
+Error check_witness(const ProvingKey& key, const QueryCounts& q, std::span<const Fr> w) {
   if (key.format != KeyFormat::snarkjs)
     return Error{Errc::invalid_argument, "a bellman key proves from an assignment, not a witness"};
   const std::size_t n = key.domain_size(), vars = key.num_vars;
   if (w.size() != vars) return count_error("the witness", w.size(), vars);
   if (w[0] != Fr::one())
     return Error{Errc::invalid_argument, "the witness's first value (the constant wire) is not 1"};
-  if (key.a.size() != vars || key.b_g1.size() != vars || key.b_g2.size() != vars ||
-      key.l.size() != key.num_private() || key.h.size() != n)
+  if (q.a != vars || q.b_g1 != vars || q.b_g2 != vars || q.l != key.num_private() || q.h != n)
     return Error{Errc::invalid_argument, "the proving key's queries do not match its header"};
   return {};
 }
 
-Error check_assignment(const ProvingKey& key, const BellmanAssignment& in) {
+Error check_assignment(const ProvingKey& key, const QueryCounts& q, const BellmanAssignment& in) {
   if (key.format != KeyFormat::bellman)
     return Error{Errc::invalid_argument, "a snarkjs key proves from a witness, not an assignment"};
   const std::size_t n = key.domain_size();
@@ -82,11 +81,10 @@ Error check_assignment(const ProvingKey& key, const BellmanAssignment& in) {
                  "the density bit vectors must have one bit per input or aux wire"};
   const std::size_t a_count = in.inputs.size() + popcount(in.a_aux_density);
   const std::size_t b_count = popcount(in.b_input_density) + popcount(in.b_aux_density);
-  if (key.a.size() != a_count) return count_error("the A query", key.a.size(), a_count);
-  if (key.b_g1.size() != b_count || key.b_g2.size() != b_count)
-    return count_error("the B queries", key.b_g1.size(), b_count);
-  if (key.l.size() != in.aux.size()) return count_error("the L query", key.l.size(), in.aux.size());
-  if (key.h.size() != n - 1) return count_error("the H query", key.h.size(), n - 1);
+  if (q.a != a_count) return count_error("the A query", q.a, a_count);
+  if (q.b_g1 != b_count || q.b_g2 != b_count) return count_error("the B queries", q.b_g1, b_count);
+  if (q.l != in.aux.size()) return count_error("the L query", q.l, in.aux.size());
+  if (q.h != n - 1) return count_error("the H query", q.h, n - 1);
   return {};
 }
 

@@ -37,9 +37,19 @@ struct CpuProverOptions {
 // What a prover checks of its input before any work, naming what is wrong:
 // the witness's count and first value against the key (and the key's
 // queries against its header), or a bellman assignment's sizes, densities
-// and counts against the key's queries.
-Error check_witness(const ProvingKey& key, std::span<const kernels::Fr> witness);
-Error check_assignment(const ProvingKey& key, const BellmanAssignment& assignment);
+// and counts against the key's queries. `counts` are the queries' sizes
+// where their points are not in `key` (on the devices); by default the
+// key's own.
+Error check_witness(const ProvingKey& key, const QueryCounts& counts,
+                    std::span<const kernels::Fr> witness);
+Error check_assignment(const ProvingKey& key, const QueryCounts& counts,
+                       const BellmanAssignment& assignment);
+inline Error check_witness(const ProvingKey& key, std::span<const kernels::Fr> witness) {
+  return check_witness(key, key.counts(), witness);
+}
+inline Error check_assignment(const ProvingKey& key, const BellmanAssignment& assignment) {
+  return check_assignment(key, key.counts(), assignment);
+}
 
 // A proof over a snarkjs key from its witness (num_vars values, Montgomery
 // form, w[0] = 1).

@@ -56,6 +56,12 @@ struct MatrixEntry {
   kernels::Fr value;
 };
 
+// How many points each query holds: what a prover checks its input against,
+// also where the points themselves live elsewhere (on the devices).
+struct QueryCounts {
+  std::size_t h = 0, l = 0, a = 0, b_g1 = 0, b_g2 = 0;
+};
+
 struct ProvingKey {
   KeyFormat format = KeyFormat::snarkjs;
   unsigned log_n = 0;          // the domain has n = 2^log_n points
@@ -72,6 +78,7 @@ struct ProvingKey {
 
   std::size_t domain_size() const { return std::size_t{1} << log_n; }
   std::size_t num_private() const { return num_vars - num_public - 1; }
+  QueryCounts counts() const { return {h.size(), l.size(), a.size(), b_g1.size(), b_g2.size()}; }
 };
 
 }  // namespace stoker::engine::groth16

@@ -26,6 +26,23 @@ using kernels::G2Xyzz;
 // B_G2's points ride in the resident Srs as two G1-sized slots each.
 static_assert(sizeof(G2Affine) == 2 * sizeof(G1Affine) && alignof(G2Affine) <= alignof(G1Affine));
 
+namespace {
+
+// What stays on the host of a key loaded on the devices.
+g16::ProvingKey without_queries(const g16::ProvingKey& k) {
+  g16::ProvingKey out;
+  out.format = k.format;
+  out.log_n = k.log_n;
+  out.num_vars = k.num_vars;
+  out.num_public = k.num_public;
+  out.vk = k.vk;
+  out.beta_1 = k.beta_1;
+  out.delta_1 = k.delta_1;
+  return out;
+}
+
+}  // namespace
+
 Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::ProvingKey> key,
                                     std::string label, bool check_points) {
   if (!key) return Error{Errc::invalid_argument, "load_groth16_key: no key"};
@@ -91,7 +108,7 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
   auto points = engine.load_srs(slots, fill, o);
   if (!points) return points.error();
   out.points = std::move(*points);
-  out.key = std::move(key);
+  out.key = std::make_shared<const g16::ProvingKey>(without_queries(k));
   return out;
 }
 
@@ -247,7 +264,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     if (snarkjs) {
       const auto& w = o.witnesses[p];
       if (!w) return Error{Errc::invalid_argument, who + which + "no witness"};
-      if (auto e = g16::check_witness(key, *w)) return Error{e.code, who + which + e.what()};
+      if (auto e = g16::check_witness(key, gk.counts(), *w))
+        return Error{e.code, who + which + e.what()};
       proof_inputs[p].witness = w;
       // A and B over every wire, L over the private ones.
       auto& packed = proof_inputs[p].packed;
@@ -259,7 +277,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       const auto& bw = o.bellman_witnesses[p];
       if (!bw) return Error{Errc::invalid_argument, who + which + "no bellman witness"};
       const auto view = bw->view();
-      if (auto e = g16::check_assignment(key, view)) return Error{e.code, who + which + e.what()};
+      if (auto e = g16::check_assignment(key, gk.counts(), view))
+        return Error{e.code, who + which + e.what()};
       const auto scalars = g16::query_scalars(view);
       auto& packed = proof_inputs[p].packed;
       packed.a = pack_query(packed.bytes, scalars.a);

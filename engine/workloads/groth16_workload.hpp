@@ -45,9 +45,13 @@
 
 namespace stoker::engine::workloads {
 
-// A proving key loaded on an engine: the host copy and the resident
-// queries, with where each starts among the resident 96-byte slots (B_G2's
-// points take two slots each, from b2_at to the end).
+// A proving key loaded on an engine: the resident queries, with where each
+// starts among the resident 96-byte slots (B_G2's points take two slots
+// each, from b2_at to the end), and on the host what a proof needs besides:
+// `key` holds the verifying key, beta_1, delta_1 and the sizes but no
+// query points or coefficients (those of a 2^26 key are 24-30 GB, and a
+// zkey's coefficients 9 GB more, which a host that keeps several keys
+// resident cannot hold twice).
 struct Groth16Key {
   std::shared_ptr<const groth16::ProvingKey> key;
   std::shared_ptr<const groth16::ConstraintMatrices> matrices;  // snarkjs keys
@@ -55,6 +59,9 @@ struct Groth16Key {
   std::size_t h_at = 0, l_at = 0, a_at = 0, b1_at = 0, b2_at = 0;
   std::size_t g1_points() const { return b2_at; }
   std::size_t g2_points() const { return (points.points() - b2_at) / 2; }
+  groth16::QueryCounts counts() const {
+    return {l_at - h_at, a_at - l_at, b1_at - a_at, b2_at - b1_at, g2_points()};
+  }
 };
 
 // Loads `key` on every device of `engine`. With `check_points`, every point
@@ -64,6 +71,8 @@ struct Groth16Key {
 // the curve or not in G2"); read the key with PointCheck::trusted then,
 // which leaves the CPU only the coordinates' range check. Without, the
 // points are trusted (checked by the reader, or made by this process).
+// Once loaded the engine holds no reference to `key`: its points go when
+// the caller drops its own.
 Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const groth16::ProvingKey> key,
                                     std::string label = "groth16 key", bool check_points = false);
 

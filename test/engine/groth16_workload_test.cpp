@@ -62,6 +62,17 @@ void prove_and_compare(Fixture& f, g16::KeyFormat format, std::size_t constraint
   auto shared_key = std::make_shared<const g16::ProvingKey>(std::move(*key));
   auto loaded = workloads::load_groth16_key(f.engine, shared_key);
   ASSERT_TRUE(loaded) << loaded.error().what();
+  // The host keeps the verifying key and the sizes, not a second copy of
+  // the points the devices hold, and no reference to the caller's key.
+  EXPECT_EQ(shared_key.use_count(), 1);
+  const g16::ProvingKey& kept = *loaded->key;
+  EXPECT_TRUE(kept.h.empty() && kept.l.empty() && kept.a.empty() && kept.b_g1.empty() &&
+              kept.b_g2.empty() && kept.coefficients.empty());
+  EXPECT_EQ(kept.vk.ic.size(), shared_key->vk.ic.size());
+  const g16::QueryCounts want_counts = shared_key->counts(), counts = loaded->counts();
+  EXPECT_TRUE(counts.h == want_counts.h && counts.l == want_counts.l &&
+              counts.a == want_counts.a && counts.b_g1 == want_counts.b_g1 &&
+              counts.b_g2 == want_counts.b_g2);
 
   constexpr std::size_t kProofs = 3;
   workloads::Groth16Options o;

@@ -192,6 +192,7 @@ Row run_size(engine::Engine& e, boost::asio::io_context& io, unsigned log_n, con
       take(wl::load_groth16_key(e, shared, "bench prove " + at), at + ": loading");
   row.key_load_s = common::seconds_since(t0);
   row.key_mib = static_cast<double>(resident.points.bytes()) / (1 << 20);
+  shared.reset();  // the points are on the devices: the host's copy goes, as a daemon's does
 
   std::vector<double> per_proof, bound, busy, finish;
   std::vector<std::vector<double>> steps;
