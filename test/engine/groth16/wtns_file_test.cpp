@@ -105,6 +105,38 @@ TEST(WtnsFile, RefusesAValueNotBelowRNamingItsIndex) {
       {"section 2 (witness values)", "value 5 (byte " + std::to_string(v5) + ")", "not below r"}));
 }
 
+// Witnesses of millions of values are read in pieces on every thread:
+// every piece lands in its place, and of two bad values in different
+// pieces the first is named, whichever thread met it.
+TEST(WtnsFile, ReadsWitnessesOfManyPiecesAndNamesTheFirstBadValue) {
+  ScratchDir dir;
+  constexpr std::size_t kValues = 3 * 65536 + 123;  // pieces of 65536 values
+  std::vector<Fr> w(kValues);
+  w[0] = Fr::one();
+  for (std::size_t i = 1; i < kValues; ++i) w[i] = Fr::from_u64(i * 2654435761u);
+  const std::string path = dir.path("many.wtns");
+  ASSERT_FALSE(write_wtns(path, w));
+  for (unsigned threads : {1u, 4u}) {
+    auto read = read_wtns(path, threads);
+    ASSERT_TRUE(read.ok()) << read.error().what();
+    ASSERT_EQ(read->size(), kValues);
+    EXPECT_TRUE(*read == w) << threads << " threads";
+  }
+  Bytes b = read_bytes(path);
+  const std::size_t values_at = sections(b).at(2).data;
+  for (std::size_t bad : {std::size_t{2} * 65536 + 7, std::size_t{65536} + 3})
+    std::fill(b.begin() + values_at + 32 * bad, b.begin() + values_at + 32 * bad + 32, 0xff);
+  const std::string bad_path = dir.file("bad.wtns", b);
+  for (unsigned threads : {1u, 4u}) {
+    auto read = read_wtns(bad_path, threads);
+    ASSERT_FALSE(read.ok());
+    EXPECT_TRUE(names(read.error().what(),
+                      {"value 65539 (byte " + std::to_string(values_at + 32 * 65539) + ")",
+                       "not below r"}))
+        << read.error().what();
+  }
+}
+
 TEST(WtnsFile, RefusesTruncationAndCountsThatDisagree) {
   ScratchDir dir;
   const Bytes full = read_bytes(data_file("multiplier.wtns"));
