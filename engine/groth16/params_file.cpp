@@ -57,7 +57,7 @@ constexpr std::size_t encoded_bytes() {
 // that the bulk checks can name a point's byte.
 class Cursor {
  public:
-  Cursor(const InputFile& f, unsigned threads) : f_(f), threads_(threads) {}
+  explicit Cursor(const InputFile& f) : f_(f) {}
   std::uint64_t pos() const { return pos_; }
 
   template <typename Point>
@@ -88,13 +88,10 @@ class Cursor {
     return {};
   }
 
-  // `count` points read in pieces on every thread (detail/read_in_pieces.hpp)
-  // into `out`, which no one writes before: one thread's reads, a start of
-  // the threads for every 4096 points and a zero-filled `out` held a 2^18
-  // key's read to 0.25 GB/s on this project's 2-core VM.
+  // Steps over `count` points, checking that the file holds them; where
+  // they start goes to `first_byte`.
   template <typename Point>
-  Error points(const char* name, std::uint32_t count, PointVector<Point>& out,
-               std::uint64_t& first_byte) {
+  Error skip(const char* name, std::uint32_t count, std::uint64_t& first_byte) {
     constexpr std::size_t kBytes = encoded_bytes<Point>();
     const std::uint64_t total = std::uint64_t{kBytes} * count;
     if (f_.size() - pos_ < total)
@@ -102,42 +99,61 @@ class Cursor {
                              " points from " + byte_at(pos_) + " need " + std::to_string(total) +
                              " bytes, the file ends at " + byte_at(f_.size()) + " (" +
                              std::to_string(total - (f_.size() - pos_)) + " bytes missing)");
-    try {
-      out.resize(count);
-    } catch (const std::bad_alloc&) {
-      return common::host_memory_refused(
-          f_.path() + ": " + name + ": " + std::to_string(count) + " points",
-          std::size_t{count} * sizeof(Point));
-    }
     first_byte = pos_;
-    detail::PiecesStop stop;
-    try {
-      stop = detail::read_in_pieces(
-          count, kBytes, kPiece, threads_,
-          [&](std::size_t first, std::span<unsigned char> bytes) {
-            return f_.read(pos_ + first * kBytes, bytes.data(), bytes.size(), name);
-          },
-          [&](std::size_t i, const unsigned char* b) { return !decode(b, out[i]); });
-    } catch (const std::bad_alloc&) {
-      return common::host_memory_refused(f_.path() + ": " + name + ": read buffers",
-                                         std::min<std::size_t>(count, kPiece) * kBytes);
-    }
-    if (stop.error) return stop.error;
-    if (stop.bad < count) {
-      Point p;
-      return invalid(f_, std::string(name) + ": point " + std::to_string(stop.bad) + " (" +
-                             byte_at(pos_ + stop.bad * kBytes) +
-                             "): " + decode(stop.record.data(), p).message());
-    }
     pos_ += total;
     return {};
   }
 
  private:
   const InputFile& f_;
-  unsigned threads_;
   std::uint64_t pos_ = 0;
 };
+
+// Points [first, first + out.size()) of a vector whose points start at
+// byte `at`, read in pieces on every thread (detail/read_in_pieces.hpp) and
+// decoded into `out`, which no one writes before: one thread's reads, a
+// start of the threads for every 4096 points and a zero-filled `out` held a
+// 2^18 key's read to 0.25 GB/s on this project's 2-core VM.
+template <typename Point>
+Error read_encoded(const InputFile& f, const char* name, std::uint64_t at, std::size_t first,
+                   std::span<Point> out, unsigned threads) {
+  constexpr std::size_t kBytes = encoded_bytes<Point>();
+  const std::uint64_t from = at + std::uint64_t{kBytes} * first;
+  detail::PiecesStop stop;
+  try {
+    stop = detail::read_in_pieces(
+        out.size(), kBytes, kPiece, threads,
+        [&](std::size_t i, std::span<unsigned char> bytes) {
+          return f.read(from + i * kBytes, bytes.data(), bytes.size(), name);
+        },
+        [&](std::size_t i, const unsigned char* b) { return !decode(b, out[i]); });
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused(f.path() + ": " + name + ": read buffers",
+                                       std::min<std::size_t>(out.size(), kPiece) * kBytes);
+  }
+  if (stop.error) return stop.error;
+  if (stop.bad < out.size()) {
+    Point p;
+    return invalid(f, std::string(name) + ": point " + std::to_string(first + stop.bad) + " (" +
+                          byte_at(from + stop.bad * kBytes) +
+                          "): " + decode(stop.record.data(), p).message());
+  }
+  return {};
+}
+
+// A whole vector of `count` points at byte `at` into `out`.
+template <typename Point>
+Error read_vector(const InputFile& f, const char* name, std::uint64_t at, std::uint32_t count,
+                  PointVector<Point>& out, unsigned threads) {
+  try {
+    out.resize(count);
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused(f.path() + ": " + name + ": " + std::to_string(count) +
+                                           " points",
+                                       std::size_t{count} * sizeof(Point));
+  }
+  return read_encoded(f, name, at, 0, std::span<Point>(out), threads);
+}
 
 template <typename Point>
 Error check_points(const InputFile& f, const char* name, const PointVector<Point>& points,
@@ -151,7 +167,7 @@ Error check_points(const InputFile& f, const char* name, const PointVector<Point
 
 // The six points of the header and IC, which are all a verifier needs.
 Error read_head(const InputFile& f, Cursor& c, ProvingKey& k, std::uint64_t& at_ic,
-                PointCheck check) {
+                PointCheck check, unsigned threads) {
   if (Error e = c.point("alpha_g1", k.vk.alpha_1, check)) return e;
   if (Error e = c.point("beta_g1", k.beta_1, check)) return e;
   if (Error e = c.point("beta_g2", k.vk.beta_2, check)) return e;
@@ -164,7 +180,8 @@ Error read_head(const InputFile& f, Cursor& c, ProvingKey& k, std::uint64_t& at_
   if (n_ic == 0)
     return invalid(f, "the IC count at " + byte_at(count_at) +
                           " is 0; IC needs a point for the constant wire 1 at least");
-  return c.points("IC", n_ic, k.vk.ic, at_ic);
+  if (Error e = c.skip<G1Affine>("IC", n_ic, at_ic)) return e;
+  return read_vector(f, "IC", at_ic, n_ic, k.vk.ic, threads);
 }
 
 Result<VerifyingKey> read_params_vk_body(const std::string& path, PointCheck check,
@@ -172,35 +189,42 @@ Result<VerifyingKey> read_params_vk_body(const std::string& path, PointCheck che
   auto opened = InputFile::open(path);
   if (!opened) return std::move(opened).error();
   const InputFile& f = *opened;
-  Cursor c(f, threads);
+  Cursor c(f);
   ProvingKey k;
   std::uint64_t at_ic = 0;
-  if (Error e = read_head(f, c, k, at_ic, check)) return e;
+  if (Error e = read_head(f, c, k, at_ic, check, threads)) return e;
   if (Error e = check_points(f, "IC", k.vk.ic, at_ic, check, threads)) return e;
   return std::move(k.vk);
 }
 
-Result<ProvingKey> read_params_body(const std::string& path, PointCheck check, unsigned threads) {
-  auto opened = InputFile::open(path);
-  if (!opened) return std::move(opened).error();
-  const InputFile& f = *opened;
-  Cursor c(f, threads);
-  ProvingKey k;
+// Where the queries lie: the first byte of each one's points, in Query's
+// order (H, L, A, B_G1, B_G2).
+struct Layout {
+  std::uint64_t at_ic = 0;
+  std::uint64_t at[5] = {};
+};
+
+// The head and IC read, the counts walked and checked against each other
+// and the file's size (no query's points read); `k` gets the head, the
+// shape and `counts` the queries' sizes.
+Error read_layout(const InputFile& f, PointCheck check, unsigned threads, ProvingKey& k,
+                  QueryCounts& counts, Layout& at) {
+  Cursor c(f);
   k.format = KeyFormat::bellman;
-  std::uint64_t at_ic = 0, at_h = 0, at_l = 0, at_a = 0, at_b1 = 0, at_b2 = 0;
-  if (Error e = read_head(f, c, k, at_ic, check)) return e;
+  if (Error e = read_head(f, c, k, at.at_ic, check, threads)) return e;
   const auto n_ic = static_cast<std::uint32_t>(k.vk.ic.size());
   std::uint32_t n_h = 0, n_l = 0, n_a = 0, n_b1 = 0, n_b2 = 0;
+  auto& at_q = at.at;
 
   std::uint64_t count_at = c.pos();
   if (Error e = c.count("H", n_h)) return e;
   if (!std::has_single_bit(std::uint64_t{n_h} + 1))
     return invalid(f, "the H count " + std::to_string(n_h) + " at " + byte_at(count_at) +
                           " is not n - 1 for a power of two n");
-  if (Error e = c.points("H", n_h, k.h, at_h)) return e;
+  if (Error e = c.skip<G1Affine>("H", n_h, at_q[0])) return e;
 
   if (Error e = c.count("L", n_l)) return e;
-  if (Error e = c.points("L", n_l, k.l, at_l)) return e;
+  if (Error e = c.skip<G1Affine>("L", n_l, at_q[1])) return e;
   const std::uint64_t n_vars = std::uint64_t{n_ic} + n_l;
 
   count_at = c.pos();
@@ -208,14 +232,14 @@ Result<ProvingKey> read_params_body(const std::string& path, PointCheck check, u
   if (n_a > n_vars)
     return invalid(f, "the A count " + std::to_string(n_a) + " at " + byte_at(count_at) +
                           " exceeds the IC + L = " + std::to_string(n_vars) + " wires");
-  if (Error e = c.points("A", n_a, k.a, at_a)) return e;
+  if (Error e = c.skip<G1Affine>("A", n_a, at_q[2])) return e;
 
   count_at = c.pos();
   if (Error e = c.count("B_G1", n_b1)) return e;
   if (n_b1 > n_vars)
     return invalid(f, "the B_G1 count " + std::to_string(n_b1) + " at " + byte_at(count_at) +
                           " exceeds the IC + L = " + std::to_string(n_vars) + " wires");
-  if (Error e = c.points("B_G1", n_b1, k.b_g1, at_b1)) return e;
+  if (Error e = c.skip<G1Affine>("B_G1", n_b1, at_q[3])) return e;
 
   count_at = c.pos();
   if (Error e = c.count("B_G2", n_b2)) return e;
@@ -223,22 +247,90 @@ Result<ProvingKey> read_params_body(const std::string& path, PointCheck check, u
     return invalid(f, "the B_G2 count " + std::to_string(n_b2) + " at " + byte_at(count_at) +
                           " differs from the B_G1 count " + std::to_string(n_b1) +
                           " (both hold the wires of the B density)");
-  if (Error e = c.points("B_G2", n_b2, k.b_g2, at_b2)) return e;
+  if (Error e = c.skip<G2Affine>("B_G2", n_b2, at_q[4])) return e;
   if (c.pos() != f.size())
     return invalid(
         f, std::to_string(f.size() - c.pos()) + " bytes after B_G2, from " + byte_at(c.pos()));
 
-  if (Error e = check_points(f, "IC", k.vk.ic, at_ic, check, threads)) return e;
-  if (Error e = check_points(f, "H", k.h, at_h, check, threads)) return e;
-  if (Error e = check_points(f, "L", k.l, at_l, check, threads)) return e;
-  if (Error e = check_points(f, "A", k.a, at_a, check, threads)) return e;
-  if (Error e = check_points(f, "B_G1", k.b_g1, at_b1, check, threads)) return e;
-  if (Error e = check_points(f, "B_G2", k.b_g2, at_b2, check, threads)) return e;
-
   k.log_n = static_cast<unsigned>(std::countr_zero(std::uint64_t{n_h} + 1));
   k.num_public = n_ic - 1;
   k.num_vars = static_cast<std::size_t>(n_vars);
+  counts = QueryCounts{n_h, n_l, n_a, n_b1, n_b2};
+  return {};
+}
+
+Result<ProvingKey> read_params_body(const std::string& path, PointCheck check, unsigned threads) {
+  auto opened = InputFile::open(path);
+  if (!opened) return std::move(opened).error();
+  const InputFile& f = *opened;
+  ProvingKey k;
+  QueryCounts n;
+  Layout at;
+  if (Error e = read_layout(f, check, threads, k, n, at)) return e;
+  const auto u32 = [](std::size_t v) { return static_cast<std::uint32_t>(v); };
+  if (Error e = read_vector(f, "H", at.at[0], u32(n.h), k.h, threads)) return e;
+  if (Error e = read_vector(f, "L", at.at[1], u32(n.l), k.l, threads)) return e;
+  if (Error e = read_vector(f, "A", at.at[2], u32(n.a), k.a, threads)) return e;
+  if (Error e = read_vector(f, "B_G1", at.at[3], u32(n.b_g1), k.b_g1, threads)) return e;
+  if (Error e = read_vector(f, "B_G2", at.at[4], u32(n.b_g2), k.b_g2, threads)) return e;
+
+  if (Error e = check_points(f, "IC", k.vk.ic, at.at_ic, check, threads)) return e;
+  if (Error e = check_points(f, "H", k.h, at.at[0], check, threads)) return e;
+  if (Error e = check_points(f, "L", k.l, at.at[1], check, threads)) return e;
+  if (Error e = check_points(f, "A", k.a, at.at[2], check, threads)) return e;
+  if (Error e = check_points(f, "B_G1", k.b_g1, at.at[3], check, threads)) return e;
+  if (Error e = check_points(f, "B_G2", k.b_g2, at.at[4], check, threads)) return e;
   return k;
+}
+
+// The file form for a load onto devices (key_file.hpp).
+class ParamsKeyFile final : public KeyFile {
+ public:
+  ParamsKeyFile(InputFile f, ProvingKey head, QueryCounts counts, Layout at)
+      : f_(std::move(f)), at_(at) {
+    head_ = std::move(head);
+    counts_ = counts;
+  }
+  const std::string& path() const noexcept override { return f_.path(); }
+
+  Error read(Query q, std::size_t first, std::span<G1Affine> out,
+             unsigned threads) const override {
+    if (q == Query::b_g2) return out_of_range(q, first, out.size());
+    if (Error e = in_range(q, first, out.size())) return e;
+    return read_encoded(f_, query_name(q), at_.at[static_cast<int>(q)], first, out, threads);
+  }
+  Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads) const override {
+    if (Error e = in_range(Query::b_g2, first, out.size())) return e;
+    return read_encoded(f_, "B_G2", at_.at[4], first, out, threads);
+  }
+
+ private:
+  Error in_range(Query q, std::size_t first, std::size_t n) const {
+    const std::size_t have = count_of(counts_, q);
+    if (first > have || n > have - first) return out_of_range(q, first, n);
+    return {};
+  }
+  Error out_of_range(Query q, std::size_t first, std::size_t n) const {
+    return Error{Errc::invalid_argument,
+                 f_.path() + ": " + query_name(q) + " points [" + std::to_string(first) + ", " +
+                     std::to_string(first + n) + ") asked for, of " +
+                     std::to_string(count_of(counts_, q)) + " " +
+                     (q == Query::b_g2 ? "G2 points" : "G1 points")};
+  }
+
+  InputFile f_;
+  Layout at_;
+};
+
+Result<std::unique_ptr<KeyFile>> open_params_body(const std::string& path, unsigned threads) {
+  auto opened = InputFile::open(path);
+  if (!opened) return std::move(opened).error();
+  ProvingKey k;
+  QueryCounts n;
+  Layout at;
+  if (Error e = read_layout(*opened, PointCheck::trusted, threads, k, n, at)) return e;
+  return std::unique_ptr<KeyFile>(
+      std::make_unique<ParamsKeyFile>(std::move(*opened), std::move(k), n, at));
 }
 
 std::string key_problem(const ProvingKey& k) {
@@ -326,6 +418,16 @@ Result<ProvingKey> read_params(const std::string& path, PointCheck check, unsign
     return read_params_body(path, check, threads);
   } catch (const std::bad_alloc&) {
     return common::host_memory_refused(path + ": reading the key");
+  } catch (const std::exception& e) {
+    return Error{Errc::io_error, path + ": " + e.what()};
+  }
+}
+
+Result<std::unique_ptr<KeyFile>> open_params(const std::string& path, unsigned threads) {
+  try {
+    return open_params_body(path, threads);
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused(path + ": opening the key");
   } catch (const std::exception& e) {
     return Error{Errc::io_error, path + ": " + e.what()};
   }

@@ -20,9 +20,11 @@
 // on `threads` threads. No exception escapes; thread safe.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "common/error.hpp"
+#include "engine/groth16/key_file.hpp"
 #include "engine/groth16/point_check.hpp"
 #include "engine/groth16/proving_key.hpp"
 
@@ -31,6 +33,12 @@ namespace stoker::engine::groth16 {
 // threads == 0: the hardware's.
 Result<ProvingKey> read_params(const std::string& path, PointCheck check = PointCheck::full,
                                unsigned threads = 0);
+
+// The file opened for a load onto devices (key_file.hpp): the head's points
+// and IC read (their encoding and coordinates checked; curve and subgroup
+// are the load's), every count and the file's size checked as read_params
+// checks them, the queries' points left in the file.
+Result<std::unique_ptr<KeyFile>> open_params(const std::string& path, unsigned threads = 0);
 
 // The verifying key alone (the header's points and IC, checked as above):
 // what a verifier reads of a file that may run to tens of gigabytes.

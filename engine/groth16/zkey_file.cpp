@@ -2,10 +2,12 @@
 #include "engine/groth16/zkey_file.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -120,6 +122,34 @@ std::string at_byte(std::uint64_t offset) {
   return "byte " + std::to_string(offset);
 }
 
+// Points [first, first + out.size()) of a section straight into `out`, in
+// pieces on every thread (one thread's reads of a page-cached key ran at
+// 1.2 GB/s: a 2^24 zkey's 13.2 GB in 10.8 s on the GPU machine), each
+// piece's coordinates checked below q by the thread that read it.
+template <typename Point>
+Error read_range(const BinFileReader& f, const Section& s, std::size_t first, std::span<Point> out,
+                 unsigned threads) {
+  constexpr std::size_t kPiece = std::size_t{4} << 20;  // bytes a read
+  constexpr std::size_t per_piece = std::max<std::size_t>(1, kPiece / sizeof(Point));
+  const std::size_t count = out.size(), pieces = (count + per_piece - 1) / per_piece;
+  std::vector<Error> failed(pieces);
+  std::vector<std::optional<BadPoint>> bad(pieces);
+  const std::size_t first_bad_piece = detail::first_failure(pieces, threads, 1, [&](std::size_t i) {
+    const std::size_t at = i * per_piece, n = std::min(per_piece, count - at);
+    failed[i] = f.read(s, (first + at) * sizeof(Point), out.data() + at, n * sizeof(Point));
+    if (failed[i]) return false;
+    bad[i] = find_bad_point(std::span<const Point>(out.data() + at, n), PointCheck::trusted, 1);
+    if (bad[i]) bad[i]->index += at;
+    return !bad[i];
+  });
+  if (first_bad_piece == pieces) return {};
+  if (failed[first_bad_piece]) return std::move(failed[first_bad_piece]);
+  const std::size_t index = first + bad[first_bad_piece]->index;
+  return f.error(s.id, "point " + std::to_string(index) + " (" +
+                           at_byte(s.offset + index * sizeof(Point)) +
+                           "): " + bad[first_bad_piece]->reason);
+}
+
 // Reads `count` points of a section straight into `out` and checks them.
 template <typename Point>
 Error read_points(const BinFileReader& f, const Section& s, std::size_t count,
@@ -130,18 +160,8 @@ Error read_points(const BinFileReader& f, const Section& s, std::size_t count,
     return common::host_memory_refused(f.where(s.id) + ": " + std::to_string(count) + " points",
                                        count * sizeof(Point));
   }
-  // In pieces on every thread: one thread's reads of a page-cached key ran
-  // at 1.2 GB/s (a 2^24 zkey's 13.2 GB in 10.8 s on the GPU machine).
-  constexpr std::size_t kPiece = std::size_t{64} << 20;  // bytes a read
-  const std::size_t per_piece = std::max<std::size_t>(1, kPiece / sizeof(Point));
-  const std::size_t pieces = (count + per_piece - 1) / per_piece;
-  std::vector<Error> failed(pieces);
-  const std::size_t first_bad_piece = detail::first_failure(pieces, threads, 1, [&](std::size_t i) {
-    const std::size_t first = i * per_piece, n = std::min(per_piece, count - first);
-    failed[i] = f.read(s, first * sizeof(Point), out.data() + first, n * sizeof(Point));
-    return !failed[i];
-  });
-  if (first_bad_piece < pieces) return failed[first_bad_piece];
+  if (Error e = read_range(f, s, 0, std::span<Point>(out), threads)) return e;
+  if (check == PointCheck::trusted) return {};
   if (auto bad = find_bad_point(std::span<const Point>(out), check, threads))
     return f.error(s.id, "point " + std::to_string(bad->index) + " (" +
                              at_byte(s.offset + bad->index * sizeof(Point)) + "): " + bad->reason);
@@ -318,43 +338,120 @@ Error read_coefficients(const BinFileReader& f, const Section& s, const Header& 
   return {};
 }
 
-Result<ProvingKey> read_zkey_body(const std::string& path, PointCheck check, unsigned threads) {
-  auto opened = BinFileReader::open(path, "zkey", section_name);
-  if (!opened) return std::move(opened).error();
-  const BinFileReader& f = *opened;
+// The sections a key's parts lie in, by id (1 to 9).
+using Sections = std::array<Section, kH + 1>;
+
+// Everything but the queries' points: the protocol, the header, the
+// sections' sizes against its counts, the coefficients and IC into `key`.
+Error read_layout(const BinFileReader& f, PointCheck check, unsigned threads, ProvingKey& key,
+                  Sections& sec) {
   if (f.version() != kVersion)
-    return Error{Errc::invalid_argument, path + ": zkey version " + std::to_string(f.version()) +
+    return Error{Errc::invalid_argument, f.path() + ": zkey version " +
+                                             std::to_string(f.version()) +
                                              "; stoker reads version 1 (snarkjs 0.7)"};
   auto protocol = f.require(kProtocol);
   if (!protocol) return std::move(protocol).error();
   if (Error e = check_protocol(f, **protocol)) return e;
 
-  const Section* sec[kH + 1] = {};
   for (std::uint32_t id = kHeader; id <= kH; ++id) {
     auto s = f.require(id);
     if (!s) return std::move(s).error();
-    sec[id] = *s;
+    sec[id] = **s;
   }
-  ProvingKey key;
-  auto h = read_header(f, *sec[kHeader], check, key);
+  auto h = read_header(f, sec[kHeader], check, key);
   if (!h) return std::move(h).error();
   const std::uint64_t n_private = std::uint64_t{h->n_vars} - h->n_public - 1;
-  if (Error e = expect_size(f, *sec[kIc], kG1, std::uint64_t{h->n_public} + 1, "nPublic + 1"))
+  if (Error e = expect_size(f, sec[kIc], kG1, std::uint64_t{h->n_public} + 1, "nPublic + 1"))
     return e;
-  if (Error e = expect_size(f, *sec[kA], kG1, h->n_vars, "nVars")) return e;
-  if (Error e = expect_size(f, *sec[kB1], kG1, h->n_vars, "nVars")) return e;
-  if (Error e = expect_size(f, *sec[kB2], kG2, h->n_vars, "nVars")) return e;
-  if (Error e = expect_size(f, *sec[kC], kG1, n_private, "nVars - nPublic - 1")) return e;
-  if (Error e = expect_size(f, *sec[kH], kG1, h->domain_size, "domainSize")) return e;
+  if (Error e = expect_size(f, sec[kA], kG1, h->n_vars, "nVars")) return e;
+  if (Error e = expect_size(f, sec[kB1], kG1, h->n_vars, "nVars")) return e;
+  if (Error e = expect_size(f, sec[kB2], kG2, h->n_vars, "nVars")) return e;
+  if (Error e = expect_size(f, sec[kC], kG1, n_private, "nVars - nPublic - 1")) return e;
+  if (Error e = expect_size(f, sec[kH], kG1, h->domain_size, "domainSize")) return e;
 
-  if (Error e = read_coefficients(f, *sec[kCoefs], *h, threads, key.coefficients)) return e;
-  if (Error e = read_points(f, *sec[kIc], h->n_public + 1, key.vk.ic, check, threads)) return e;
-  if (Error e = read_points(f, *sec[kA], h->n_vars, key.a, check, threads)) return e;
-  if (Error e = read_points(f, *sec[kB1], h->n_vars, key.b_g1, check, threads)) return e;
-  if (Error e = read_points(f, *sec[kB2], h->n_vars, key.b_g2, check, threads)) return e;
-  if (Error e = read_points(f, *sec[kC], n_private, key.l, check, threads)) return e;
-  if (Error e = read_points(f, *sec[kH], h->domain_size, key.h, check, threads)) return e;
+  if (Error e = read_coefficients(f, sec[kCoefs], *h, threads, key.coefficients)) return e;
+  return read_points(f, sec[kIc], h->n_public + 1, key.vk.ic, check, threads);
+}
+
+Result<ProvingKey> read_zkey_body(const std::string& path, PointCheck check, unsigned threads) {
+  auto opened = BinFileReader::open(path, "zkey", section_name);
+  if (!opened) return std::move(opened).error();
+  const BinFileReader& f = *opened;
+  ProvingKey key;
+  Sections sec;
+  if (Error e = read_layout(f, check, threads, key, sec)) return e;
+  const std::size_t n_private = key.num_private();
+  if (Error e = read_points(f, sec[kA], key.num_vars, key.a, check, threads)) return e;
+  if (Error e = read_points(f, sec[kB1], key.num_vars, key.b_g1, check, threads)) return e;
+  if (Error e = read_points(f, sec[kB2], key.num_vars, key.b_g2, check, threads)) return e;
+  if (Error e = read_points(f, sec[kC], n_private, key.l, check, threads)) return e;
+  if (Error e = read_points(f, sec[kH], key.domain_size(), key.h, check, threads)) return e;
   return key;
+}
+
+// The file form for a load onto devices (key_file.hpp).
+class ZkeyKeyFile final : public KeyFile {
+ public:
+  ZkeyKeyFile(BinFileReader f, ProvingKey head, const Sections& sec)
+      : f_(std::move(f)), sec_(sec) {
+    head_ = std::move(head);
+    counts_ = QueryCounts{head_.domain_size(), head_.num_private(), head_.num_vars,
+                          head_.num_vars, head_.num_vars};
+  }
+  const std::string& path() const noexcept override { return f_.path(); }
+
+  Error read(Query q, std::size_t first, std::span<G1Affine> out,
+             unsigned threads) const override {
+    if (q == Query::b_g2) return out_of_range(q, first, out.size());
+    if (Error e = in_range(q, first, out.size())) return e;
+    return read_range(f_, sec_[section_of(q)], first, out, threads);
+  }
+  Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads) const override {
+    if (Error e = in_range(Query::b_g2, first, out.size())) return e;
+    return read_range(f_, sec_[kB2], first, out, threads);
+  }
+
+ private:
+  static std::uint32_t section_of(Query q) {
+    switch (q) {
+      case Query::h:
+        return kH;
+      case Query::l:
+        return kC;
+      case Query::a:
+        return kA;
+      case Query::b_g1:
+        return kB1;
+      case Query::b_g2:
+        return kB2;
+    }
+    return kH;
+  }
+  Error in_range(Query q, std::size_t first, std::size_t n) const {
+    const std::size_t have = count_of(counts_, q);
+    if (first > have || n > have - first) return out_of_range(q, first, n);
+    return {};
+  }
+  Error out_of_range(Query q, std::size_t first, std::size_t n) const {
+    return Error{Errc::invalid_argument,
+                 f_.path() + ": " + query_name(q) + " points [" + std::to_string(first) + ", " +
+                     std::to_string(first + n) + ") asked for, of " +
+                     std::to_string(count_of(counts_, q)) + " " +
+                     (q == Query::b_g2 ? "G2 points" : "G1 points")};
+  }
+
+  BinFileReader f_;
+  Sections sec_;
+};
+
+Result<std::unique_ptr<KeyFile>> open_zkey_body(const std::string& path, unsigned threads) {
+  auto opened = BinFileReader::open(path, "zkey", section_name);
+  if (!opened) return std::move(opened).error();
+  ProvingKey key;
+  Sections sec;
+  if (Error e = read_layout(*opened, PointCheck::trusted, threads, key, sec)) return e;
+  return std::unique_ptr<KeyFile>(
+      std::make_unique<ZkeyKeyFile>(std::move(*opened), std::move(key), sec));
 }
 
 // What is inconsistent in a key to be written, or empty.
@@ -458,6 +555,16 @@ Error write_zkey_body(const std::string& path, const ProvingKey& k) {
 }
 
 }  // namespace
+
+Result<std::unique_ptr<KeyFile>> open_zkey(const std::string& path, unsigned threads) {
+  try {
+    return open_zkey_body(path, threads);
+  } catch (const std::bad_alloc&) {
+    return common::host_memory_refused(path + ": opening the key");
+  } catch (const std::exception& e) {
+    return Error{Errc::io_error, path + ": " + e.what()};
+  }
+}
 
 Result<ProvingKey> read_zkey(const std::string& path, PointCheck check, unsigned threads) {
   try {

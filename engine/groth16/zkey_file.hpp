@@ -19,9 +19,11 @@
 // No exception escapes; thread safe (nothing shared between calls).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "common/error.hpp"
+#include "engine/groth16/key_file.hpp"
 #include "engine/groth16/point_check.hpp"
 #include "engine/groth16/proving_key.hpp"
 
@@ -30,6 +32,12 @@ namespace stoker::engine::groth16 {
 // threads == 0: the hardware's, for the point checks and decoding.
 Result<ProvingKey> read_zkey(const std::string& path, PointCheck check = PointCheck::full,
                              unsigned threads = 0);
+
+// The file opened for a load onto devices (key_file.hpp): everything
+// read_zkey checks but the queries' points, which stay in the file (IC and
+// the header's points read, their coordinates checked; curve and subgroup
+// are the load's).
+Result<std::unique_ptr<KeyFile>> open_zkey(const std::string& path, unsigned threads = 0);
 
 // Writes a key of format snarkjs as a zkey: sections 1 to 10 in order,
 // section 10 a minimal MPC section (a zero circuit hash, no

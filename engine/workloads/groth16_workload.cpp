@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <new>
 #include <tuple>
 
+#include "common/host_memory_limit.hpp"
 #include "engine/groth16/cpu_prover.hpp"
 #include "engine/groth16/proof_assembly.hpp"
 #include "kernels/detail/msm_group.hpp"
@@ -43,72 +46,181 @@ g16::ProvingKey without_queries(const g16::ProvingKey& k) {
 
 }  // namespace
 
-Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::ProvingKey> key,
-                                    std::string label, bool check_points) {
-  if (!key) return Error{Errc::invalid_argument, "load_groth16_key: no key"};
-  const g16::ProvingKey& k = *key;
-  Groth16Key out;
-  if (k.format == g16::KeyFormat::snarkjs) {
-    auto m = g16::ConstraintMatrices::from(k);
-    if (!m) return m.error();
-    out.matrices = std::make_shared<const g16::ConstraintMatrices>(std::move(*m));
-  }
-  // The queries go up as they are, gathered chunk by chunk into the pinned
-  // blocks; a snarkjs key's H through the permutation into NTT order on
-  // the way (a permuted copy first took 6.4 GB more and a pass over it at
-  // 2^26).
-  const bool snarkjs = k.format == g16::KeyFormat::snarkjs;
-  if (snarkjs && k.h.size() != k.domain_size())
-    return Error{Errc::invalid_argument, label + ": H holds " + std::to_string(k.h.size()) +
+namespace {
+
+// Where a load takes a key's points from: a range of one G1 query's points,
+// or of B_G2's.
+struct QuerySource {
+  std::function<Error(g16::Query, std::size_t first, std::span<G1Affine> out)> g1;
+  std::function<Error(std::size_t first, std::span<G2Affine> out)> b_g2;
+};
+
+// The queries of a key of shape `head` and sizes `n` onto every device,
+// chunk by chunk into the pinned blocks, read from `source`; a snarkjs
+// key's H from `snarkjs_h` (all of it, in the file's order) through the
+// permutation into NTT order on the way (a permuted copy first took 6.4 GB
+// more and a pass over it at 2^26).
+Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
+                                const g16::QueryCounts& n, std::span<const G1Affine> snarkjs_h,
+                                const QuerySource& source, std::string label, bool check_points,
+                                std::size_t chunk_points) {
+  const bool snarkjs = head.format == g16::KeyFormat::snarkjs;
+  if (snarkjs && (n.h != head.domain_size() || snarkjs_h.size() != n.h))
+    return Error{Errc::invalid_argument, label + ": H holds " + std::to_string(n.h) +
                                              " points for a domain of " +
-                                             std::to_string(k.domain_size())};
-  out.l_at = k.h.size();
-  out.a_at = out.l_at + k.l.size();
-  out.b1_at = out.a_at + k.a.size();
-  out.b2_at = out.b1_at + k.b_g1.size();
-  const std::span<const G1Affine> b2_slots(reinterpret_cast<const G1Affine*>(k.b_g2.data()),
-                                           2 * k.b_g2.size());
-  const std::span<const G1Affine> queries[] = {k.h, k.l, k.a, k.b_g1, b2_slots};
-  const std::span<const std::span<const G1Affine>> all(queries);
-  SrsFill fill = gather_segments(snarkjs ? all.subspan(1) : all);
-  if (snarkjs)
-    fill = [rest = std::move(fill), h = std::span<const G1Affine>(k.h),
-            to_snarkjs = kernels::NttToSnarkjsIndex(k.log_n)](std::size_t first,
-                                                              std::span<G1Affine> to) -> Error {
-      const std::size_t in_h = first < h.size() ? std::min(to.size(), h.size() - first) : 0;
-      kernels::detail::parallel_for(
-          in_h, 0,
-          [&](std::size_t b, std::size_t e) {
-            for (std::size_t i = b; i < e; ++i) to[i] = h[to_snarkjs(first + i)];
-          },
-          std::size_t{1} << 16);
-      if (in_h == to.size()) return {};
-      return rest(first + in_h - h.size(), to.subspan(in_h));
-    };
+                                             std::to_string(head.domain_size())};
+  if (n.b_g2 != n.b_g1)
+    return Error{Errc::invalid_argument, label + ": B_G1 holds " + std::to_string(n.b_g1) +
+                                             " points and B_G2 " + std::to_string(n.b_g2)};
+  Groth16Key out;
+  out.l_at = n.h;
+  out.a_at = out.l_at + n.l;
+  out.b1_at = out.a_at + n.a;
+  out.b2_at = out.b1_at + n.b_g1;
+  const std::size_t slots = out.b2_at + 2 * n.b_g2;
+  const std::size_t starts[] = {out.h_at, out.l_at, out.a_at, out.b1_at, out.b2_at};
+  const g16::Query g1_queries[] = {g16::Query::h, g16::Query::l, g16::Query::a,
+                                   g16::Query::b_g1};
+  const kernels::NttToSnarkjsIndex to_snarkjs(head.log_n);
+  const SrsFill fill = [&](std::size_t first, std::span<G1Affine> to) -> Error {
+    for (std::size_t done = 0; done < to.size();) {
+      const std::size_t slot = first + done;
+      if (slot < out.b2_at) {
+        // The G1 query holding `slot`: the last that starts at or before it
+        // (an empty query starts where the next does).
+        std::size_t q = 3;
+        while (starts[q] > slot) --q;
+        const std::size_t at = slot - starts[q];
+        const std::span<G1Affine> dst = to.subspan(done, std::min(starts[q + 1] - slot, to.size() - done));
+        if (q == 0 && snarkjs) {
+          kernels::detail::parallel_for(
+              dst.size(), 0,
+              [&](std::size_t b, std::size_t e) {
+                for (std::size_t i = b; i < e; ++i) dst[i] = snarkjs_h[to_snarkjs(at + i)];
+              },
+              std::size_t{1} << 16);
+        } else if (Error e = source.g1(g1_queries[q], at, dst)) {
+          return e;
+        }
+        done += dst.size();
+        continue;
+      }
+      // B_G2, two slots a point: a point split by the chunk's edges is read
+      // whole and the half in this chunk copied.
+      const std::size_t rel = slot - out.b2_at, left = to.size() - done;
+      if (rel % 2 == 1 || left == 1) {
+        G2Affine p;
+        if (Error e = source.b_g2(rel / 2, std::span<G2Affine>(&p, 1))) return e;
+        std::memcpy(&to[done], reinterpret_cast<const G1Affine*>(&p) + rel % 2, sizeof(G1Affine));
+        done += 1;
+        continue;
+      }
+      const std::size_t whole = left / 2;
+      if (Error e = source.b_g2(rel / 2, std::span<G2Affine>(
+                                              reinterpret_cast<G2Affine*>(to.data() + done), whole)))
+        return e;
+      done += 2 * whole;
+    }
+    return Error{};
+  };
   SrsLoadOptions o;
   o.trust_points = !check_points;
   o.g2_from = out.b2_at;
+  o.chunk_points = chunk_points;
   // A bad point named by its query and its index there, as the key's
   // readers name them (H by its index in the key, not in NTT order).
-  o.name_point = [&out, &k](std::size_t slot) {
+  o.name_point = [&out, &to_snarkjs, snarkjs](std::size_t slot) {
     const auto named = [](const char* query, std::size_t i) {
       return std::string(query) + " point " + std::to_string(i);
     };
-    if (slot < out.l_at)
-      return named("H", k.format == g16::KeyFormat::snarkjs
-                            ? kernels::NttToSnarkjsIndex(k.log_n)(slot)
-                            : slot);
+    if (slot < out.l_at) return named("H", snarkjs ? to_snarkjs(slot) : slot);
     if (slot < out.a_at) return named("L", slot - out.l_at);
     if (slot < out.b1_at) return named("A", slot - out.a_at);
     if (slot < out.b2_at) return named("B_G1", slot - out.b1_at);
     return named("B_G2", (slot - out.b2_at) / 2);
   };
   o.label = std::move(label);
-  const std::size_t slots = out.b2_at + b2_slots.size();
   auto points = engine.load_srs(slots, fill, o);
   if (!points) return points.error();
   out.points = std::move(*points);
-  out.key = std::make_shared<const g16::ProvingKey>(without_queries(k));
+  out.key = std::make_shared<const g16::ProvingKey>(without_queries(head));
+  return out;
+}
+
+// A's, B's and L's points copied out of the key's vectors on every thread.
+template <typename Point>
+void copy_range(std::span<const Point> from, std::size_t first, std::span<Point> to) {
+  kernels::detail::parallel_for(
+      to.size(), 0,
+      [&](std::size_t b, std::size_t e) {
+        std::copy(from.begin() + static_cast<std::ptrdiff_t>(first + b),
+                  from.begin() + static_cast<std::ptrdiff_t>(first + e),
+                  to.begin() + static_cast<std::ptrdiff_t>(b));
+      },
+      std::size_t{1} << 16);
+}
+
+}  // namespace
+
+Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::ProvingKey> key,
+                                    std::string label, bool check_points,
+                                    std::size_t chunk_points) {
+  if (!key) return Error{Errc::invalid_argument, "load_groth16_key: no key"};
+  const g16::ProvingKey& k = *key;
+  std::shared_ptr<const g16::ConstraintMatrices> matrices;
+  if (k.format == g16::KeyFormat::snarkjs) {
+    auto m = g16::ConstraintMatrices::from(k);
+    if (!m) return m.error();
+    matrices = std::make_shared<const g16::ConstraintMatrices>(std::move(*m));
+  }
+  QuerySource source;
+  source.g1 = [&k](g16::Query q, std::size_t first, std::span<G1Affine> out) -> Error {
+    const auto& v = q == g16::Query::h   ? k.h
+                    : q == g16::Query::l ? k.l
+                    : q == g16::Query::a ? k.a
+                                         : k.b_g1;
+    copy_range(std::span<const G1Affine>(v), first, out);
+    return {};
+  };
+  source.b_g2 = [&k](std::size_t first, std::span<G2Affine> out) -> Error {
+    copy_range(std::span<const G2Affine>(k.b_g2), first, out);
+    return {};
+  };
+  auto out = load_queries(engine, k, k.counts(), k.h, source, std::move(label), check_points,
+                          chunk_points);
+  if (out) out->matrices = std::move(matrices);
+  return out;
+}
+
+Result<Groth16Key> load_groth16_key(Engine& engine, g16::KeyFile& file, std::string label,
+                                    bool check_points, std::size_t chunk_points) {
+  g16::ProvingKey& head = file.head();
+  const g16::QueryCounts n = file.counts();
+  std::shared_ptr<const g16::ConstraintMatrices> matrices;
+  g16::PointVector<G1Affine> h;  // a snarkjs key's, for its permutation
+  if (head.format == g16::KeyFormat::snarkjs) {
+    auto m = g16::ConstraintMatrices::from(head);
+    if (!m) return m.error();
+    matrices = std::make_shared<const g16::ConstraintMatrices>(std::move(*m));
+    head.coefficients = {};  // 64 bytes a term: 9 GB at 2^26, in the matrices now
+    try {
+      h.resize(n.h);
+    } catch (const std::bad_alloc&) {
+      return common::host_memory_refused(label + ": H's " + std::to_string(n.h) + " points",
+                                         n.h * sizeof(G1Affine));
+    }
+    if (Error e = file.read(g16::Query::h, 0, std::span<G1Affine>(h))) return e;
+  }
+  QuerySource source;
+  source.g1 = [&file](g16::Query q, std::size_t first, std::span<G1Affine> out) {
+    return file.read(q, first, out);
+  };
+  source.b_g2 = [&file](std::size_t first, std::span<G2Affine> out) {
+    return file.read_b_g2(first, out);
+  };
+  auto out =
+      load_queries(engine, head, n, h, source, std::move(label), check_points, chunk_points);
+  if (out) out->matrices = std::move(matrices);
   return out;
 }
 

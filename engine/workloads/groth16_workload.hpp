@@ -37,6 +37,7 @@
 #include "engine/groth16/bellman_witness.hpp"
 #include "engine/groth16/constraint_matrices.hpp"
 #include "engine/groth16/proof.hpp"
+#include "engine/groth16/key_file.hpp"
 #include "engine/groth16/proof_randomness.hpp"
 #include "engine/groth16/proving_key.hpp"
 #include "engine/job.hpp"
@@ -73,8 +74,22 @@ struct Groth16Key {
 // points are trusted (checked by the reader, or made by this process).
 // Once loaded the engine holds no reference to `key`: its points go when
 // the caller drops its own.
+// `chunk_points`: SrsLoadOptions' (0: its default), smaller only to test
+// the edges between pinned blocks.
 Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const groth16::ProvingKey> key,
-                                    std::string label = "groth16 key", bool check_points = false);
+                                    std::string label = "groth16 key", bool check_points = false,
+                                    std::size_t chunk_points = 0);
+
+// The same from a key's file (groth16/key_file.hpp: open_zkey, open_params)
+// with the points read straight from the file into the pinned blocks: the
+// host holds the pinned blocks, a zkey's coefficients until its matrices
+// are built, and a zkey's H (96 bytes a point, read whole for its
+// permutation into NTT order), never the whole key. A point whose encoding
+// or coordinates are bad fails the load naming the file, the query, the
+// point and its byte.
+Result<Groth16Key> load_groth16_key(Engine& engine, groth16::KeyFile& file,
+                                    std::string label = "groth16 key", bool check_points = false,
+                                    std::size_t chunk_points = 0);
 
 struct Groth16Options {
   Groth16Key key;

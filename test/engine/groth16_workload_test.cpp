@@ -14,6 +14,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/groth16/cpu_prover.hpp"
+#include "engine/groth16/params_file.hpp"
 #include "engine/groth16/snarkjs_json.hpp"
 #include "engine/groth16/toy_circuit.hpp"
 #include "engine/groth16/toy_key.hpp"
@@ -22,6 +23,7 @@
 #include "engine/groth16/zkey_file.hpp"
 #include "test/backend.hpp"
 #include "test/engine/engine_test_util.hpp"
+#include "test/engine/groth16/groth16_files_test_util.hpp"
 
 namespace stoker::engine {
 namespace {
@@ -174,6 +176,110 @@ TEST_P(Groth16Workload, KeyPointsAreCheckedOnTheDevicesNamingTheQueryAndIndex) {
     // Trusted, the same points load: the check is what refused them.
     EXPECT_TRUE(workloads::load_groth16_key(f.engine, std::make_shared<const g16::ProvingKey>(*key),
                                             "trusted", false));
+  }
+}
+
+// A key loaded from its file (read straight into the pinned blocks) proves
+// as the key loaded from memory, with blocks of 7 slots splitting G2 points
+// between them; a bad coordinate anywhere, also in a G2 point split so,
+// fails the load naming the file, the query, the point and its byte, and
+// leaves nothing behind.
+TEST_P(Groth16Workload, KeysLoadFromTheirFilesAsFromMemory) {
+  STOKER_REQUIRE_BACKEND();
+  Fixture f;
+  const auto format = GetParam();
+  const bool snarkjs = format == g16::KeyFormat::snarkjs;
+  g16::test::ScratchDir dir;
+  const auto circuit = g16::make_toy_circuit({.constraints = 120, .num_public = 2}, 31);
+  auto made = g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(32), format, 0, 2);
+  ASSERT_TRUE(made) << made.error().what();
+  const g16::ProvingKey& key = *made;
+  const std::string path = dir.path(snarkjs ? "k.zkey" : "k.params");
+  ASSERT_FALSE(snarkjs ? g16::write_zkey(path, key) : g16::write_params(path, key));
+  const auto open = [&](const std::string& p) { return snarkjs ? g16::open_zkey(p) : g16::open_params(p); };
+
+  auto file = open(path);
+  ASSERT_TRUE(file) << file.error().what();
+  const g16::QueryCounts c = (*file)->counts(), want = key.counts();
+  EXPECT_TRUE(c.h == want.h && c.l == want.l && c.a == want.a && c.b_g1 == want.b_g1 &&
+              c.b_g2 == want.b_g2);
+  auto loaded = workloads::load_groth16_key(f.engine, **file, "from the file", true, 7);
+  ASSERT_TRUE(loaded) << loaded.error().what();
+  EXPECT_TRUE((*file)->head().coefficients.empty());
+
+  workloads::Groth16Options o;
+  o.key = *loaded;
+  o.devices = &f.engine.devices();
+  o.randomness = {fixed(0)};
+  if (snarkjs)
+    o.witnesses = {std::make_shared<const std::vector<Fr>>(circuit.witness)};
+  else
+    o.bellman_witnesses = {std::make_shared<const g16::BellmanWitness>(
+        g16::synthesize_bellman(circuit.r1cs, circuit.witness, key.log_n))};
+  std::shared_ptr<workloads::Groth16Run> run;
+  auto job = workloads::make_groth16_job(o, run);
+  ASSERT_TRUE(job) << job.error().what();
+  std::error_code ec;
+  const auto report = run_job(f.engine, f.io, std::move(*job), ec);
+  ASSERT_FALSE(ec) << ec.message() << " " << report.error;
+  Result<g16::Proof> expected = Error{};
+  if (snarkjs) {
+    auto m = g16::ConstraintMatrices::from(key);
+    ASSERT_TRUE(m);
+    expected = g16::prove_cpu(key, *m, circuit.witness, fixed(0));
+  } else {
+    expected = g16::prove_cpu(key, o.bellman_witnesses[0]->view(), fixed(0));
+  }
+  ASSERT_TRUE(expected) << expected.error().what();
+  EXPECT_TRUE(same(run->proofs[0], *expected));
+  o = {};
+  run.reset();
+  loaded = Error{};
+  test::expect_idle(f.engine);
+
+  // An x of all ones (not below q) in L's point 3, and in B_G2's points 2
+  // and 3: with blocks of 7 slots one of those two straddles an edge.
+  const auto bytes = g16::test::read_bytes(path);
+  const std::size_t g1 = 96, g2 = 192;
+  struct Bad {
+    g16::Query q;
+    std::size_t index;
+  };
+  for (const Bad bad : {Bad{g16::Query::l, 3}, Bad{g16::Query::b_g2, 2}, Bad{g16::Query::b_g2, 3}}) {
+    // Where the point lies, by the formats' layouts.
+    std::size_t at = 0;
+    if (snarkjs) {
+      const auto s = g16::test::sections(bytes);
+      at = bad.q == g16::Query::l ? s.at(8).data + g1 * bad.index : s.at(7).data + g2 * bad.index;
+    } else {
+      // Six head points (3 G1, 3 G2), IC, H, L, A, B_G1, B_G2: a u32 count before each vector.
+      at = 3 * g1 + 3 * g2 + 4 + g1 * key.vk.ic.size() + 4 + g1 * key.h.size() + 4;
+      if (bad.q == g16::Query::l)
+        at += g1 * bad.index;
+      else
+        at += g1 * key.l.size() + 4 + g1 * key.a.size() + 4 + g1 * key.b_g1.size() + 4 +
+              g2 * bad.index;
+    }
+    auto b = bytes;
+    // A .params x is big-endian under three flag bits, which stay clear.
+    std::fill(b.begin() + static_cast<long>(at), b.begin() + static_cast<long>(at) + 48, 0xff);
+    if (!snarkjs) b[at] = 0x1f;
+    const std::string bad_path = dir.file("bad_" + std::to_string(static_cast<int>(bad.q)) + "_" +
+                                              std::to_string(bad.index),
+                                          b);
+    auto bad_file = open(bad_path);
+    ASSERT_TRUE(bad_file) << bad_file.error().what();
+    auto refused = workloads::load_groth16_key(f.engine, **bad_file, "bad", true, 7);
+    ASSERT_FALSE(refused) << g16::query_name(bad.q) << " " << bad.index;
+    const std::string what = refused.error().what();
+    const std::string query = snarkjs ? (bad.q == g16::Query::l ? "C points" : "B2 points")
+                                      : g16::query_name(bad.q);
+    EXPECT_TRUE(what.find(bad_path) != std::string::npos &&
+                what.find(query) != std::string::npos &&
+                what.find("point " + std::to_string(bad.index) + " (byte " +
+                          std::to_string(at) + ")") != std::string::npos)
+        << what;
+    test::expect_idle(f.engine);
   }
 }
 

@@ -269,25 +269,24 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     });
   }
 
-  // On a worker: read the key (points checked unless trusted), then make it
-  // resident (blocks until every device holds it).
+  // On a worker: open the key's file (its head, counts and a zkey's
+  // coefficients read and checked), then make it resident, its points read
+  // from the file straight into the pinned blocks on their way (blocks
+  // until every device holds it). The host never holds the whole key.
   void read_and_upload(const std::string& name, const std::string& path, const std::string& format) {
     if (closed) return;
     const auto t0 = Clock::now();
-    // The points' range checked by the reader, their curve and group as they
-    // reach the devices (on GPUs in seconds what takes the CPU minutes).
-    const auto check = g16::PointCheck::trusted;
-    auto key = format == "zkey" ? g16::read_zkey(path, check) : g16::read_params(path, check);
+    auto file = format == "zkey" ? g16::open_zkey(path) : g16::open_params(path);
     const auto t1 = Clock::now();
     if (closed) return;
+    // The points' encoding and range checked as they are read, their curve
+    // and group as they reach the devices (on GPUs in seconds what takes
+    // the CPU minutes).
     Result<wl::Groth16Key> resident = Error{};
-    if (key) {
-      auto shared = std::make_shared<const g16::ProvingKey>(std::move(*key));
-      resident =
-          wl::load_groth16_key(engine, std::move(shared), "key " + name, !options.trust_keys);
-    } else {
-      resident = std::move(key).error();
-    }
+    if (file)
+      resident = wl::load_groth16_key(engine, **file, "key " + name, !options.trust_keys);
+    else
+      resident = std::move(file).error();
     const auto t2 = Clock::now();
     asio::post(executor, [self = shared_from_this(), name, resident = std::move(resident),
                           read_ms = ms_between(t0, t1), upload_ms = ms_between(t1, t2)]() mutable {

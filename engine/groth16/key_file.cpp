@@ -1,0 +1,38 @@
+// A proving key's file opened for a load onto devices; see key_file.hpp.
+#include "engine/groth16/key_file.hpp"
+
+namespace stoker::engine::groth16 {
+
+const char* query_name(Query q) noexcept {
+  switch (q) {
+    case Query::h:
+      return "H";
+    case Query::l:
+      return "L";
+    case Query::a:
+      return "A";
+    case Query::b_g1:
+      return "B_G1";
+    case Query::b_g2:
+      return "B_G2";
+  }
+  return "?";
+}
+
+std::size_t count_of(const QueryCounts& c, Query q) noexcept {
+  switch (q) {
+    case Query::h:
+      return c.h;
+    case Query::l:
+      return c.l;
+    case Query::a:
+      return c.a;
+    case Query::b_g1:
+      return c.b_g1;
+    case Query::b_g2:
+      return c.b_g2;
+  }
+  return 0;
+}
+
+}  // namespace stoker::engine::groth16

@@ -1,0 +1,69 @@
+// A proving key's file opened for a load onto devices: everything but its
+// queries' points read at once (the verifying key, beta_1, delta_1, the
+// sizes, a zkey's coefficients), the points left in the file and read a
+// range at a time, straight into the pinned blocks on their way to the
+// devices (workloads::load_groth16_key's file form). The host then never
+// holds the whole key (24-30 GB at 2^26) and reads each byte once, where
+// read_zkey / read_params fill a ProvingKey's vectors that a load then
+// copies again.
+//
+// Opening checks what a full read checks of the file's layout (the
+// container, protocol, curve, counts and section sizes, truncation, bytes
+// left over, a zkey's coefficients), so a file that opens reads whole
+// unless it changes under the reader or holds a bad point: read() checks
+// each point's encoding and coordinates (below q) and names the first bad
+// one by file, query, index and byte, as the full readers do. Curve and
+// subgroup checks are the load's (on the devices).
+//
+// Thread safety: read() may be called from several threads at once.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "common/error.hpp"
+#include "engine/groth16/proving_key.hpp"
+#include "kernels/g1.cuh"
+#include "kernels/g2.cuh"
+
+namespace stoker::engine::groth16 {
+
+enum class Query { h, l, a, b_g1, b_g2 };
+
+// "H", "L", "A", "B_G1", "B_G2".
+const char* query_name(Query q) noexcept;
+
+class KeyFile {
+ public:
+  virtual ~KeyFile() = default;
+
+  // The key without its queries' points (empty vectors): the verifying key,
+  // beta_1, delta_1, the sizes and a zkey's coefficients. Mutable so that a
+  // load may take the coefficients once it has built its matrices.
+  ProvingKey& head() noexcept { return head_; }
+  const ProvingKey& head() const noexcept { return head_; }
+  // How many points each query holds in the file.
+  const QueryCounts& counts() const noexcept { return counts_; }
+  virtual const std::string& path() const noexcept = 0;
+
+  // Points [first, first + out.size()) of a G1 query (any but B_G2) into
+  // `out`, on `threads` threads (0: the hardware's). The range must lie in
+  // the query (an error otherwise).
+  virtual Error read(Query q, std::size_t first, std::span<kernels::G1Affine> out,
+                     unsigned threads = 0) const = 0;
+  // Points [first, first + out.size()) of B_G2.
+  virtual Error read_b_g2(std::size_t first, std::span<kernels::G2Affine> out,
+                          unsigned threads = 0) const = 0;
+
+ protected:
+  KeyFile() = default;
+  ProvingKey head_;
+  QueryCounts counts_;
+};
+
+// The count of `q` in `c`.
+std::size_t count_of(const QueryCounts& c, Query q) noexcept;
+
+}  // namespace stoker::engine::groth16
