@@ -110,7 +110,31 @@ struct Proved {
   std::string where;
 };
 
-Result<Proved> prove_at(const Placement& at, std::shared_ptr<const g16::ProvingKey> key,
+// The key as each path takes it: the CPU prover's whole in memory, the
+// engine's as its file, whose points go from it straight onto the device
+// (no host copy of the whole key, each byte read once).
+struct ProveKey {
+  std::shared_ptr<const g16::ProvingKey> key;
+  std::unique_ptr<g16::KeyFile> file;
+  const g16::ProvingKey& head() const { return file ? file->head() : *key; }
+};
+
+template <typename Read, typename Open>
+Result<ProveKey> key_for(const Placement& at, Read read, Open open) {
+  ProveKey out;
+  if (at.kind == Placement::Kind::cpu) {
+    auto key = read(at.reader_check(), at.threads);
+    if (!key) return std::move(key).error();
+    out.key = std::make_shared<const g16::ProvingKey>(std::move(*key));
+  } else {
+    auto file = open(at.threads);
+    if (!file) return std::move(file).error();
+    out.file = std::move(*file);
+  }
+  return out;
+}
+
+Result<Proved> prove_at(const Placement& at, ProveKey& key,
                         std::shared_ptr<const std::vector<kernels::Fr>> wtns,
                         std::shared_ptr<const g16::BellmanWitness> bellman) {
   Proved out;
@@ -121,11 +145,11 @@ Result<Proved> prove_at(const Placement& at, std::shared_ptr<const g16::ProvingK
     const g16::CpuProverOptions options{.threads = at.threads, .verify = at.verify};
     Result<g16::Proof> proof = Error{};
     if (wtns) {
-      auto matrices = g16::ConstraintMatrices::from(*key);
+      auto matrices = g16::ConstraintMatrices::from(*key.key);
       if (!matrices) return std::move(matrices).error();
-      proof = g16::prove_cpu(*key, *matrices, *wtns, *randomness, options);
+      proof = g16::prove_cpu(*key.key, *matrices, *wtns, *randomness, options);
     } else {
-      proof = g16::prove_cpu(*key, bellman->view(), *randomness, options);
+      proof = g16::prove_cpu(*key.key, bellman->view(), *randomness, options);
     }
     if (!proof) return std::move(proof).error();
     out.proof = *proof;
@@ -141,7 +165,8 @@ Result<Proved> prove_at(const Placement& at, std::shared_ptr<const g16::ProvingK
   auto engine = engine::Engine::create(io.get_executor(), config);
   if (!engine) return std::move(engine).error();
   auto proved = prove_on_engine(**engine, io,
-                                {.key = std::move(key),
+                                {.key = key.key,
+                                 .file = key.file.get(),
                                  .witness = std::move(wtns),
                                  .bellman = std::move(bellman),
                                  .verify = at.verify,
@@ -162,14 +187,15 @@ int report(const g16::ProvingKey& key, double load_s, const Proved& done, bool v
            const NamedOutputs& outs) {
   std::string files;
   for (const auto& [option, file] : outs) files += (files.empty() ? "" : ", ") + file.path();
-  char upload[64] = "";
+  char upload[96] = "";
   if (done.uploaded)
-    std::snprintf(upload, sizeof upload, "on the device in %.3f s, ", done.upload_s);
+    std::snprintf(upload, sizeof upload, "its points read onto the device in %.3f s, ",
+                  done.upload_s);
   std::printf(
-      "proof for %zu wires over 2^%u points (%s key): read in %.3f s, %sproved in %.3f s "
+      "proof for %zu wires over 2^%u points (%s key): %s in %.3f s, %sproved in %.3f s "
       "(%s) %s; %s written\n",
       key.num_vars, key.log_n, key.format == g16::KeyFormat::snarkjs ? "snarkjs" : "bellman",
-      load_s, upload, done.prove_s, verified ? "verified" : "not verified",
+      done.uploaded ? "the key's file opened and the witness read" : "read", load_s, upload, done.prove_s, verified ? "verified" : "not verified",
       done.where.c_str(), files.c_str());
   return 0;
 }
@@ -185,22 +211,23 @@ int prove_snarkjs(const CommandLine& cl, const Paths& p, const Placement& at) {
   if (!outs) return cl.usage_error(outs.error().what());
 
   const auto start = std::chrono::steady_clock::now();
-  auto key = g16::read_zkey(p.zkey, at.reader_check(), at.threads);
+  auto key = key_for(
+      at, [&](g16::PointCheck check, unsigned threads) { return g16::read_zkey(p.zkey, check, threads); },
+      [&](unsigned threads) { return g16::open_zkey(p.zkey, threads); });
   if (!key) return cl.failure(key.error().what());
   auto witness = g16::read_wtns(p.wtns, at.threads);
   if (!witness) return cl.failure(witness.error().what());
   const double load_s = common::seconds_since(start);
-  auto shared_key = std::make_shared<const g16::ProvingKey>(std::move(*key));
   auto shared_witness = std::make_shared<const std::vector<kernels::Fr>>(std::move(*witness));
 
-  auto done = prove_at(at, shared_key, shared_witness, nullptr);
+  auto done = prove_at(at, *key, shared_witness, nullptr);
   if (!done) return cl.failure(p.wtns + ": " + done.error().what());
-  const std::span<const kernels::Fr> inputs(shared_witness->data() + 1, shared_key->num_public);
+  const std::span<const kernels::Fr> inputs(shared_witness->data() + 1, key->head().num_public);
   if (auto e = output(*outs, "--proof")->write(g16::proof_json(done->proof)))
     return cl.failure(e.what());
   if (auto e = output(*outs, "--public")->write(g16::public_json(inputs)))
     return cl.failure(e.what());
-  return report(*shared_key, load_s, *done, at.verify, *outs);
+  return report(key->head(), load_s, *done, at.verify, *outs);
 }
 
 int prove_bellman(const CommandLine& cl, const Paths& p, const Placement& at) {
@@ -214,20 +241,22 @@ int prove_bellman(const CommandLine& cl, const Paths& p, const Placement& at) {
   if (!outs) return cl.usage_error(outs.error().what());
 
   const auto start = std::chrono::steady_clock::now();
-  auto key = g16::read_params(p.params, at.reader_check(), at.threads);
+  auto key = key_for(
+      at,
+      [&](g16::PointCheck check, unsigned threads) { return g16::read_params(p.params, check, threads); },
+      [&](unsigned threads) { return g16::open_params(p.params, threads); });
   if (!key) return cl.failure(key.error().what());
   auto witness = g16::read_bellman_witness(p.witness, at.threads);
   if (!witness) return cl.failure(witness.error().what());
   const double load_s = common::seconds_since(start);
-  auto shared_key = std::make_shared<const g16::ProvingKey>(std::move(*key));
   auto shared_witness = std::make_shared<const g16::BellmanWitness>(std::move(*witness));
 
-  auto done = prove_at(at, shared_key, nullptr, shared_witness);
+  auto done = prove_at(at, *key, nullptr, shared_witness);
   if (!done) return cl.failure(p.witness + ": " + done.error().what());
   if (Error e = write_bellman_proof_outputs(*outs, done->proof,
                                             std::span(shared_witness->inputs).subspan(1)))
     return cl.failure(e.what());
-  return report(*shared_key, load_s, *done, at.verify, *outs);
+  return report(key->head(), load_s, *done, at.verify, *outs);
 }
 
 }  // namespace

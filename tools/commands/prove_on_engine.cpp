@@ -13,15 +13,20 @@ namespace wl = engine::workloads;
 
 Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_context& io,
                                     const EngineProofInputs& in) {
+  if (!in.key && !in.file) return Error{Errc::invalid_argument, "prove_on_engine: no key"};
   // The checks the CPU prover makes, with its messages, before the key goes
   // to the devices.
+  const auto& head = in.file ? in.file->head() : *in.key;
+  const auto counts = in.file ? in.file->counts() : in.key->counts();
   if (in.witness)
-    if (Error e = engine::groth16::check_witness(*in.key, *in.witness)) return e;
+    if (Error e = engine::groth16::check_witness(head, counts, *in.witness)) return e;
   if (in.bellman)
-    if (Error e = engine::groth16::check_assignment(*in.key, in.bellman->view())) return e;
+    if (Error e = engine::groth16::check_assignment(head, counts, in.bellman->view())) return e;
   EngineProof out;
   const auto upload_start = std::chrono::steady_clock::now();
-  auto resident = wl::load_groth16_key(engine, in.key, "the proving key", in.check_points);
+  auto resident =
+      in.file ? wl::load_groth16_key(engine, *in.file, "the proving key", in.check_points)
+              : wl::load_groth16_key(engine, in.key, "the proving key", in.check_points);
   if (!resident) return std::move(resident).error();
   out.upload_s = common::seconds_since(upload_start);
 

@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "engine/engine.hpp"
 #include "engine/groth16/bellman_witness.hpp"
+#include "engine/groth16/key_file.hpp"
 #include "engine/groth16/proof.hpp"
 #include "engine/groth16/proving_key.hpp"
 #include "kernels/field.cuh"
@@ -24,7 +25,10 @@ class io_context;
 namespace stoker::tools {
 
 struct EngineProofInputs {
+  // The key in memory, or its file (its points read from it straight onto
+  // the device).
   std::shared_ptr<const engine::groth16::ProvingKey> key;
+  engine::groth16::KeyFile* file = nullptr;
   // One of the two, as the key's format wants.
   std::shared_ptr<const std::vector<kernels::Fr>> witness;         // snarkjs keys
   std::shared_ptr<const engine::groth16::BellmanWitness> bellman;  // bellman keys
