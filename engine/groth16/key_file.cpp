@@ -1,6 +1,8 @@
 // A proving key's file opened for a load onto devices; see key_file.hpp.
 #include "engine/groth16/key_file.hpp"
 
+#include <string>
+
 namespace stoker::engine::groth16 {
 
 const char* query_name(Query q) noexcept {
@@ -33,6 +35,15 @@ std::size_t count_of(const QueryCounts& c, Query q) noexcept {
       return c.b_g2;
   }
   return 0;
+}
+
+Error KeyFile::out_of_query(Query q, bool g2, std::size_t first, std::size_t n) const {
+  const std::size_t have = count_of(counts_, q);
+  if ((q == Query::b_g2) == g2 && first <= have && n <= have - first) return {};
+  return Error{Errc::invalid_argument,
+               path() + ": " + query_name(q) + " points [" + std::to_string(first) + ", " +
+                   std::to_string(first + n) + ") asked for " +
+                   (g2 ? "as G2 points" : "as G1 points") + ", of " + std::to_string(have)};
 }
 
 }  // namespace stoker::engine::groth16

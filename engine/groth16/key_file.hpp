@@ -59,6 +59,9 @@ class KeyFile {
 
  protected:
   KeyFile() = default;
+  // An error unless [first, first + n) lies in query q (as `g2` asks: B_G2
+  // through read_b_g2, the others through read).
+  Error out_of_query(Query q, bool g2, std::size_t first, std::size_t n) const;
   ProvingKey head_;
   QueryCounts counts_;
 };

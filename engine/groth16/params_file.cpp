@@ -148,9 +148,9 @@ Error read_vector(const InputFile& f, const char* name, std::uint64_t at, std::u
   try {
     out.resize(count);
   } catch (const std::bad_alloc&) {
-    return common::host_memory_refused(f.path() + ": " + name + ": " + std::to_string(count) +
-                                           " points",
-                                       std::size_t{count} * sizeof(Point));
+    return common::host_memory_refused(
+        f.path() + ": " + name + ": " + std::to_string(count) + " points",
+        std::size_t{count} * sizeof(Point));
   }
   return read_encoded(f, name, at, 0, std::span<Point>(out), threads);
 }
@@ -293,31 +293,16 @@ class ParamsKeyFile final : public KeyFile {
   }
   const std::string& path() const noexcept override { return f_.path(); }
 
-  Error read(Query q, std::size_t first, std::span<G1Affine> out,
-             unsigned threads) const override {
-    if (q == Query::b_g2) return out_of_range(q, first, out.size());
-    if (Error e = in_range(q, first, out.size())) return e;
+  Error read(Query q, std::size_t first, std::span<G1Affine> out, unsigned threads) const override {
+    if (Error e = out_of_query(q, false, first, out.size())) return e;
     return read_encoded(f_, query_name(q), at_.at[static_cast<int>(q)], first, out, threads);
   }
   Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads) const override {
-    if (Error e = in_range(Query::b_g2, first, out.size())) return e;
+    if (Error e = out_of_query(Query::b_g2, true, first, out.size())) return e;
     return read_encoded(f_, "B_G2", at_.at[4], first, out, threads);
   }
 
  private:
-  Error in_range(Query q, std::size_t first, std::size_t n) const {
-    const std::size_t have = count_of(counts_, q);
-    if (first > have || n > have - first) return out_of_range(q, first, n);
-    return {};
-  }
-  Error out_of_range(Query q, std::size_t first, std::size_t n) const {
-    return Error{Errc::invalid_argument,
-                 f_.path() + ": " + query_name(q) + " points [" + std::to_string(first) + ", " +
-                     std::to_string(first + n) + ") asked for, of " +
-                     std::to_string(count_of(counts_, q)) + " " +
-                     (q == Query::b_g2 ? "G2 points" : "G1 points")};
-  }
-
   InputFile f_;
   Layout at_;
 };

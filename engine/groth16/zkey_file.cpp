@@ -392,22 +392,19 @@ Result<ProvingKey> read_zkey_body(const std::string& path, PointCheck check, uns
 // The file form for a load onto devices (key_file.hpp).
 class ZkeyKeyFile final : public KeyFile {
  public:
-  ZkeyKeyFile(BinFileReader f, ProvingKey head, const Sections& sec)
-      : f_(std::move(f)), sec_(sec) {
+  ZkeyKeyFile(BinFileReader f, ProvingKey head, const Sections& sec) : f_(std::move(f)), sec_(sec) {
     head_ = std::move(head);
-    counts_ = QueryCounts{head_.domain_size(), head_.num_private(), head_.num_vars,
-                          head_.num_vars, head_.num_vars};
+    counts_ = QueryCounts{head_.domain_size(), head_.num_private(), head_.num_vars, head_.num_vars,
+                          head_.num_vars};
   }
   const std::string& path() const noexcept override { return f_.path(); }
 
-  Error read(Query q, std::size_t first, std::span<G1Affine> out,
-             unsigned threads) const override {
-    if (q == Query::b_g2) return out_of_range(q, first, out.size());
-    if (Error e = in_range(q, first, out.size())) return e;
+  Error read(Query q, std::size_t first, std::span<G1Affine> out, unsigned threads) const override {
+    if (Error e = out_of_query(q, false, first, out.size())) return e;
     return read_range(f_, sec_[section_of(q)], first, out, threads);
   }
   Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads) const override {
-    if (Error e = in_range(Query::b_g2, first, out.size())) return e;
+    if (Error e = out_of_query(Query::b_g2, true, first, out.size())) return e;
     return read_range(f_, sec_[kB2], first, out, threads);
   }
 
@@ -426,18 +423,6 @@ class ZkeyKeyFile final : public KeyFile {
         return kB2;
     }
     return kH;
-  }
-  Error in_range(Query q, std::size_t first, std::size_t n) const {
-    const std::size_t have = count_of(counts_, q);
-    if (first > have || n > have - first) return out_of_range(q, first, n);
-    return {};
-  }
-  Error out_of_range(Query q, std::size_t first, std::size_t n) const {
-    return Error{Errc::invalid_argument,
-                 f_.path() + ": " + query_name(q) + " points [" + std::to_string(first) + ", " +
-                     std::to_string(first + n) + ") asked for, of " +
-                     std::to_string(count_of(counts_, q)) + " " +
-                     (q == Query::b_g2 ? "G2 points" : "G1 points")};
   }
 
   BinFileReader f_;

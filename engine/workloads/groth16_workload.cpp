@@ -44,10 +44,6 @@ g16::ProvingKey without_queries(const g16::ProvingKey& k) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Where a load takes a key's points from: a range of one G1 query's points,
 // or of B_G2's.
 struct QuerySource {
@@ -79,8 +75,7 @@ Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
   out.b2_at = out.b1_at + n.b_g1;
   const std::size_t slots = out.b2_at + 2 * n.b_g2;
   const std::size_t starts[] = {out.h_at, out.l_at, out.a_at, out.b1_at, out.b2_at};
-  const g16::Query g1_queries[] = {g16::Query::h, g16::Query::l, g16::Query::a,
-                                   g16::Query::b_g1};
+  const g16::Query g1_queries[] = {g16::Query::h, g16::Query::l, g16::Query::a, g16::Query::b_g1};
   const kernels::NttToSnarkjsIndex to_snarkjs(head.log_n);
   const SrsFill fill = [&](std::size_t first, std::span<G1Affine> to) -> Error {
     for (std::size_t done = 0; done < to.size();) {
@@ -91,7 +86,8 @@ Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
         std::size_t q = 3;
         while (starts[q] > slot) --q;
         const std::size_t at = slot - starts[q];
-        const std::span<G1Affine> dst = to.subspan(done, std::min(starts[q + 1] - slot, to.size() - done));
+        const std::span<G1Affine> dst =
+            to.subspan(done, std::min(starts[q + 1] - slot, to.size() - done));
         if (q == 0 && snarkjs) {
           kernels::detail::parallel_for(
               dst.size(), 0,
@@ -116,8 +112,8 @@ Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
         continue;
       }
       const std::size_t whole = left / 2;
-      if (Error e = source.b_g2(rel / 2, std::span<G2Affine>(
-                                              reinterpret_cast<G2Affine*>(to.data() + done), whole)))
+      if (Error e = source.b_g2(
+              rel / 2, std::span<G2Affine>(reinterpret_cast<G2Affine*>(to.data() + done), whole)))
         return e;
       done += 2 * whole;
     }
@@ -218,8 +214,7 @@ Result<Groth16Key> load_groth16_key(Engine& engine, g16::KeyFile& file, std::str
   source.b_g2 = [&file](std::size_t first, std::span<G2Affine> out) {
     return file.read_b_g2(first, out);
   };
-  auto out =
-      load_queries(engine, head, n, h, source, std::move(label), check_points, chunk_points);
+  auto out = load_queries(engine, head, n, h, source, std::move(label), check_points, chunk_points);
   if (out) out->matrices = std::move(matrices);
   return out;
 }

@@ -72,9 +72,8 @@ void prove_and_compare(Fixture& f, g16::KeyFormat format, std::size_t constraint
               kept.b_g2.empty() && kept.coefficients.empty());
   EXPECT_EQ(kept.vk.ic.size(), shared_key->vk.ic.size());
   const g16::QueryCounts want_counts = shared_key->counts(), counts = loaded->counts();
-  EXPECT_TRUE(counts.h == want_counts.h && counts.l == want_counts.l &&
-              counts.a == want_counts.a && counts.b_g1 == want_counts.b_g1 &&
-              counts.b_g2 == want_counts.b_g2);
+  EXPECT_TRUE(counts.h == want_counts.h && counts.l == want_counts.l && counts.a == want_counts.a &&
+              counts.b_g1 == want_counts.b_g1 && counts.b_g2 == want_counts.b_g2);
 
   constexpr std::size_t kProofs = 3;
   workloads::Groth16Options o;
@@ -196,13 +195,19 @@ TEST_P(Groth16Workload, KeysLoadFromTheirFilesAsFromMemory) {
   const g16::ProvingKey& key = *made;
   const std::string path = dir.path(snarkjs ? "k.zkey" : "k.params");
   ASSERT_FALSE(snarkjs ? g16::write_zkey(path, key) : g16::write_params(path, key));
-  const auto open = [&](const std::string& p) { return snarkjs ? g16::open_zkey(p) : g16::open_params(p); };
+  const auto open = [&](const std::string& p) {
+    return snarkjs ? g16::open_zkey(p) : g16::open_params(p);
+  };
 
   auto file = open(path);
   ASSERT_TRUE(file) << file.error().what();
   const g16::QueryCounts c = (*file)->counts(), want = key.counts();
   EXPECT_TRUE(c.h == want.h && c.l == want.l && c.a == want.a && c.b_g1 == want.b_g1 &&
               c.b_g2 == want.b_g2);
+  kernels::G1Affine two[2];
+  EXPECT_TRUE((*file)->read(g16::Query::l, c.l - 1, two));
+  EXPECT_TRUE((*file)->read(g16::Query::b_g2, 0, std::span<kernels::G1Affine>(two, 1)));
+  EXPECT_FALSE((*file)->read(g16::Query::l, c.l - 2, two));
   auto loaded = workloads::load_groth16_key(f.engine, **file, "from the file", true, 7);
   ASSERT_TRUE(loaded) << loaded.error().what();
   EXPECT_TRUE((*file)->head().coefficients.empty());
@@ -245,7 +250,8 @@ TEST_P(Groth16Workload, KeysLoadFromTheirFilesAsFromMemory) {
     g16::Query q;
     std::size_t index;
   };
-  for (const Bad bad : {Bad{g16::Query::l, 3}, Bad{g16::Query::b_g2, 2}, Bad{g16::Query::b_g2, 3}}) {
+  for (const Bad bad :
+       {Bad{g16::Query::l, 3}, Bad{g16::Query::b_g2, 2}, Bad{g16::Query::b_g2, 3}}) {
     // Where the point lies, by the formats' layouts.
     std::size_t at = 0;
     if (snarkjs) {
@@ -264,20 +270,18 @@ TEST_P(Groth16Workload, KeysLoadFromTheirFilesAsFromMemory) {
     // A .params x is big-endian under three flag bits, which stay clear.
     std::fill(b.begin() + static_cast<long>(at), b.begin() + static_cast<long>(at) + 48, 0xff);
     if (!snarkjs) b[at] = 0x1f;
-    const std::string bad_path = dir.file("bad_" + std::to_string(static_cast<int>(bad.q)) + "_" +
-                                              std::to_string(bad.index),
-                                          b);
+    const std::string bad_path = dir.file(
+        "bad_" + std::to_string(static_cast<int>(bad.q)) + "_" + std::to_string(bad.index), b);
     auto bad_file = open(bad_path);
     ASSERT_TRUE(bad_file) << bad_file.error().what();
     auto refused = workloads::load_groth16_key(f.engine, **bad_file, "bad", true, 7);
     ASSERT_FALSE(refused) << g16::query_name(bad.q) << " " << bad.index;
     const std::string what = refused.error().what();
-    const std::string query = snarkjs ? (bad.q == g16::Query::l ? "C points" : "B2 points")
-                                      : g16::query_name(bad.q);
-    EXPECT_TRUE(what.find(bad_path) != std::string::npos &&
-                what.find(query) != std::string::npos &&
-                what.find("point " + std::to_string(bad.index) + " (byte " +
-                          std::to_string(at) + ")") != std::string::npos)
+    const std::string query =
+        snarkjs ? (bad.q == g16::Query::l ? "C points" : "B2 points") : g16::query_name(bad.q);
+    EXPECT_TRUE(what.find(bad_path) != std::string::npos && what.find(query) != std::string::npos &&
+                what.find("point " + std::to_string(bad.index) + " (byte " + std::to_string(at) +
+                          ")") != std::string::npos)
         << what;
     test::expect_idle(f.engine);
   }

@@ -177,9 +177,9 @@ Result<Proved> prove_at(const Placement& at, ProveKey& key,
   out.uploaded = true;
   out.upload_s = proved->upload_s;
   out.prove_s = proved->prove_s;
-  out.where = gpu ? "on GPU " + std::to_string(at.device) + " (" +
-                        (*engine)->devices()[0].info().name + ")"
-                  : "on the engine's host backend";
+  out.where =
+      gpu ? "on GPU " + std::to_string(at.device) + " (" + (*engine)->devices()[0].info().name + ")"
+          : "on the engine's host backend";
   return out;
 }
 
@@ -195,8 +195,8 @@ int report(const g16::ProvingKey& key, double load_s, const Proved& done, bool v
       "proof for %zu wires over 2^%u points (%s key): %s in %.3f s, %sproved in %.3f s "
       "(%s) %s; %s written\n",
       key.num_vars, key.log_n, key.format == g16::KeyFormat::snarkjs ? "snarkjs" : "bellman",
-      done.uploaded ? "the key's file opened and the witness read" : "read", load_s, upload, done.prove_s, verified ? "verified" : "not verified",
-      done.where.c_str(), files.c_str());
+      done.uploaded ? "the key's file opened and the witness read" : "read", load_s, upload,
+      done.prove_s, verified ? "verified" : "not verified", done.where.c_str(), files.c_str());
   return 0;
 }
 
@@ -212,7 +212,10 @@ int prove_snarkjs(const CommandLine& cl, const Paths& p, const Placement& at) {
 
   const auto start = std::chrono::steady_clock::now();
   auto key = key_for(
-      at, [&](g16::PointCheck check, unsigned threads) { return g16::read_zkey(p.zkey, check, threads); },
+      at,
+      [&](g16::PointCheck check, unsigned threads) {
+        return g16::read_zkey(p.zkey, check, threads);
+      },
       [&](unsigned threads) { return g16::open_zkey(p.zkey, threads); });
   if (!key) return cl.failure(key.error().what());
   auto witness = g16::read_wtns(p.wtns, at.threads);
@@ -243,7 +246,9 @@ int prove_bellman(const CommandLine& cl, const Paths& p, const Placement& at) {
   const auto start = std::chrono::steady_clock::now();
   auto key = key_for(
       at,
-      [&](g16::PointCheck check, unsigned threads) { return g16::read_params(p.params, check, threads); },
+      [&](g16::PointCheck check, unsigned threads) {
+        return g16::read_params(p.params, check, threads);
+      },
       [&](unsigned threads) { return g16::open_params(p.params, threads); });
   if (!key) return cl.failure(key.error().what());
   auto witness = g16::read_bellman_witness(p.witness, at.threads);

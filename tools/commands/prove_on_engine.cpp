@@ -24,9 +24,9 @@ Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_cont
     if (Error e = engine::groth16::check_assignment(head, counts, in.bellman->view())) return e;
   EngineProof out;
   const auto upload_start = std::chrono::steady_clock::now();
-  auto resident =
-      in.file ? wl::load_groth16_key(engine, *in.file, "the proving key", in.check_points)
-              : wl::load_groth16_key(engine, in.key, "the proving key", in.check_points);
+  auto resident = in.file
+                      ? wl::load_groth16_key(engine, *in.file, "the proving key", in.check_points)
+                      : wl::load_groth16_key(engine, in.key, "the proving key", in.check_points);
   if (!resident) return std::move(resident).error();
   out.upload_s = common::seconds_since(upload_start);
 

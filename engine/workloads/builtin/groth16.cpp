@@ -159,9 +159,9 @@ Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
   if (!loaded) return std::move(loaded).error();
   const auto load_start = std::chrono::steady_clock::now();
   const bool from_file = loaded->file != nullptr;
-  auto resident =
-      loaded->file ? load_groth16_key(engine, *loaded->file, "groth16 key", loaded->check_points)
-                   : load_groth16_key(engine, loaded->key, "groth16 key", loaded->check_points);
+  auto resident = loaded->file
+                      ? load_groth16_key(engine, *loaded->file, "groth16 key", loaded->check_points)
+                      : load_groth16_key(engine, loaded->key, "groth16 key", loaded->check_points);
   if (!resident) return std::move(resident).error();
   loaded->file.reset();
   loaded->key.reset();
@@ -189,9 +189,8 @@ Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
       "  key: %s, %s in %.2f s; %zu G1 and %zu G2 points (%.1f MiB) %s every device in %.2f s\n",
       partitions, key.log_n, snarkjs ? "snarkjs" : "bellman", key.num_vars, key.num_public,
       o.verify ? "each checked with the pairing" : "not checked", on_devices(engine).c_str(),
-      loaded->source.c_str(), from_file ? "opened" : "made", loaded->read_s,
-      resident->g1_points(), resident->g2_points(),
-      static_cast<double>(resident->points.bytes()) / (1 << 20),
+      loaded->source.c_str(), from_file ? "opened" : "made", loaded->read_s, resident->g1_points(),
+      resident->g2_points(), static_cast<double>(resident->points.bytes()) / (1 << 20),
       from_file ? "read from it onto" : "on", load_s);
   out.verifies = o.verify;
   out.verification = "every proof passes the pairing check of the key's verifying key";

@@ -130,9 +130,9 @@ TEST(WtnsFile, ReadsWitnessesOfManyPiecesAndNamesTheFirstBadValue) {
   for (unsigned threads : {1u, 4u}) {
     auto read = read_wtns(bad_path, threads);
     ASSERT_FALSE(read.ok());
-    EXPECT_TRUE(names(read.error().what(),
-                      {"value 65539 (byte " + std::to_string(values_at + 32 * 65539) + ")",
-                       "not below r"}))
+    EXPECT_TRUE(
+        names(read.error().what(),
+              {"value 65539 (byte " + std::to_string(values_at + 32 * 65539) + ")", "not below r"}))
         << read.error().what();
   }
 }
@@ -175,7 +175,8 @@ TEST(WtnsFile, ReadsAWitnessFromAWindowOfALargerFile) {
   // A window past the end of the object.
   auto past = read_wtns(FileWindow{fd, "shm:/w", 1000, padded.size()});
   ASSERT_FALSE(past.ok());
-  EXPECT_TRUE(names(past.error().what(), {"shm:/w", "run past its " + std::to_string(padded.size()) + " bytes"}))
+  EXPECT_TRUE(names(past.error().what(),
+                    {"shm:/w", "run past its " + std::to_string(padded.size()) + " bytes"}))
       << past.error().what();
   ::close(fd);
 }
