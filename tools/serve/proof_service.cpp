@@ -546,63 +546,71 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
                                p.record.witness.bytes};
     }
     const bool snarkjs = k.resident.key->format == g16::KeyFormat::snarkjs;
+    // The job is built on the worker too: splitting the witness's scalars
+    // and packing them is a pass over every wire (tens of millions at
+    // 2^24), which on the executor would hold up every connection and the
+    // engine's own completions meanwhile.
+    wl::Groth16Options o = wl::groth16_options_on(engine, k.resident);
+    o.verify = options.verify;
+    o.priority = static_cast<int>(p.record.priority);
+    o.name = "proof " + p.record.id;
+    const std::size_t num_public = k.resident.key->num_public;
     asio::post(workers, [self = shared_from_this(), id = p.record.id, path = p.record.witness.path,
-                         window, snarkjs] {
+                         window, snarkjs, o = std::move(o), num_public]() mutable {
       if (self->closed) return;
       const auto t0 = Clock::now();
-      std::shared_ptr<const std::vector<kernels::Fr>> witness;
-      std::shared_ptr<const g16::BellmanWitness> bellman;
-      Error error;
+      auto made = std::make_shared<MadeJob>();
       if (snarkjs) {
         auto w = window ? g16::read_wtns(*window) : g16::read_wtns(path);
-        if (w) witness = std::make_shared<const std::vector<kernels::Fr>>(std::move(*w));
-        else error = w.error();
+        if (w) o.witnesses.push_back(std::make_shared<const std::vector<kernels::Fr>>(std::move(*w)));
+        else made->witness_error = w.error();
       } else {
         auto w = window ? g16::read_bellman_witness(*window) : g16::read_bellman_witness(path);
-        if (w) bellman = std::make_shared<const g16::BellmanWitness>(std::move(*w));
-        else error = w.error();
+        if (w) o.bellman_witnesses.push_back(std::make_shared<const g16::BellmanWitness>(std::move(*w)));
+        else made->witness_error = w.error();
       }
-      const double read_ms = ms_between(t0, Clock::now());
-      asio::post(self->executor, [self, id, witness, bellman, error, read_ms] {
-        self->witness_read(id, witness, bellman, error, read_ms);
-      });
+      made->read_ms = ms_between(t0, Clock::now());
+      if (!made->witness_error) {
+        // The public inputs as snarkjs writes public.json: the wires after
+        // the constant 1.
+        if (!o.witnesses.empty() && o.witnesses[0]->size() > num_public)
+          made->inputs.assign(o.witnesses[0]->begin() + 1,
+                              o.witnesses[0]->begin() + 1 + static_cast<long>(num_public));
+        if (!o.bellman_witnesses.empty() && !o.bellman_witnesses[0]->inputs.empty())
+          made->inputs.assign(o.bellman_witnesses[0]->inputs.begin() + 1,
+                              o.bellman_witnesses[0]->inputs.end());
+        made->job = wl::make_groth16_job(o, made->run);
+      }
+      asio::post(self->executor, [self, id, made] { self->witness_read(id, *made); });
     });
   }
 
-  void witness_read(const std::string& id, std::shared_ptr<const std::vector<kernels::Fr>> witness,
-                    std::shared_ptr<const g16::BellmanWitness> bellman, const Error& error,
-                    double read_ms) {
+  // What a worker made of a proof's witness: the read's error, or the job.
+  struct MadeJob {
+    Error witness_error;
+    double read_ms = 0;
+    Result<engine::Job> job = Error{};
+    std::shared_ptr<wl::Groth16Run> run;
+    std::vector<kernels::Fr> inputs;
+  };
+
+  void witness_read(const std::string& id, MadeJob& made) {
     auto pit = proofs.find(id);
     if (pit == proofs.end()) return;
     Proof& p = *pit->second;
-    p.read_ms = read_ms;
+    p.read_ms = made.read_ms;
     if (p.requeue_on_end) return back_to_queue(p);
     if (p.cancel_requested) return finish_in_flight(p, ProofState::cancelled, "cancelled", {});
-    if (error) return finish_in_flight(p, ProofState::failed, "witness: " + error.what(), {});
-    Key& k = *keys.at(p.record.key);
-    const auto& key = *k.resident.key;
-    wl::Groth16Options o = wl::groth16_options_on(engine, k.resident);
-    if (witness) o.witnesses.push_back(witness);
-    if (bellman) o.bellman_witnesses.push_back(bellman);
-    o.verify = options.verify;
-    o.priority = static_cast<int>(p.record.priority);
-    o.name = "proof " + id;
-    std::shared_ptr<wl::Groth16Run> run;
-    auto job = wl::make_groth16_job(o, run);
-    if (!job) return finish_in_flight(p, ProofState::failed, job.error().what(), {});
-    // The public inputs as snarkjs writes public.json: the wires after the
-    // constant 1.
-    std::vector<kernels::Fr> inputs;
-    if (witness && witness->size() > key.num_public)
-      inputs.assign(witness->begin() + 1, witness->begin() + 1 + static_cast<long>(key.num_public));
-    if (bellman && !bellman->inputs.empty())
-      inputs.assign(bellman->inputs.begin() + 1, bellman->inputs.end());
+    if (made.witness_error)
+      return finish_in_flight(p, ProofState::failed, "witness: " + made.witness_error.what(), {});
+    if (!made.job) return finish_in_flight(p, ProofState::failed, made.job.error().what(), {});
     p.phase = Proof::Phase::running;
     engine.async_submit(
-        std::move(*job),
+        std::move(*made.job),
         asio::bind_cancellation_slot(
             p.cancel.slot(),
-            asio::bind_executor(executor, [self = shared_from_this(), id, run, inputs = std::move(inputs)](
+            asio::bind_executor(executor, [self = shared_from_this(), id, run = made.run,
+                                           inputs = std::move(made.inputs)](
                                               boost::system::error_code ec,
                                               engine::JobReport report) mutable {
               self->job_done(id, ec, std::move(report), *run, inputs);
