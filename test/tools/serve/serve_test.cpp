@@ -140,6 +140,31 @@ TEST(Serve, BadRequestsGetAJsonErrorWithTheirStatusAndTheDaemonGoesOn) {
     std::string says;
   };
   const std::string wtns = data_file("multiplier.wtns");
+  // A key whose A point 1 has an x of all ones (not below q): found as the
+  // daemon reads the points onto the devices, named by section, index and
+  // byte.
+  std::string bad_key = (dir.path() / "bad.zkey").string();
+  std::size_t bad_at = 0;
+  {
+    std::ifstream in(data_file("multiplier.zkey"), std::ios::binary);
+    std::vector<char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto u32 = [&](std::size_t at) {
+      std::uint32_t v;
+      std::memcpy(&v, b.data() + at, 4);
+      return v;
+    };
+    std::size_t pos = 12;
+    for (std::uint32_t k = 0; k < u32(8); ++k) {
+      std::uint64_t size;
+      std::memcpy(&size, b.data() + pos + 4, 8);
+      if (u32(pos) == 5) bad_at = pos + 12 + 96;  // section 5 (A points), point 1
+      pos += 12 + static_cast<std::size_t>(size);
+    }
+    ASSERT_NE(bad_at, 0u);
+    std::fill(b.begin() + static_cast<long>(bad_at), b.begin() + static_cast<long>(bad_at) + 48,
+              static_cast<char>(0xff));
+    std::ofstream(bad_key, std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size()));
+  }
   const std::vector<Case> cases{
       {"POST", "/v1/proofs", "{\"key\": \"mult\",", "application/json", 400, "malformed JSON"},
       {"POST", "/v1/proofs", "[1, 2]", "application/json", 400, "JSON object"},
@@ -158,6 +183,8 @@ TEST(Serve, BadRequestsGetAJsonErrorWithTheirStatusAndTheDaemonGoesOn) {
        "application/json", 400, "not a .zkey file"},
       {"POST", "/v1/keys", json{{"name", "k 2"}, {"path", wtns}, {"format", "zkey"}}.dump(),
        "application/json", 400, "key name 'k 2'"},
+      {"POST", "/v1/keys", json{{"name", "bad"}, {"path", bad_key}, {"format", "zkey"}}.dump(),
+       "application/json", 400, "(A points): point 1 (byte " + std::to_string(bad_at) + ")"},
       {"POST", "/v1/proofs", std::string(5000, 'x'), "application/json", 413, "larger than"},
       {"DELETE", "/v1/proofs/00000000000000000000000000000000", "", "application/json", 404, "no proof"},
       {"GET", "/v1/proofs/nope", "", "application/json", 404, "no proof"},
