@@ -40,10 +40,17 @@ class KeyFile {
   virtual ~KeyFile() = default;
 
   // The key without its queries' points (empty vectors): the verifying key,
-  // beta_1, delta_1, the sizes and a zkey's coefficients. Mutable so that a
-  // load may take the coefficients once it has built its matrices.
-  ProvingKey& head() noexcept { return head_; }
+  // beta_1, delta_1, the sizes and a zkey's coefficients, until a load
+  // takes those (below).
   const ProvingKey& head() const noexcept { return head_; }
+  // A load that has built its matrices frees the coefficients (9 GB at
+  // 2^26) before it reads the points; a later load of the same KeyFile is
+  // then refused rather than given a key without them.
+  void free_coefficients() noexcept {
+    head_.coefficients = {};
+    coefficients_freed_ = true;
+  }
+  bool coefficients_freed() const noexcept { return coefficients_freed_; }
   // How many points each query holds in the file.
   const QueryCounts& counts() const noexcept { return counts_; }
   virtual const std::string& path() const noexcept = 0;
@@ -64,6 +71,7 @@ class KeyFile {
   Error out_of_query(Query q, bool g2, std::size_t first, std::size_t n) const;
   ProvingKey head_;
   QueryCounts counts_;
+  bool coefficients_freed_ = false;
 };
 
 // The count of `q` in `c`.

@@ -190,15 +190,19 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
 
 Result<Groth16Key> load_groth16_key(Engine& engine, g16::KeyFile& file, std::string label,
                                     bool check_points, std::size_t chunk_points) {
-  g16::ProvingKey& head = file.head();
+  const g16::ProvingKey& head = file.head();
   const g16::QueryCounts n = file.counts();
   std::shared_ptr<const g16::ConstraintMatrices> matrices;
   g16::PointVector<G1Affine> h;  // a snarkjs key's, for its permutation
   if (head.format == g16::KeyFormat::snarkjs) {
+    if (file.coefficients_freed())
+      return Error{Errc::invalid_argument,
+                   label + ": " + file.path() +
+                       ": its coefficients went into an earlier load's matrices; open it again"};
     auto m = g16::ConstraintMatrices::from(head);
     if (!m) return m.error();
     matrices = std::make_shared<const g16::ConstraintMatrices>(std::move(*m));
-    head.coefficients = {};  // 64 bytes a term: 9 GB at 2^26, in the matrices now
+    file.free_coefficients();  // 64 bytes a term: 9 GB at 2^26, in the matrices now
     try {
       h.resize(n.h);
     } catch (const std::bad_alloc&) {

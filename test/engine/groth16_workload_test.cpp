@@ -229,6 +229,12 @@ TEST_P(Groth16Workload, KeysLoadFromTheirFilesAsFromMemory) {
                                           "from memory", true, 7);
     ASSERT_TRUE(loaded) << loaded.error().what();
     if (from_file) EXPECT_TRUE((*file)->head().coefficients.empty());
+    if (from_file && snarkjs) {
+      auto again = workloads::load_groth16_key(f.engine, **file, "again");
+      ASSERT_FALSE(again);
+      EXPECT_NE(again.error().what().find("open it again"), std::string::npos)
+          << again.error().what();
+    }
     workloads::Groth16Options o;
     o.key = *loaded;
     o.devices = &f.engine.devices();
