@@ -7,7 +7,6 @@
 #include <cstring>
 #include <exception>
 #include <new>
-#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -15,7 +14,6 @@
 #include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/bin_file.hpp"
 #include "engine/groth16/detail/decimal.hpp"
-#include "engine/groth16/detail/first_failure.hpp"
 #include "engine/groth16/detail/read_in_pieces.hpp"
 
 namespace stoker::engine::groth16 {
@@ -130,24 +128,23 @@ template <typename Point>
 Error read_range(const BinFileReader& f, const Section& s, std::size_t first, std::span<Point> out,
                  unsigned threads) {
   constexpr std::size_t kPiece = std::size_t{4} << 20;  // bytes a read
-  constexpr std::size_t per_piece = std::max<std::size_t>(1, kPiece / sizeof(Point));
-  const std::size_t count = out.size(), pieces = (count + per_piece - 1) / per_piece;
-  std::vector<Error> failed(pieces);
-  std::vector<std::optional<BadPoint>> bad(pieces);
-  const std::size_t first_bad_piece = detail::first_failure(pieces, threads, 1, [&](std::size_t i) {
-    const std::size_t at = i * per_piece, n = std::min(per_piece, count - at);
-    failed[i] = f.read(s, (first + at) * sizeof(Point), out.data() + at, n * sizeof(Point));
-    if (failed[i]) return false;
-    bad[i] = find_bad_point(std::span<const Point>(out.data() + at, n), PointCheck::trusted, 1);
-    if (bad[i]) bad[i]->index += at;
-    return !bad[i];
-  });
-  if (first_bad_piece == pieces) return {};
-  if (failed[first_bad_piece]) return std::move(failed[first_bad_piece]);
-  const std::size_t index = first + bad[first_bad_piece]->index;
+  const auto stop = detail::read_in_place(
+      out.size(), std::max<std::size_t>(1, kPiece / sizeof(Point)), threads,
+      [&](std::size_t at, std::size_t n) {
+        return f.read(s, (first + at) * sizeof(Point), out.data() + at, n * sizeof(Point));
+      },
+      [&](std::size_t at, std::size_t n) {
+        const auto bad =
+            find_bad_point(std::span<const Point>(out.data() + at, n), PointCheck::trusted, 1);
+        return at + (bad ? bad->index : n);
+      });
+  if (stop.error) return stop.error;
+  if (stop.bad == out.size()) return {};
+  const std::size_t index = first + stop.bad;
+  const auto bad =
+      find_bad_point(std::span<const Point>(&out[stop.bad], 1), PointCheck::trusted, 1);
   return f.error(s.id, "point " + std::to_string(index) + " (" +
-                           at_byte(s.offset + index * sizeof(Point)) +
-                           "): " + bad[first_bad_piece]->reason);
+                           at_byte(s.offset + index * sizeof(Point)) + "): " + bad->reason);
 }
 
 // Reads `count` points of a section straight into `out` and checks them.

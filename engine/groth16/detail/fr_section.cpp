@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/host_memory_limit.hpp"
-#include "engine/groth16/detail/first_failure.hpp"
+#include "engine/groth16/detail/read_in_pieces.hpp"
 
 namespace stoker::engine::groth16::detail {
 
@@ -44,25 +44,20 @@ Error read_fr_section(const BinFileReader& f, std::uint32_t id, std::size_t coun
   // its place: one thread reads from the page cache at one stream's rate
   // (a key's sections so: 1.2 GB/s on the GPU machine), and a 2^26
   // bellman witness is about 9 GB.
-  constexpr std::size_t kPiece = std::size_t{1} << 16;
-  const std::size_t pieces = (count + kPiece - 1) / kPiece;
-  std::vector<Error> read_failed(pieces);
-  std::vector<std::size_t> bad_in(pieces, count);
-  const std::size_t failed = first_failure(pieces, threads, 1, [&](std::size_t p) {
-    const std::size_t first = p * kPiece, n = std::min(kPiece, count - first);
-    if ((read_failed[p] = f.read(s, kFrBytes * first, out.data() + first, kFrBytes * n)))
-      return false;
-    for (std::size_t i = first; i < first + n; ++i) {
-      if (!Fr::is_canonical(out[i].l)) {
-        bad_in[p] = i;
-        return false;
-      }
-      out[i] = Fr::from_canonical(out[i].l);
-    }
-    return true;
-  });
-  if (failed < pieces && read_failed[failed]) return std::move(read_failed[failed]);
-  const std::size_t bad = failed < pieces ? bad_in[failed] : count;
+  const auto stop = read_in_place(
+      count, std::size_t{1} << 16, threads,
+      [&](std::size_t first, std::size_t n) {
+        return f.read(s, kFrBytes * first, out.data() + first, kFrBytes * n);
+      },
+      [&](std::size_t first, std::size_t n) {
+        for (std::size_t i = first; i < first + n; ++i) {
+          if (!Fr::is_canonical(out[i].l)) return i;
+          out[i] = Fr::from_canonical(out[i].l);
+        }
+        return first + n;
+      });
+  if (stop.error) return stop.error;
+  const std::size_t bad = stop.bad;
   if (bad < count)
     return f.error(id, "value " + std::to_string(bad) + " (byte " +
                            std::to_string(s.offset + kFrBytes * bad) + ") is not below r");

@@ -1,6 +1,7 @@
 // A file's records read in pieces on several threads, each piece read and
 // decoded by one thread: the shape of the Groth16 readers' bulk sections
-// (a .params file's points, a zkey's coefficients). One thread's reads and
+// (a .params file's points, a zkey's coefficients through a buffer; a
+// zkey's points and witness values straight into place). One thread's reads and
 // a start of the decoding threads for every few thousand records held them
 // to one core.
 #pragma once
@@ -59,6 +60,39 @@ PiecesStop read_in_pieces(std::size_t count, std::size_t record_bytes, std::size
   stop.error = std::move(read_failed[failed]);
   stop.bad = bad[failed];
   stop.record = std::move(bad_record[failed]);
+  return stop;
+}
+
+// Where a read in place stopped: a read's error, or the first bad record
+// (bad < count); neither when every record was good.
+struct InPlaceStop {
+  Error error;
+  std::size_t bad = 0;
+};
+
+// Records [0, count) read straight into their place, `per_piece` at a time
+// on `threads` threads (0: the hardware's), for records whose file bytes
+// are their memory's (a zkey's points, witness values): read(first, n)
+// reads records [first, first + n) where they belong, check(first, n)
+// gives the first bad one among them or first + n (converting the good
+// ones in place if it must). As above, the failure reported is the first.
+template <typename Read, typename Check>
+InPlaceStop read_in_place(std::size_t count, std::size_t per_piece, unsigned threads, Read read,
+                          Check check) {
+  const std::size_t pieces = (count + per_piece - 1) / per_piece;
+  std::vector<Error> read_failed(pieces);
+  std::vector<std::size_t> bad(pieces, count);
+  const std::size_t failed = first_failure(pieces, threads, 1, [&](std::size_t p) {
+    const std::size_t first = p * per_piece, n = std::min(per_piece, count - first);
+    if ((read_failed[p] = read(first, n))) return false;
+    bad[p] = check(first, n);
+    return bad[p] == first + n;
+  });
+  InPlaceStop stop;
+  stop.bad = count;
+  if (failed == pieces) return stop;
+  stop.error = std::move(read_failed[failed]);
+  if (!stop.error) stop.bad = bad[failed];
   return stop;
 }
 
