@@ -124,5 +124,34 @@ TEST_F(OutputFileTest, WriteChecksThePathAgain) {
   EXPECT_TRUE(fs::is_fifo(path("y")));
 }
 
+// Two outputs that are one file, however they are spelled, are refused
+// naming both options, whether the file exists yet or not; two files are
+// not.
+TEST_F(OutputFileTest, CheckOutputsRefusesOneFileSpelledTwoWays) {
+  fs::create_directories(dir_ / "sub");
+  fs::create_directory_symlink(dir_, path("here"));
+  std::ofstream(path("old.json")) << "old";
+  fs::create_hard_link(path("old.json"), path("hard.json"));
+  fs::create_symlink("new.json", path("to_new.json"));
+  for (const auto& [a, b] : {std::pair{path("new.json"), path("./new.json")},
+                             {path("new.json"), path("sub/../new.json")},
+                             {path("new.json"), path("here/new.json")},
+                             {path("new.json"), path("to_new.json")},
+                             {path("old.json"), path("sub/../old.json")},
+                             {path("old.json"), path("here/./old.json")},
+                             {path("old.json"), path("hard.json")}}) {
+    const auto outs = check_outputs({{"--proof", a}, {"--public", b}}, {});
+    ASSERT_FALSE(outs) << a << " and " << b;
+    EXPECT_EQ(outs.error().what(), "--proof " + a + " and --public " + b + " name the same file");
+  }
+  EXPECT_FALSE(fs::exists(path("new.json")));
+  EXPECT_EQ(contents(path("old.json")), "old");
+  const auto two =
+      check_outputs({{"--proof", path("new.json")}, {"--public", path("sub/new.json")}},
+                    {{"--zkey", path("old.json")}});
+  ASSERT_TRUE(two) << two.error().what();
+  EXPECT_EQ(two->size(), 2u);
+}
+
 }  // namespace
 }  // namespace stoker::tools

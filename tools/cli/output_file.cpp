@@ -1,6 +1,5 @@
 #include "tools/cli/output_file.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,7 +8,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "tools/cli/temporary_files.hpp"
+#include "tools/cli/detail/staged_file.hpp"
+#include "tools/cli/output_batch.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -24,19 +24,23 @@ Error cannot(const std::string& path, const std::string& why) {
   return {Errc::io_error, "cannot write " + path + ": " + why};
 }
 
-// The directory that holds `file` ("." for a bare name).
-std::string directory_of(const std::string& file) {
-  const fs::path parent = fs::path(file).parent_path();
-  return parent.empty() ? std::string(".") : parent.string();
-}
+using detail::directory_of;
 
-// Closes `fd` once, at the end of the scope unless released.
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
+// Whether outputs `a` and `b` (targets, links followed) are one file: the
+// same inode where both exist, else the same path once made absolute with
+// "." and ".." and the links of its existing directories resolved, so that
+// "x", "./x" and "d/../x" are one file before any of them is written.
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  if (ea || eb) return fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
+  return ca == cb;
+}
 
 }  // namespace
 
@@ -108,55 +112,9 @@ Result<OutputFile> OutputFile::check(std::string path) {
 }
 
 Error OutputFile::write(std::string_view bytes) const {
-  // Checked again: the path may have changed since the command started, and
-  // a rename over a FIFO or a device would replace it.
-  auto now = check(path_);
-  if (!now) return now.error();
-  const std::string& target = now->target_;
-  const std::string dir = directory_of(target);
-  sweep_stale_temporaries(dir, target);
-  std::string tmp = temporary_template(dir, target);
-  // Made and registered with the fatal signals blocked, so that no signal
-  // can leave it behind.
-  const TemporaryFile guard(tmp);
-  FdCloser fd{guard.fd()};
-  if (fd.fd < 0) return cannot(path_, "temporary file in " + dir + ": " + reason(errno));
-  const auto fail = [&](int err) {
-    ::unlink(tmp.c_str());
-    return cannot(path_, reason(err));
-  };
-  for (std::size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(fd.fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(errno);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  // A replaced file keeps its permission bits; a new one gets what open()
-  // would have given it (mkstemp makes 0600).
-  struct stat st {};
-  mode_t mode;
-  if (::stat(target.c_str(), &st) == 0) {
-    mode = st.st_mode & 07777;
-  } else {
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    mode = 0666 & ~mask;
-  }
-  if (::fchmod(fd.fd, mode) != 0) return fail(errno);
-  if (::fsync(fd.fd) != 0) return fail(errno);
-  const int closing = fd.fd;
-  fd.fd = -1;
-  if (::close(closing) != 0) return fail(errno);
-  if (::rename(tmp.c_str(), target.c_str()) != 0) return fail(errno);
-  // The rename itself survives a crash only once the directory is synced;
-  // the file is complete either way, so a failure here changes nothing.
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY); dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return {};
+  OutputBatch batch;
+  if (Error e = batch.add(*this, bytes)) return e;
+  return batch.commit();
 }
 
 Error OutputFile::not_input(std::string_view out_option, std::string_view in_option,
@@ -186,9 +144,9 @@ Result<NamedOutputs> check_outputs(const std::vector<std::pair<std::string, std:
     for (const auto& [in_option, in_path] : inputs)
       if (auto e = file->not_input(option, in_option, in_path)) return e;
     for (const auto& [other, earlier] : out)
-      if (earlier.target() == file->target())
-        return Error{Errc::invalid_argument,
-                     option + " and " + other + " name the same file, " + path};
+      if (same_file(earlier.target(), file->target()))
+        return Error{Errc::invalid_argument, other + " " + earlier.path() + " and " + option + " " +
+                                                 path + " name the same file"};
     out.emplace_back(option, std::move(*file));
   }
   return out;

@@ -11,6 +11,8 @@
 //   file in the target's own directory, are fsync'ed, and the temporary is
 //   renamed over the target. A reader sees the old file or the new one,
 //   never half of one, and a failed write leaves the old file as it was.
+//   A command with several outputs writes them through an OutputBatch
+//   (output_batch.hpp): all of them or, on a failure, none.
 // - A symlink is written through: the file it points to is replaced, the
 //   link stays a link. A new file gets 0666 less the umask, a replaced one
 //   keeps its permission bits.
@@ -79,9 +81,11 @@ class OutputFile {
 
 // A command's outputs by option ("--proof", PATH), each checked as check()
 // does and none of them one of `inputs` (option, path) or another of them
-// ("--proof and --public name the same file, P"): what a command with
-// several outputs calls before its work. Outputs with an empty path are
-// left out.
+// ("--proof P and --public ./P name the same file"), however the two are
+// spelled: through links, ".", "..", a hard link, for files that exist and
+// ones that do not yet. What a command with several outputs calls before
+// its work; it writes them with an OutputBatch (output_batch.hpp), all or
+// none. Outputs with an empty path are left out.
 using NamedOutputs = std::vector<std::pair<std::string, OutputFile>>;
 Result<NamedOutputs> check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
                                    const std::vector<std::pair<std::string, std::string>>& inputs);
