@@ -2,12 +2,15 @@
 // them: exit statuses, one line on stderr for a failure, no output left
 // behind on an error, outputs that are never inputs.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "test/tools/stoker_process.hpp"
 
@@ -16,6 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using stoker::test::has;
 using stoker::test::lines;
+using stoker::test::Outcome;
+using stoker::test::run_shell;
 using stoker::test::run_stoker;
 
 std::string slurp(const std::string& path) {
@@ -44,6 +49,33 @@ class Groth16Cli : public ::testing::Test {
   std::string verify_line(const std::string& circuit) const {
     return "verify --vk " + data(circuit + "_verification_key.json") + " --proof " +
            path("proof.json") + " --public " + path("public.json");
+  }
+  // `stoker <args>` run in the test's directory, so that its paths can be
+  // relative ones.
+  Outcome run_here(const std::string& args) const {
+    return run_shell("cd " + dir_.string() + " && " + STOKER_BINARY + " " + args);
+  }
+  // `stoker <args>` run in the test's directory with full/ a filesystem
+  // of its own that is full, where full/old.json held "old" before: a
+  // tmpfs mounted in a user namespace, so no root is needed. stdout says
+  // what full/ holds afterwards and what full/old.json reads; the
+  // command's own output goes to stderr. Where user namespaces are not
+  // allowed, full_disks() is false.
+  static bool full_disks() { return run_shell("unshare -rm true").status == 0; }
+  Outcome run_with_full_disk(const std::string& args) const {
+    fs::create_directories(dir_ / "full");
+    return run_shell("cd " + dir_.string() +
+                     " && exec unshare -rm sh -c 'mount -t tmpfs -o size=16k tmpfs full && "
+                     "printf old > full/old.json && (cat /dev/zero > full/fill) 2>/dev/null; " +
+                     STOKER_BINARY + " " + args +
+                     " >&2; rc=$?; ls -A full; cat full/old.json; exit $rc'");
+  }
+  // The names in the test's directory, temporaries included.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename());
+    std::sort(out.begin(), out.end());
+    return out;
   }
   fs::path dir_;
 };
@@ -158,10 +190,9 @@ TEST_F(Groth16Cli, ProvesThroughTheEngineAsTheCpuProverDoes) {
                        " --witness " + path("k.bwit") + " --threads 2")
                 .status,
             0);
-  const auto bellman =
-      run_stoker("prove --backend host --params " + path("k.params") + " --witness " +
-                 path("k.bwit") + " --proof-bytes " + path("p.bin") + " --inputs " +
-                 path("in.bin"));
+  const auto bellman = run_stoker("prove --backend host --params " + path("k.params") +
+                                  " --witness " + path("k.bwit") + " --proof-bytes " +
+                                  path("p.bin") + " --inputs " + path("in.bin"));
   ASSERT_EQ(bellman.status, 0) << bellman.both();
   EXPECT_EQ(run_stoker("verify --params " + path("k.params") + " --proof-bytes " + path("p.bin") +
                        " --inputs " + path("in.bin"))
@@ -183,6 +214,58 @@ TEST_F(Groth16Cli, ProvesThroughTheEngineAsTheCpuProverDoes) {
   }
   const auto both = run_stoker(prove_line("bits") + " --cpu --backend host");
   EXPECT_EQ(both.status, 2) << both.both();
+}
+
+// Two outputs that are one file are refused before the work, naming both
+// options, however the paths spell it; nothing is written.
+TEST_F(Groth16Cli, ProveRefusesOutputsThatAreOneFileSpelledTwoWays) {
+  fs::create_directories(dir_ / "sub");
+  fs::create_directory_symlink(dir_, dir_ / "here");
+  const std::string zkey = " --zkey " + data("bits.zkey") + " --wtns " + data("bits.wtns");
+  for (const char* twin : {"./x.json", "sub/../x.json", "here/x.json"}) {
+    const auto r = run_here("prove" + zkey + " --proof x.json --public " + twin);
+    EXPECT_EQ(r.status, 2) << twin << ": " << r.both();
+    EXPECT_TRUE(
+        has(r.err, "--proof x.json and --public " + std::string(twin) + " name the same file"))
+        << r.err;
+    EXPECT_FALSE(fs::exists(path("x.json"))) << twin;
+  }
+  ASSERT_EQ(run_stoker("keys generate --log-n 4 --seed 1 --params " + path("k.params") +
+                       " --witness " + path("k.bwit"))
+                .status,
+            0);
+  const auto bellman = run_here(
+      "prove --params k.params --witness k.bwit --proof-bytes y.bin "
+      "--inputs ./y.bin");
+  EXPECT_EQ(bellman.status, 2) << bellman.both();
+  EXPECT_TRUE(has(bellman.err, "--proof-bytes y.bin and --inputs ./y.bin name the same file"))
+      << bellman.err;
+  EXPECT_FALSE(fs::exists(path("y.bin")));
+}
+
+// The second output on a full disk: the first, written fine, is not put
+// in place either, and no temporary is left beside either.
+TEST_F(Groth16Cli, ProveWritesAllItsOutputsOrNone) {
+  if (!full_disks()) GTEST_SKIP() << "no user namespaces here to mount a full filesystem in";
+  std::ofstream(path("pp.json")) << "old";
+  const auto r = run_with_full_disk("prove --zkey " + data("bits.zkey") + " --wtns " +
+                                    data("bits.wtns") + " --proof pp.json --public full/old.json");
+  EXPECT_EQ(r.status, 1) << r.both();
+  EXPECT_TRUE(has(r.err, "cannot write full/old.json: No space left on device")) << r.err;
+  EXPECT_EQ(r.out, "fill\nold.json\nold") << "full/ holds a temporary or a new old.json";
+  EXPECT_EQ(slurp(path("pp.json")), "old");
+  EXPECT_EQ(names(), (std::vector<std::string>{"full", "pp.json"}));
+
+  ASSERT_EQ(run_stoker("keys generate --log-n 4 --seed 1 --params " + path("k.params") +
+                       " --witness " + path("k.bwit"))
+                .status,
+            0);
+  std::ofstream(path("p.bin")) << "old";
+  const auto bellman = run_with_full_disk(
+      "prove --params k.params --witness k.bwit --proof-bytes p.bin --proof-json full/old.json");
+  EXPECT_EQ(bellman.status, 1) << bellman.both();
+  EXPECT_EQ(bellman.out, "fill\nold.json\nold");
+  EXPECT_EQ(slurp(path("p.bin")), "old");
 }
 
 }  // namespace

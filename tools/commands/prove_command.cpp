@@ -23,7 +23,7 @@
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/input_file.hpp"
 #include "tools/cli/output_file.hpp"
-#include "tools/commands/bellman_proof_outputs.hpp"
+#include "tools/commands/proof_outputs.hpp"
 #include "tools/commands/prove_on_engine.hpp"
 #include "tools/commands/prove_server_command.hpp"
 
@@ -226,9 +226,7 @@ int prove_snarkjs(const CommandLine& cl, const Paths& p, const Placement& at) {
   auto done = prove_at(at, *key, shared_witness, nullptr);
   if (!done) return cl.failure(p.wtns + ": " + done.error().what());
   const std::span<const kernels::Fr> inputs(shared_witness->data() + 1, key->head().num_public);
-  if (auto e = output(*outs, "--proof")->write(g16::proof_json(done->proof)))
-    return cl.failure(e.what());
-  if (auto e = output(*outs, "--public")->write(g16::public_json(inputs)))
+  if (Error e = write_snarkjs_proof_outputs(*outs, done->proof, inputs))
     return cl.failure(e.what());
   return report(key->head(), load_s, *done, at.verify, *outs);
 }

@@ -17,7 +17,7 @@
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/signal_watch.hpp"
 #include "tools/commands/daemon_client.hpp"
-#include "tools/commands/bellman_proof_outputs.hpp"
+#include "tools/commands/proof_outputs.hpp"
 
 namespace stoker::tools {
 namespace {
@@ -203,10 +203,7 @@ int prove_by_server(const CommandLine& cl, const ServerProveArgs& a) {
   if (bellman_form) {
     if (Error e = write_bellman_proof_outputs(*outs, *proof, *inputs)) return cl.failure(e.what());
   } else {
-    if (auto e = output(*outs, "--proof")->write(g16::proof_json(*proof)))
-      return cl.failure(e.what());
-    if (auto e = output(*outs, "--public")->write(g16::public_json(*inputs)))
-      return cl.failure(e.what());
+    if (Error e = write_snarkjs_proof_outputs(*outs, *proof, *inputs)) return cl.failure(e.what());
   }
   std::string files;
   for (const auto& [option, file] : *outs) files += (files.empty() ? "" : ", ") + file.path();

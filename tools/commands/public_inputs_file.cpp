@@ -43,11 +43,11 @@ Result<std::vector<kernels::Fr>> read_public_inputs(const std::string& path) {
   return out;
 }
 
-Error write_public_inputs(const OutputFile& out, std::span<const kernels::Fr> values) {
+std::string encode_public_inputs(std::span<const kernels::Fr> values) {
   std::string bytes(32 * values.size(), '\0');
   for (std::size_t i = 0; i < values.size(); ++i)
     values[i].to_bytes(reinterpret_cast<unsigned char*>(bytes.data()) + 32 * i);
-  return out.write(bytes);
+  return bytes;
 }
 
 }  // namespace stoker::tools

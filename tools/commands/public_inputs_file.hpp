@@ -11,7 +11,6 @@
 
 #include "common/error.hpp"
 #include "kernels/field.cuh"
-#include "tools/cli/output_file.hpp"
 
 namespace stoker::tools {
 
@@ -19,6 +18,7 @@ namespace stoker::tools {
 // value not below r (by index).
 Result<std::vector<kernels::Fr>> read_public_inputs(const std::string& path);
 
-Error write_public_inputs(const OutputFile& out, std::span<const kernels::Fr> values);
+// The file's bytes for `values`.
+std::string encode_public_inputs(std::span<const kernels::Fr> values);
 
 }  // namespace stoker::tools
