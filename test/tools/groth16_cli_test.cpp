@@ -243,6 +243,44 @@ TEST_F(Groth16Cli, ProveRefusesOutputsThatAreOneFileSpelledTwoWays) {
   EXPECT_FALSE(fs::exists(path("y.bin")));
 }
 
+TEST_F(Groth16Cli, KeysGenerateRefusesOutputsThatAreOneFile) {
+  for (const auto& [args, message] :
+       {std::pair{"--params g_p --witness g_p", "--params g_p and --witness g_p"},
+        {"--zkey g_k --wtns g_w --vk g_k", "--zkey g_k and --vk g_k"},
+        {"--zkey g_k --wtns ./g_k", "--zkey g_k and --wtns ./g_k"}}) {
+    const auto r = run_here("keys generate --log-n 3 --seed 1 " + std::string(args));
+    EXPECT_EQ(r.status, 2) << args << ": " << r.both();
+    EXPECT_TRUE(has(r.err, std::string(message) + " name the same file")) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_TRUE(names().empty()) << args << ": " << names()[0];
+  }
+}
+
+// The circuit's 2^K - N - 1 constraints hold one per public input and at
+// least one gate, beside N + 1 public rows: 2^(K-1) - 1 public inputs at
+// most, and that many make a key that proves.
+TEST_F(Groth16Cli, KeysGenerateTakesAsManyPublicInputsAsTheDomainHolds) {
+  const auto over = run_stoker("keys generate --log-n 8 --seed 1 --public 128 --params " +
+                               path("k.params") + " --witness " + path("k.bwit"));
+  EXPECT_EQ(over.status, 2) << over.both();
+  EXPECT_TRUE(has(over.err, "--public 128 leaves no room")) << over.err;
+  EXPECT_TRUE(has(over.err, "at most 127 with --log-n 8")) << over.err;
+  EXPECT_TRUE(names().empty());
+  const auto most =
+      run_stoker("keys generate --log-n 8 --seed 1 --public 127 --zkey " + path("k.zkey") +
+                 " --wtns " + path("k.wtns") + " --vk " + path("vk.json"));
+  ASSERT_EQ(most.status, 0) << most.both();
+  EXPECT_TRUE(has(most.out, "127 public")) << most.out;
+  const auto proved =
+      run_stoker("prove --zkey " + path("k.zkey") + " --wtns " + path("k.wtns") + " --proof " +
+                 path("proof.json") + " --public " + path("public.json"));
+  ASSERT_EQ(proved.status, 0) << proved.both();
+  const auto checked = run_stoker("verify --vk " + path("vk.json") + " --proof " +
+                                  path("proof.json") + " --public " + path("public.json"));
+  EXPECT_EQ(checked.status, 0) << checked.both();
+  EXPECT_TRUE(has(run_stoker("keys generate --help").out, "at most 2^(K-1) - 1"));
+}
+
 // The second output on a full disk: the first, written fine, is not put
 // in place either, and no temporary is left beside either.
 TEST_F(Groth16Cli, ProveWritesAllItsOutputsOrNone) {
@@ -266,6 +304,39 @@ TEST_F(Groth16Cli, ProveWritesAllItsOutputsOrNone) {
   EXPECT_EQ(bellman.status, 1) << bellman.both();
   EXPECT_EQ(bellman.out, "fill\nold.json\nold");
   EXPECT_EQ(slurp(path("p.bin")), "old");
+}
+
+TEST_F(Groth16Cli, KeysGenerateWritesAllItsOutputsOrNone) {
+  if (!full_disks()) GTEST_SKIP() << "no user namespaces here to mount a full filesystem in";
+  std::ofstream(path("k.zkey")) << "old";
+  std::ofstream(path("vk.json")) << "old";
+  const auto r = run_with_full_disk(
+      "keys generate --log-n 3 --seed 1 --zkey k.zkey --wtns full/k.wtns --vk vk.json");
+  EXPECT_EQ(r.status, 1) << r.both();
+  EXPECT_TRUE(has(r.err, "cannot write full/k.wtns: write failed: No space left on device"))
+      << r.err;
+  EXPECT_EQ(r.out, "fill\nold.json\nold") << "full/ holds a temporary or a witness";
+  EXPECT_EQ(slurp(path("k.zkey")), "old");
+  EXPECT_EQ(slurp(path("vk.json")), "old");
+  EXPECT_EQ(names(), (std::vector<std::string>{"full", "k.zkey", "vk.json"}));
+
+  std::ofstream(path("k.params")) << "old";
+  const auto bellman = run_with_full_disk(
+      "keys generate --log-n 3 --seed 1 --params k.params --witness full/k.bwit");
+  EXPECT_EQ(bellman.status, 1) << bellman.both();
+  EXPECT_EQ(bellman.out, "fill\nold.json\nold");
+  EXPECT_EQ(slurp(path("k.params")), "old");
+}
+
+// Killed mid-write (SIGXFSZ, past the file size limit), keys generate
+// leaves the old key whole and no temporary beside it.
+TEST_F(Groth16Cli, KeysGenerateKilledMidWriteLeavesTheOldKey) {
+  std::ofstream(path("k.zkey")) << "old";
+  const auto r = run_shell("cd " + dir_.string() + " && ulimit -f 4 && exec " + STOKER_BINARY +
+                           " keys generate --log-n 5 --seed 1 --zkey k.zkey --wtns k.wtns");
+  EXPECT_EQ(r.signal, SIGXFSZ) << r.status << ": " << r.both();
+  EXPECT_EQ(slurp(path("k.zkey")), "old");
+  EXPECT_EQ(names(), std::vector<std::string>{"k.zkey"});
 }
 
 }  // namespace

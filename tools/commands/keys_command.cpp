@@ -20,6 +20,7 @@
 #include "engine/groth16/zkey_file.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/memory_guard.hpp"
+#include "tools/cli/output_batch.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/commands/keys_server_command.hpp"
 
@@ -48,12 +49,14 @@ constexpr const char* kGenerateHelp =
     "secrets (tau, alpha, beta, gamma, delta) derive from the seed: anyone who knows\n"
     "the seed can forge proofs. NEVER use it in production.\n"
     "  --log-n K      the domain has 2^K points, K in 2..26; the circuit has\n"
-    "                 2^K - N - 1 constraints, most witness values 0 or 1. At 2^26\n"
+    "                 2^K - N - 1 constraints (N bind the public inputs, the rest\n"
+    "                 are gates), most witness values 0 or 1. At 2^26\n"
     "                 the key and its circuit take about 73 GB of host memory\n"
     "                 (checked before anything is made); the .zkey is about 53 GB,\n"
     "                 the .params 30 GB\n"
     "  --seed S       the seed of the secrets and the circuit (a 64-bit integer)\n"
-    "  --public N     public inputs (default 1)\n"
+    "  --public N     public inputs (default 1), at most 2^(K-1) - 1: each takes a\n"
+    "                 constraint and a row of the domain, and one gate at least is left\n"
     "  --threads N    CPU threads (default: all)\n"
     "  --cpu          the key's points on the CPU even where GPUs exist\n"
     "  --device N     the key's points on this GPU only (CUDA's numbering;\n"
@@ -100,18 +103,21 @@ int generate(int argc, char** argv) {
   if (!bellman && (zkey_path.empty() || wtns_path.empty()))
     return cl.usage_error("--zkey and --wtns are required (or --params and --witness)");
   const std::size_t n = std::size_t{1} << *log_n;
-  if (num_public + 2 > n)
-    return cl.usage_error("--public " + std::to_string(num_public) + " leaves no constraint in 2^" +
-                          std::to_string(*log_n) + " points");
-  std::optional<OutputFile> vk_out;
-  for (const auto& path : {zkey_path, wtns_path, params_path, witness_path})
-    if (!path.empty())
-      if (auto out = OutputFile::check(path); !out) return cl.usage_error(out.error().what());
-  if (!vk_path.empty()) {
-    auto out = OutputFile::check(vk_path);
-    if (!out) return cl.usage_error(out.error().what());
-    vk_out = std::move(*out);
-  }
+  // The domain holds the circuit's 2^K - N - 1 constraints, N of them one
+  // per public input and the rest gates, and N + 1 rows that bind the
+  // public inputs and the constant 1: 2N + 2 + gates <= 2^K, a gate at least.
+  if (const std::size_t most = n / 2 - 1; num_public > most)
+    return cl.usage_error("--public " + std::to_string(num_public) +
+                          " leaves no room for a gate in 2^" + std::to_string(*log_n) +
+                          " points (each public input takes a constraint and a row): at most " +
+                          std::to_string(most) + " with --log-n " + std::to_string(*log_n));
+  auto outs = check_outputs({{"--zkey", zkey_path},
+                             {"--wtns", wtns_path},
+                             {"--vk", vk_path},
+                             {"--params", params_path},
+                             {"--witness", witness_path}},
+                            {});
+  if (!outs) return cl.usage_error(outs.error().what());
 
   g16::ToyKeyOptions options;
   options.log_n = *log_n;
@@ -131,21 +137,34 @@ int generate(int argc, char** argv) {
   const auto circuit = g16::make_toy_circuit(shape, *seed);
   auto key = g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(*seed), format, options);
   if (!key) return cl.failure(key.error().what());
-  std::string files;
+  // Every file to a temporary first, renamed only once all are written: a
+  // failure or a signal leaves every output as it was.
+  OutputBatch batch;
+  const auto out = [&](const char* option) -> const OutputFile& { return *output(*outs, option); };
   if (bellman) {
-    if (auto e = g16::write_params(params_path, *key)) return cl.failure(e.what());
+    if (Error e = batch.add(out("--params"),
+                            [&](const std::string& p) { return g16::write_params(p, *key); }))
+      return cl.failure(e.what());
     const auto witness = g16::synthesize_bellman(circuit.r1cs, circuit.witness, *log_n, threads);
-    if (auto e = g16::write_bellman_witness(witness_path, witness)) return cl.failure(e.what());
-    files = params_path + " and " + witness_path;
+    if (Error e = batch.add(out("--witness"), [&](const std::string& p) {
+          return g16::write_bellman_witness(p, witness);
+        }))
+      return cl.failure(e.what());
   } else {
-    if (auto e = g16::write_zkey(zkey_path, *key)) return cl.failure(e.what());
-    if (auto e = g16::write_wtns(wtns_path, circuit.witness)) return cl.failure(e.what());
-    files = zkey_path + " and " + wtns_path;
-    if (vk_out) {
-      if (auto e = vk_out->write(g16::verification_key_json(key->vk))) return cl.failure(e.what());
-      files += " and " + vk_path;
-    }
+    if (Error e = batch.add(out("--zkey"),
+                            [&](const std::string& p) { return g16::write_zkey(p, *key); }))
+      return cl.failure(e.what());
+    if (Error e = batch.add(out("--wtns"), [&](const std::string& p) {
+          return g16::write_wtns(p, circuit.witness);
+        }))
+      return cl.failure(e.what());
+    if (const auto* vk = output(*outs, "--vk"))
+      if (Error e = batch.add(*vk, g16::verification_key_json(key->vk)))
+        return cl.failure(e.what());
   }
+  if (Error e = batch.commit()) return cl.failure(e.what());
+  std::string files;
+  for (const auto& [option, file] : *outs) files += (files.empty() ? "" : " and ") + file.path();
   const std::size_t gpus = options.cuda_ordinals.size();
   const std::string where = gpus == 0   ? "the CPU"
                             : gpus == 1 ? "GPU " + std::to_string(options.cuda_ordinals[0])
