@@ -238,7 +238,6 @@ int msm_of_group(const CommandLine& cl, const MsmInputs& in, const OutputFile& o
 
   // Sizes and counts first: nothing is read when they do not match.
   std::string error;
-  if (const auto sized = input_size(points_path); !sized) return cl.failure(sized.error().what());
   const auto n_points = File::points(points_path);
   if (!n_points) return cl.failure(n_points.error().what());
   const auto n_scalars = count_elements(scalars_path, 32, "32-byte scalars", error);
@@ -327,6 +326,10 @@ int msm(int argc, char** argv) {
   if (out_path.empty()) return cl.usage_error("--out is required");
   in.use_gpu = !cpu && devices::cuda_device_count() > 0;
   in.device = device.value_or(0);
+  // An input that is missing or not a regular file is a usage error, as in
+  // `stoker prove`, found before any work.
+  for (const auto& path : {in.points_path, in.scalars_path})
+    if (const auto sized = input_size(path); !sized) return cl.usage_error(sized.error().what());
   auto out = OutputFile::check(out_path);
   if (!out) return cl.usage_error(out.error().what());
   for (const auto& [option, input] :
