@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -21,6 +22,7 @@
 #include "tools/serve/metrics.hpp"
 #include "tools/serve/proof_service.hpp"
 #include "tools/serve/sqlite_journal.hpp"
+#include "tools/serve/state_dir_lock.hpp"
 #include "tools/serve/token_file.hpp"
 
 namespace stoker::tools {
@@ -114,6 +116,12 @@ int serve_command(int argc, char** argv) {
     http.token = std::move(*token);
   }
 
+  // What the daemon writes (the journal, clients' witnesses) is its own and
+  // its clients' business, whoever started it (the systemd unit's UMask).
+  ::umask(0077);
+  // One daemon per state directory, before the journal is read.
+  auto lock = serve::StateDirLock::acquire(options.state_dir);
+  if (!lock) return cl.failure(lock.error().what());
   auto journal = serve::SqliteJournal::open(options.state_dir.string());
   if (!journal) return cl.failure(journal.error().what());
 
@@ -127,7 +135,11 @@ int serve_command(int argc, char** argv) {
   if (!server) return cl.failure(server.error().what());
   if (Error e = service.recover()) return cl.failure("the journal: " + e.what());
 
-  // Finished proofs' results go once they are older than --keep-results.
+  // Finished proofs' results go once they are older than --keep-results,
+  // looked for every tenth of that (at least every second, at most every
+  // ten minutes), so a result outlives its time by at most 10 %.
+  const auto purge_every = std::clamp<std::chrono::seconds>(
+      std::chrono::seconds(keep_results / 10), std::chrono::seconds(1), std::chrono::minutes(10));
   boost::asio::steady_timer purge(io);
   std::function<void()> purge_now = [&] {
     const auto cutoff = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -135,7 +147,7 @@ int serve_command(int argc, char** argv) {
                             .count() -
                         static_cast<std::int64_t>(keep_results) * 1000;
     (*journal)->purge_finished_before(cutoff);
-    purge.expires_after(std::chrono::minutes(10));
+    purge.expires_after(purge_every);
     purge.async_wait([&](boost::system::error_code e) {
       if (!e) purge_now();
     });
@@ -146,7 +158,10 @@ int serve_command(int argc, char** argv) {
   std::printf("stoker serve: listening on %s%s%s; %zu %s device%s; state in %s\n",
               socket.empty() ? "" : ("unix:" + socket).c_str(),
               (!socket.empty() && !listen.empty()) ? " and " : "",
-              listen.empty() ? "" : ("tcp:" + std::to_string((*server)->tcp_port())).c_str(),
+              listen.empty() ? ""
+                             : ("tcp:" + listen.substr(0, listen.rfind(':') + 1) +
+                                std::to_string((*server)->tcp_port()))
+                                   .c_str(),
               devices.size(), devices.backend() == devices::Backend::cuda ? "CUDA" : "host",
               devices.size() == 1 ? "" : "s", options.state_dir.c_str());
   std::fflush(stdout);

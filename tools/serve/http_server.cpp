@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -173,8 +174,10 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     const auto it = req.find(http::field::authorization);
     if (it == req.end()) return false;
     const std::string_view value = it->value();
-    constexpr std::string_view scheme = "Bearer ";
-    if (value.size() < scheme.size() || value.substr(0, scheme.size()) != scheme) return false;
+    // The scheme's name is case-insensitive (RFC 9110, 11.1).
+    constexpr std::string_view scheme = "bearer ";
+    if (value.size() < scheme.size() || !beast::iequals(value.substr(0, scheme.size()), scheme))
+      return false;
     return same_secret(value.substr(scheme.size()), server_->options.token);
   }
 

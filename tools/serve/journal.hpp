@@ -118,6 +118,10 @@ class Journal {
 
   // nullopt: no proof of that id (never accepted, or purged).
   virtual Result<std::optional<ProofRecord>> proof(std::string_view id) = 0;
+  // The proof an idempotency key was first accepted with (nullopt: none, or
+  // an empty key), so that a retry is answered before its witness is looked
+  // at again.
+  virtual Result<std::optional<ProofRecord>> proof_by_idempotency_key(std::string_view key) = 0;
   // Queued and running proofs in the order accept() recorded them (not by
   // accepted_at_ms, which a clock step may reorder): what a restart runs again.
   virtual Result<std::vector<ProofRecord>> unfinished() = 0;

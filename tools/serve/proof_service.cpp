@@ -375,6 +375,14 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
 
   Answer<Submitted> submit(ProofRequest req, const std::optional<uid_t>& caller) {
     if (draining) return Refusal{503, "the daemon is draining: it takes no new proofs"};
+    // A retry gets its first request's id whatever became of that request's
+    // key or witness since (a shared-memory region is registered again
+    // after a restart, a key may be gone).
+    if (!req.idempotency_key.empty()) {
+      auto earlier = journal.proof_by_idempotency_key(req.idempotency_key);
+      if (!earlier) return Refusal{500, "journal: " + earlier.error().what()};
+      if (*earlier) return Submitted{(*earlier)->id, false};
+    }
     auto kit = keys.find(req.key);
     if (kit == keys.end()) return Refusal{404, "no key '" + req.key + "' (POST /v1/keys first)"};
     if (kit->second->phase == Key::Phase::evicting)
@@ -646,7 +654,11 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     --in_flight;
     const auto now = Clock::now();
     json t;
-    t["queue_wait"] = ms_between(p.accepted, p.started);
+    // Waiting in the daemon's queue, then in the engine's: for its share of
+    // the budget and a slot before its producer ran, and for a device
+    // after it.
+    t["queue_wait"] = ms_between(p.accepted, p.started) +
+                      (part ? part->producer.start_ms + part->queue_wait_ms : 0.0);
     t["key_load"] = std::max(0.0, ms_between(p.accepted, p.key_ready));
     t["produce"] = p.read_ms + (part ? part->producer.ms : 0.0);
     t["gpu"] = part ? part->kernels.ms : 0.0;

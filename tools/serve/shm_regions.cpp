@@ -36,6 +36,7 @@ Answer<const ShmRegions::Region*> ShmRegions::add(const std::string& name, std::
   if (!valid_name(name))
     return Refusal{400, "shared-memory name '" + name +
                             "' is not '/NAME' (one leading slash, no other, at most 255 bytes)"};
+  if (bytes == 0) return Refusal{400, "shared-memory region " + name + " of 0 bytes holds no witness"};
   if (regions_.count(name))
     return Refusal{409, "shared-memory region " + name + " is registered already"};
   const int fd = ::shm_open(name.c_str(), O_RDONLY | O_CLOEXEC, 0);

@@ -562,6 +562,13 @@ Result<std::optional<ProofRecord>> SqliteJournal::proof(std::string_view id) {
   return c_->find_proof(c_->proof_by_id, id, "reading proof " + in_quotes(id));
 }
 
+Result<std::optional<ProofRecord>> SqliteJournal::proof_by_idempotency_key(std::string_view key) {
+  if (key.empty()) return std::optional<ProofRecord>{};
+  std::lock_guard lock(mutex_);
+  return c_->find_proof(c_->proof_by_idempotency_key, key,
+                        "looking up idempotency key " + in_quotes(key));
+}
+
 Result<std::vector<ProofRecord>> SqliteJournal::unfinished() {
   std::lock_guard lock(mutex_);
   return c_->read_proofs(c_->unfinished, "listing unfinished proofs", [](Run&) {});

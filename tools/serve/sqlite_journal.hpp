@@ -57,6 +57,7 @@ class SqliteJournal final : public Journal {
   Error requeue(std::string_view id) override;
 
   Result<std::optional<ProofRecord>> proof(std::string_view id) override;
+  Result<std::optional<ProofRecord>> proof_by_idempotency_key(std::string_view key) override;
   Result<std::vector<ProofRecord>> unfinished() override;
   Result<std::vector<std::pair<ProofState, std::size_t>>> counts() override;
   Result<std::vector<ProofRecord>> purge_finished_before(std::int64_t before_ms) override;

@@ -40,9 +40,10 @@ class ScratchDir {
 
 class Daemon {
  public:
-  // `extra`: more options for `stoker serve`.
-  Daemon(const fs::path& state_dir, std::vector<std::string> extra = {})
-      : state_dir_(state_dir), socket_(state_dir / "stoker.sock") {
+  // `extra`: more options for `stoker serve`; `socket`: its --socket
+  // (default: stoker.sock in the state directory).
+  Daemon(const fs::path& state_dir, std::vector<std::string> extra = {}, fs::path socket = {})
+      : state_dir_(state_dir), socket_(socket.empty() ? state_dir / "stoker.sock" : socket) {
     std::vector<std::string> args{STOKER_BINARY,   "serve",     "--backend",
                                   "host",          "--state-dir", state_dir.string(),
                                   "--socket",      socket_.string(), "--allow-dir",
@@ -70,6 +71,7 @@ class Daemon {
       int status = 0;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
+        exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         return;  // exited: started() says so
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -100,7 +102,7 @@ class Daemon {
 
   // Waits for the process to exit by itself; its exit status (-1: killed).
   int wait_exit() {
-    if (pid_ <= 0) return -1;
+    if (pid_ <= 0) return exit_status_;
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
@@ -143,6 +145,7 @@ class Daemon {
   static inline int starts_ = 0;
   fs::path state_dir_, socket_, log_;
   pid_t pid_ = -1;
+  int exit_status_ = -1;  // of a process that exited while starting
   std::optional<serve::HttpClient> client_;
 };
 

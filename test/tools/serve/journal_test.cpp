@@ -244,6 +244,17 @@ TEST_F(SqliteJournalTest, ASecondAcceptWithAnIdempotencyKeyReturnsTheFirstRecord
   }
   EXPECT_EQ(count_of(*j, ProofState::queued), 2u);
   EXPECT_EQ(count_of(*j, ProofState::running), 1u);
+
+  // The lookup a retry is answered by, before its witness is read again.
+  auto by_key = j->proof_by_idempotency_key("order-17");
+  ASSERT_TRUE(by_key) << by_key.error().what();
+  ASSERT_TRUE(*by_key);
+  EXPECT_EQ((*by_key)->id, "first");
+  for (const char* key : {"", "order-18"}) {
+    auto none = j->proof_by_idempotency_key(key);
+    ASSERT_TRUE(none) << none.error().what();
+    EXPECT_FALSE(*none) << "'" << key << "'";
+  }
 }
 
 TEST_F(SqliteJournalTest, AnIdAlreadyRecordedOrAnEmptyIdIsRefused) {

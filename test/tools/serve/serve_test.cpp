@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -243,6 +245,34 @@ TEST(Serve, AnIdempotencyKeyGivesTheFirstRequestsId) {
   EXPECT_TRUE(verifies(wait_done(d, first.body["id"]), "multiplier.zkey"));
   auto third = d.call("POST", "/v1/proofs", req);
   EXPECT_EQ(third.body["id"], first.body["id"]);
+  // A retry is answered before its witness is looked at: after a restart a
+  // shared-memory region is not registered again yet, a file may be gone.
+  json gone = req;
+  gone["witness"] = {{"shm", {{"name", "/stoker-test-not-registered"}, {"offset", 0}, {"bytes", 10}}}};
+  auto fourth = d.call("POST", "/v1/proofs", gone);
+  EXPECT_EQ(fourth.status, 200u) << fourth.text;
+  EXPECT_EQ(fourth.body["id"], first.body["id"]);
+}
+
+TEST(Serve, AResultGoesSoonAfterKeepResults) {
+  ScratchDir dir;
+  Daemon d(dir.path(), {"--keep-results", "1"});
+  ASSERT_TRUE(d.started()) << d.log();
+  ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
+  auto p = d.call("POST", "/v1/proofs",
+                  json{{"key", "mult"}, {"witness", {{"path", data_file("multiplier.wtns")}}}});
+  ASSERT_EQ(p.status, 202u) << p.text;
+  const std::string id = p.body["id"];
+  EXPECT_TRUE(verifies(wait_done(d, id), "multiplier.zkey"));
+  // Kept 1 s, looked for every second: gone within about 2 s of its end.
+  const auto ended = std::chrono::steady_clock::now();
+  unsigned status = 200;
+  while (status == 200 && std::chrono::steady_clock::now() - ended < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    status = d.call("GET", "/v1/proofs/" + id).status;
+  }
+  EXPECT_EQ(status, 404u);
+  EXPECT_LT(std::chrono::steady_clock::now() - ended, std::chrono::seconds(4));
 }
 
 TEST(Serve, SixtyFourClientsWithMixedPrioritiesAllGetProofsThatVerify) {
@@ -456,6 +486,30 @@ TEST(Serve, WitnessesInSharedMemoryOfTheCallerOnly) {
   EXPECT_TRUE(idle(d));
 }
 
+// GET /v1/status over TCP with the header given as written: the status
+// of the answer, or -1.
+int raw_tcp_status(int port, const std::string& header) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string reply;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string req = "GET /v1/status HTTP/1.1\r\nHost: localhost\r\n" + header +
+                            "\r\nConnection: close\r\n\r\n";
+    if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+      char buf[256];
+      ssize_t got = ::read(fd, buf, sizeof buf);
+      if (got > 0) reply.assign(buf, static_cast<std::size_t>(got));
+    }
+  }
+  ::close(fd);
+  if (reply.rfind("HTTP/1.1 ", 0) != 0 || reply.size() < 12) return -1;
+  return std::stoi(reply.substr(9, 3));
+}
+
 TEST(Serve, TcpNeedsATokenAndRefusesRequestsWithoutIt) {
   ScratchDir dir;
   const auto token_file = dir.path() / "token";
@@ -473,7 +527,8 @@ TEST(Serve, TcpNeedsATokenAndRefusesRequestsWithoutIt) {
   const std::string log = d.log();
   const auto at = log.find("tcp:");
   ASSERT_NE(at, std::string::npos) << log;
-  const std::string port = log.substr(at + 4, log.find(';', at) - at - 4);
+  const std::string where = log.substr(at + 4, log.find(';', at) - at - 4);  // HOST:PORT
+  const std::string port = where.substr(where.rfind(':') + 1);
   auto anonymous = serve::HttpClient::to("http://127.0.0.1:" + port).value();
   auto r = anonymous.request("GET", "/v1/status");
   ASSERT_TRUE(r.ok()) << r.error().what();
@@ -482,6 +537,11 @@ TEST(Serve, TcpNeedsATokenAndRefusesRequestsWithoutIt) {
   EXPECT_EQ(wrong.request("GET", "/v1/status")->status, 401u);
   auto right = serve::HttpClient::to("http://127.0.0.1:" + port, "0123456789abcdef0123456789abcdef").value();
   EXPECT_EQ(right.request("GET", "/v1/status")->status, 200u);
+  // The scheme's name in any case (RFC 9110); the startup line names the host.
+  EXPECT_EQ(raw_tcp_status(std::stoi(port),
+                           "Authorization: bEaReR 0123456789abcdef0123456789abcdef"),
+            200);
+  EXPECT_EQ(where, "127.0.0.1:" + port);
 }
 
 TEST(Serve, RefusesToStartWithoutWhatItNeedsSayingWhat) {
@@ -501,17 +561,31 @@ TEST(Serve, RefusesToStartWithoutWhatItNeedsSayingWhat) {
               std::string::npos)
         << d.log();
   }
-  // A second daemon on the same socket: refused, and the first keeps it.
+  // A second daemon on the same socket (another state directory): refused,
+  // and the first keeps it.
   Daemon first(dir.path());
   ASSERT_TRUE(first.started()) << first.log();
   {
+    ScratchDir other;
     // Its health check reaches the first daemon: wait for it to exit.
-    Daemon second(dir.path());
+    Daemon second(other.path(), {}, first.socket());
     EXPECT_EQ(second.wait_exit(), 1);
     EXPECT_NE(second.log().find("another daemon is listening on it"), std::string::npos)
         << second.log();
   }
+  // A second daemon on the same state directory (another socket): refused
+  // before it reads the journal, which it would otherwise run a second time.
+  {
+    Daemon second(dir.path(), {}, dir.path() / "second.sock");
+    EXPECT_EQ(second.wait_exit(), 1);
+    EXPECT_NE(second.log().find("is in use by another stoker serve (pid "), std::string::npos)
+        << second.log();
+  }
   EXPECT_EQ(first.call("GET", "/healthz").status, 200u);
+  // What the daemon writes is its user's alone.
+  struct stat journal {};
+  ASSERT_EQ(::stat((dir.path() / "journal.sqlite3").c_str(), &journal), 0);
+  EXPECT_EQ(journal.st_mode & 0077, 0u);
   struct stat st {};
   ASSERT_EQ(::stat(first.socket().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660u);
