@@ -937,14 +937,15 @@ Error ProofService::recover() {
     s.enqueue(r, std::nullopt, false);
   }
   // A key whose file went away fails its load and the proofs that need it,
-  // and is dropped from the journal.
+  // and is dropped from the journal; one whose load a shutdown cut short
+  // stays there for the next start.
   s.keys_to_recover = keys->size();
   for (const auto& k : *keys) {
     // Keys load one after another on the workers; a restart with many keys
     // is bounded by the disks either way.
     s.load_key(k.name, k.path, k.format,
                [st = state_, name = k.name](Answer<json> a) {
-                 if (!a) st->journal.remove_key(name);
+                 if (!a && !st->draining && !st->closed) st->journal.remove_key(name);
                  if (st->keys_to_recover > 0) --st->keys_to_recover;
                },
                true);
