@@ -62,6 +62,9 @@ struct SrsLoadOptions {
   // The points pass through pinned blocks of this many slots (0: 2^21, 192
   // MiB); smaller only to test the boundaries between blocks.
   std::size_t chunk_points = 0;
+  // The fill's errors name their source themselves (a key's file, section
+  // and byte): passed on as they are rather than after the label.
+  bool fill_errors_named = false;
 };
 
 // Writes slots [first, first + out.size()) of the points being loaded into

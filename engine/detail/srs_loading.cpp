@@ -95,7 +95,7 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
   // destructor waits for the communicators being made.
   std::future<MadeCommunicator> made_comm;
   std::vector<devices::Stream> streams, check_streams;
-  auto fail = [&](Error e) -> Result<Srs> {
+  auto fail = [&](Error e, bool named = false) -> Result<Srs> {
     // The copies and checks queued before the failure still read the
     // buffers and the pinned blocks: they end before either is freed (the
     // host backend's free, unlike cudaFree, does not wait for them).
@@ -103,7 +103,7 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
       for (auto& s : *group) (void)s.synchronize();
     r->buffers.clear();
     unreserve();
-    return Error{e.code, who + ": " + e.what()};
+    return named ? e : Error{e.code, who + ": " + e.what()};
   };
 
   const std::size_t n_dev = set_.size();
@@ -250,7 +250,8 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
         if (auto ec = ev.synchronize()) return fail(Error{ec, "uploading the points"});
     auto* host = reinterpret_cast<kernels::G1Affine*>(blocks[b].data());
     const auto t_read = Clock::now();
-    if (auto e = read(first, std::span<kernels::G1Affine>(host, count))) return fail(std::move(e));
+    if (auto e = read(first, std::span<kernels::G1Affine>(host, count)))
+      return fail(std::move(e), options.fill_errors_named);
     r->times.read_s += seconds_since(t_read);
     if (cpu_check) {
       const auto t_check = Clock::now();

@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/groth16/witness_values.hpp"
 #include "kernels/field.cuh"
 
 namespace stoker::engine::groth16 {
@@ -24,7 +25,7 @@ struct BellmanAssignment {
 };
 
 struct BellmanWitness {
-  std::vector<kernels::Fr> a, b, c, inputs, aux;  // Montgomery form
+  WitnessValues a, b, c, inputs, aux;  // Montgomery form
   std::vector<bool> a_aux_density, b_input_density, b_aux_density;
 
   BellmanAssignment view() const {

@@ -90,7 +90,7 @@ Result<BellmanWitness> read_body(detail::InputFile file, unsigned threads) {
 
   BellmanWitness w;
   const std::size_t n = std::size_t{1} << log_n;
-  const std::pair<std::uint32_t, std::vector<Fr>*> domain[] = {{kA, &w.a}, {kB, &w.b}, {kC, &w.c}};
+  const std::pair<std::uint32_t, WitnessValues*> domain[] = {{kA, &w.a}, {kB, &w.b}, {kC, &w.c}};
   constexpr std::string_view kCounts = "the header's counts make";
   for (auto [id, v] : domain)
     if (Error e = detail::read_fr_section(f, id, n, kCounts, *v, threads)) return e;
@@ -134,7 +134,7 @@ Error write_body(const std::string& path, const BellmanWitness& w) {
   detail::store_u32_le(static_cast<std::uint32_t>(w.aux.size()), h + 12 + kN8);
   if (Error e = out.begin_section(kHeader, sizeof h)) return e;
   if (Error e = out.write(h, sizeof h)) return e;
-  const std::pair<std::uint32_t, const std::vector<Fr>*> values[] = {
+  const std::pair<std::uint32_t, const WitnessValues*> values[] = {
       {kA, &w.a}, {kB, &w.b}, {kC, &w.c}, {kInputs, &w.inputs}, {kAux, &w.aux}};
   for (auto [id, v] : values) {
     if (Error e = out.begin_section(id, std::uint64_t{kN8} * v->size())) return e;

@@ -16,7 +16,7 @@ Fr random_fr(std::mt19937_64& rng) {
   }
 }
 
-std::vector<Fr> rows_times(const std::vector<R1csTerm>& m, const std::vector<Fr>& w,
+std::vector<Fr> rows_times(const std::vector<R1csTerm>& m, std::span<const Fr> w,
                            std::size_t rows) {
   std::vector<Fr> out(rows, Fr::zero());
   for (const auto& t : m)
@@ -171,7 +171,7 @@ ToyCircuitShape porep_shape(unsigned log_n) {
   return s;
 }
 
-bool is_satisfied(const R1cs& cs, const std::vector<Fr>& w) {
+bool is_satisfied(const R1cs& cs, std::span<const Fr> w) {
   if (w.size() != cs.num_vars) return false;
   const auto a = rows_times(cs.a, w, cs.num_constraints);
   const auto b = rows_times(cs.b, w, cs.num_constraints);

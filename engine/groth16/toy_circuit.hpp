@@ -13,8 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "engine/groth16/witness_values.hpp"
 #include "kernels/field.cuh"
 
 namespace stoker::engine::groth16 {
@@ -71,13 +73,13 @@ ToyCircuitCounts toy_circuit_counts(const ToyCircuitShape& shape);
 
 struct ToyCircuit {
   R1cs r1cs;
-  std::vector<kernels::Fr> witness;  // num_vars values, Montgomery form, witness[0] = 1
+  WitnessValues witness;  // num_vars values, Montgomery form, witness[0] = 1
 };
 
 // Deterministic for a seed (and made in time linear in the constraints).
 ToyCircuit make_toy_circuit(const ToyCircuitShape& shape, std::uint64_t seed);
 
 // Whether `w` satisfies every constraint of `r1cs`.
-bool is_satisfied(const R1cs& r1cs, const std::vector<kernels::Fr>& w);
+bool is_satisfied(const R1cs& r1cs, std::span<const kernels::Fr> w);
 
 }  // namespace stoker::engine::groth16

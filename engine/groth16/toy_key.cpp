@@ -233,7 +233,7 @@ std::size_t toy_setup_host_bytes(const ToyCircuitShape& shape, KeyFormat format,
   return circuit + std::max(key.peak_bytes(gpus), key.point_bytes() + synthesis);
 }
 
-BellmanWitness synthesize_bellman(const R1cs& cs, const std::vector<Fr>& w, unsigned log_n,
+BellmanWitness synthesize_bellman(const R1cs& cs, std::span<const Fr> w, unsigned log_n,
                                   unsigned threads) {
   const std::size_t n = std::size_t{1} << log_n, first_private = cs.num_public + 1;
   BellmanWitness out;

@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "common/error.hpp"
@@ -81,7 +82,7 @@ std::size_t toy_setup_host_bytes(const ToyCircuitShape& shape, KeyFormat format,
 // What bellperson's synthesis would hand a prover for this R1cs and
 // witness over a domain of 2^log_n points (the input constraints included),
 // on `threads` threads (0: hardware threads).
-BellmanWitness synthesize_bellman(const R1cs& r1cs, const std::vector<kernels::Fr>& witness,
+BellmanWitness synthesize_bellman(const R1cs& r1cs, std::span<const kernels::Fr> witness,
                                   unsigned log_n, unsigned threads = 0);
 
 }  // namespace stoker::engine::groth16

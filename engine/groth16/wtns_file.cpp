@@ -41,7 +41,7 @@ std::string_view section_name(std::uint32_t id) {
   }
 }
 
-Result<std::vector<Fr>> read_wtns_body(detail::InputFile file, unsigned threads) {
+Result<WitnessValues> read_wtns_body(detail::InputFile file, unsigned threads) {
   const std::string path = file.path();
   auto opened = BinFileReader::open(std::move(file), "wtns", section_name);
   if (!opened) return std::move(opened).error();
@@ -74,7 +74,7 @@ Result<std::vector<Fr>> read_wtns_body(detail::InputFile file, unsigned threads)
                        "): not BLS12-381's scalar field; stoker proves over BLS12-381 only");
   const std::uint32_t n = load_u32_le(b + 4 + kN8);
 
-  std::vector<Fr> w;
+  WitnessValues w;
   if (Error e = detail::read_fr_section(f, kValues, n, "nWitness = " + std::to_string(n) + " makes",
                                         w, threads))
     return e;
@@ -101,7 +101,7 @@ Error write_wtns_body(const std::string& path, std::span<const Fr> witness) {
 }
 
 template <typename Open>
-Result<std::vector<Fr>> read_wtns_from(const std::string& path, Open open, unsigned threads) {
+Result<WitnessValues> read_wtns_from(const std::string& path, Open open, unsigned threads) {
   try {
     auto file = open();
     if (!file) return std::move(file).error();
@@ -115,11 +115,11 @@ Result<std::vector<Fr>> read_wtns_from(const std::string& path, Open open, unsig
 
 }  // namespace
 
-Result<std::vector<Fr>> read_wtns(const std::string& path, unsigned threads) {
+Result<WitnessValues> read_wtns(const std::string& path, unsigned threads) {
   return read_wtns_from(path, [&] { return detail::InputFile::open(path); }, threads);
 }
 
-Result<std::vector<Fr>> read_wtns(const FileWindow& w, unsigned threads) {
+Result<WitnessValues> read_wtns(const FileWindow& w, unsigned threads) {
   return read_wtns_from(
       w.label, [&] { return detail::InputFile::open_window(w.fd, w.label, w.offset, w.bytes); },
       threads);

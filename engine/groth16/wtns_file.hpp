@@ -20,14 +20,15 @@
 
 #include "common/error.hpp"
 #include "engine/groth16/file_window.hpp"
+#include "engine/groth16/witness_values.hpp"
 #include "kernels/field.cuh"
 
 namespace stoker::engine::groth16 {
 
 // threads == 0: the hardware's, for the range checks and conversion.
-Result<std::vector<kernels::Fr>> read_wtns(const std::string& path, unsigned threads = 0);
+Result<WitnessValues> read_wtns(const std::string& path, unsigned threads = 0);
 // The same from a window of a file or shared-memory object.
-Result<std::vector<kernels::Fr>> read_wtns(const FileWindow& window, unsigned threads = 0);
+Result<WitnessValues> read_wtns(const FileWindow& window, unsigned threads = 0);
 
 // Writes `witness` (Montgomery form) as circom's witness calculator does.
 Error write_wtns(const std::string& path, std::span<const kernels::Fr> witness);

@@ -123,6 +123,9 @@ Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
   o.trust_points = !check_points;
   o.g2_from = out.b2_at;
   o.chunk_points = chunk_points;
+  // The fill fails only reading a KeyFile, whose errors name the file, the
+  // section and the byte (a copy from memory cannot fail).
+  o.fill_errors_named = true;
   // A bad point named by its query and its index there, as the key's
   // readers name them (H by its index in the key, not in NTT order).
   o.name_point = [&out, &to_snarkjs, snarkjs](std::size_t slot) {
@@ -274,7 +277,7 @@ SplitQuery pack_query(std::vector<std::byte>& out, std::span<const Fr> scalars) 
 // A partition's proof inputs on the host: the witness (or a bellman
 // witness) and its query scalars split and packed.
 struct ProofInputs {
-  std::shared_ptr<const std::vector<Fr>> witness;
+  std::shared_ptr<const g16::WitnessValues> witness;
   std::shared_ptr<const g16::BellmanWitness> bellman;
   PackedScalars packed;
   std::span<const Fr> public_inputs(std::size_t num_public) const {

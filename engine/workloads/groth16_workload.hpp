@@ -95,7 +95,7 @@ struct Groth16Options {
   Groth16Key key;
   // One proof per partition: witnesses for a snarkjs key, bellman witnesses
   // for a bellman key.
-  std::vector<std::shared_ptr<const std::vector<kernels::Fr>>> witnesses;
+  std::vector<std::shared_ptr<const groth16::WitnessValues>> witnesses;
   std::vector<std::shared_ptr<const groth16::BellmanWitness>> bellman_witnesses;
   // One per partition; empty: fresh from the OS's CSPRNG for each proof.
   // The run's copy of each pair is zeroed once its proof is assembled.

@@ -84,7 +84,7 @@ void prove_and_compare(Fixture& f, g16::KeyFormat format, std::size_t constraint
   for (std::size_t p = 0; p < kProofs; ++p) {
     o.randomness.push_back(fixed(p));
     if (format == g16::KeyFormat::snarkjs)
-      o.witnesses.push_back(std::make_shared<const std::vector<Fr>>(circuit.witness));
+      o.witnesses.push_back(std::make_shared<const g16::WitnessValues>(circuit.witness));
     else
       o.bellman_witnesses.push_back(std::make_shared<const g16::BellmanWitness>(
           g16::synthesize_bellman(circuit.r1cs, circuit.witness, shared_key->log_n)));
@@ -240,7 +240,7 @@ TEST_P(Groth16Workload, KeysLoadFromTheirFilesAsFromMemory) {
     o.devices = &f.engine.devices();
     o.randomness = {fixed(0)};
     if (snarkjs)
-      o.witnesses = {std::make_shared<const std::vector<Fr>>(circuit.witness)};
+      o.witnesses = {std::make_shared<const g16::WitnessValues>(circuit.witness)};
     else
       o.bellman_witnesses = {synthesis};
     std::shared_ptr<workloads::Groth16Run> run;
@@ -362,7 +362,7 @@ TEST(Groth16WorkloadData, ProvesSnarkjssCircuitsThroughTheEngine) {
     workloads::Groth16Options o;
     o.key = *loaded;
     o.devices = &f.engine.devices();
-    o.witnesses = {std::make_shared<const std::vector<Fr>>(std::move(*w))};
+    o.witnesses = {std::make_shared<const g16::WitnessValues>(std::move(*w))};
     std::shared_ptr<workloads::Groth16Run> run;
     auto job = workloads::make_groth16_job(o, run);
     ASSERT_TRUE(job) << job.error().what();
@@ -388,8 +388,8 @@ TEST(Groth16WorkloadData, AWitnessThatBreaksAConstraintFailsTheJobSayingSo) {
   workloads::Groth16Options o;
   o.key = *loaded;
   o.devices = &f.engine.devices();
-  o.witnesses = {std::make_shared<const std::vector<Fr>>(*w),
-                 std::make_shared<const std::vector<Fr>>(bad)};
+  o.witnesses = {std::make_shared<const g16::WitnessValues>(*w),
+                 std::make_shared<const g16::WitnessValues>(bad)};
   std::shared_ptr<workloads::Groth16Run> run;
   auto job = workloads::make_groth16_job(o, run);
   ASSERT_TRUE(job) << job.error().what();
@@ -412,7 +412,7 @@ TEST(Groth16WorkloadData, RefusesAWitnessOfAnotherCircuitBeforeAnyWork) {
   workloads::Groth16Options o;
   o.key = *loaded;
   o.devices = &f.engine.devices();
-  o.witnesses = {std::make_shared<const std::vector<Fr>>(std::move(*w))};
+  o.witnesses = {std::make_shared<const g16::WitnessValues>(std::move(*w))};
   std::shared_ptr<workloads::Groth16Run> run;
   auto job = workloads::make_groth16_job(o, run);
   ASSERT_FALSE(job);

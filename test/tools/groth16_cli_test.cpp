@@ -198,6 +198,23 @@ TEST_F(Groth16Cli, ProvesThroughTheEngineAsTheCpuProverDoes) {
                        " --inputs " + path("in.bin"))
                 .status,
             0);
+  // A key point off the curve (the last B_G2 point's y, its lowest bit)
+  // is the key's fault, found as the points reach the device: the error
+  // names the key's file, not the witness's.
+  {
+    std::string params = slurp(path("k.params"));
+    params.back() = static_cast<char>(params.back() ^ 1);
+    std::ofstream(path("bad.params"), std::ios::binary) << params;
+    const auto bad_key = run_stoker("prove --backend host --params " + path("bad.params") +
+                                    " --witness " + path("k.bwit") + " --proof-bytes " +
+                                    path("bad.bin"));
+    EXPECT_EQ(bad_key.status, 1) << bad_key.both();
+    EXPECT_TRUE(has(bad_key.err, path("bad.params"))) << bad_key.err;
+    EXPECT_TRUE(has(bad_key.err, "is not on the curve")) << bad_key.err;
+    EXPECT_FALSE(has(bad_key.err, "k.bwit")) << bad_key.err;
+    EXPECT_EQ(lines(bad_key.err), 1) << bad_key.err;
+    EXPECT_FALSE(fs::exists(path("bad.bin")));
+  }
 
   std::string wtns = slurp(data("bits.wtns"));
   wtns[wtns.size() - 32] = static_cast<char>(wtns[wtns.size() - 32] ^ 1);  // the last wire's value

@@ -99,7 +99,7 @@ T take(Result<T> r, const std::string& what) {
 // One job of o.partitions proofs of `witness`, waited for. The verify
 // callback (the proof's assembly and check) is timed per partition.
 engine::JobReport run_job(engine::Engine& e, boost::asio::io_context& io, const wl::Groth16Key& key,
-                          const std::shared_ptr<const std::vector<kernels::Fr>>& witness,
+                          const std::shared_ptr<const g16::WitnessValues>& witness,
                           const std::shared_ptr<const g16::BellmanWitness>& bellman,
                           const Options& o, std::vector<double>& finish_ms) {
   wl::Groth16Options go;
@@ -163,13 +163,13 @@ Row run_size(engine::Engine& e, boost::asio::io_context& io, unsigned log_n, con
   auto key =
       take(g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(o.seed), o.format, options),
            at + ": the toy key");
-  std::shared_ptr<const std::vector<kernels::Fr>> witness;
+  std::shared_ptr<const g16::WitnessValues> witness;
   std::shared_ptr<const g16::BellmanWitness> bellman;
   if (o.format == g16::KeyFormat::bellman)
     bellman = std::make_shared<const g16::BellmanWitness>(
         g16::synthesize_bellman(circuit.r1cs, circuit.witness, log_n));
   else
-    witness = std::make_shared<const std::vector<kernels::Fr>>(circuit.witness);
+    witness = std::make_shared<const g16::WitnessValues>(circuit.witness);
   row.key_make_s = common::seconds_since(t0);
   row.wires = key.num_vars;
   row.num_public = key.num_public;

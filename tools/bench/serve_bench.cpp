@@ -86,7 +86,7 @@ Result<std::vector<double>> in_process(const engine::Config& config, const std::
   if (!key) return key.error();
   auto witness = g16::read_wtns(wtns);
   if (!witness) return witness.error();
-  auto w = std::make_shared<const std::vector<kernels::Fr>>(std::move(*witness));
+  auto w = std::make_shared<const g16::WitnessValues>(std::move(*witness));
   boost::asio::io_context io;
   auto guard = boost::asio::make_work_guard(io);
   std::thread runner([&] { io.run(); });

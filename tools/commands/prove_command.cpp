@@ -134,9 +134,15 @@ Result<ProveKey> key_for(const Placement& at, Read read, Open open) {
   return out;
 }
 
+// Errors name the file at fault: the key's (its matrices, its points as
+// they reach the device) or the witness's (its size, a broken constraint).
 Result<Proved> prove_at(const Placement& at, ProveKey& key,
-                        std::shared_ptr<const std::vector<kernels::Fr>> wtns,
-                        std::shared_ptr<const g16::BellmanWitness> bellman) {
+                        std::shared_ptr<const g16::WitnessValues> wtns,
+                        std::shared_ptr<const g16::BellmanWitness> bellman,
+                        const std::string& key_path, const std::string& witness_path) {
+  const auto named = [](const std::string& file, const Error& e) {
+    return Error{e.code, file + ": " + e.what()};
+  };
   Proved out;
   if (at.kind == Placement::Kind::cpu) {
     auto randomness = g16::ProofRandomness::from_os();
@@ -146,12 +152,12 @@ Result<Proved> prove_at(const Placement& at, ProveKey& key,
     Result<g16::Proof> proof = Error{};
     if (wtns) {
       auto matrices = g16::ConstraintMatrices::from(*key.key);
-      if (!matrices) return std::move(matrices).error();
+      if (!matrices) return named(key_path, matrices.error());
       proof = g16::prove_cpu(*key.key, *matrices, *wtns, *randomness, options);
     } else {
       proof = g16::prove_cpu(*key.key, bellman->view(), *randomness, options);
     }
-    if (!proof) return std::move(proof).error();
+    if (!proof) return named(witness_path, proof.error());
     out.proof = *proof;
     out.prove_s = common::seconds_since(start);
     out.where = "on the CPU";
@@ -171,7 +177,9 @@ Result<Proved> prove_at(const Placement& at, ProveKey& key,
                                  .bellman = std::move(bellman),
                                  .verify = at.verify,
                                  .check_points = at.check_points,
-                                 .cpu_threads = at.threads});
+                                 .cpu_threads = at.threads,
+                                 .key_name = key_path,
+                                 .witness_name = witness_path});
   if (!proved) return std::move(proved).error();
   out.proof = proved->proof;
   out.uploaded = true;
@@ -221,10 +229,10 @@ int prove_snarkjs(const CommandLine& cl, const Paths& p, const Placement& at) {
   auto witness = g16::read_wtns(p.wtns, at.threads);
   if (!witness) return cl.failure(witness.error().what());
   const double load_s = common::seconds_since(start);
-  auto shared_witness = std::make_shared<const std::vector<kernels::Fr>>(std::move(*witness));
+  auto shared_witness = std::make_shared<const g16::WitnessValues>(std::move(*witness));
 
-  auto done = prove_at(at, *key, shared_witness, nullptr);
-  if (!done) return cl.failure(p.wtns + ": " + done.error().what());
+  auto done = prove_at(at, *key, shared_witness, nullptr, p.zkey, p.wtns);
+  if (!done) return cl.failure(done.error().what());
   const std::span<const kernels::Fr> inputs(shared_witness->data() + 1, key->head().num_public);
   if (Error e = write_snarkjs_proof_outputs(*outs, done->proof, inputs))
     return cl.failure(e.what());
@@ -254,8 +262,8 @@ int prove_bellman(const CommandLine& cl, const Paths& p, const Placement& at) {
   const double load_s = common::seconds_since(start);
   auto shared_witness = std::make_shared<const g16::BellmanWitness>(std::move(*witness));
 
-  auto done = prove_at(at, *key, nullptr, shared_witness);
-  if (!done) return cl.failure(p.witness + ": " + done.error().what());
+  auto done = prove_at(at, *key, nullptr, shared_witness, p.params, p.witness);
+  if (!done) return cl.failure(done.error().what());
   if (Error e = write_bellman_proof_outputs(*outs, done->proof,
                                             std::span(shared_witness->inputs).subspan(1)))
     return cl.failure(e.what());

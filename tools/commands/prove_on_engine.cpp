@@ -18,15 +18,17 @@ Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_cont
   // to the devices.
   const auto& head = in.file ? in.file->head() : *in.key;
   const auto counts = in.file ? in.file->counts() : in.key->counts();
+  const auto of_witness = [&](const Error& e) { return Error{e.code, in.witness_name + ": " + e.what()}; };
   if (in.witness)
-    if (Error e = engine::groth16::check_witness(head, counts, *in.witness)) return e;
+    if (Error e = engine::groth16::check_witness(head, counts, *in.witness)) return of_witness(e);
   if (in.bellman)
-    if (Error e = engine::groth16::check_assignment(head, counts, in.bellman->view())) return e;
+    if (Error e = engine::groth16::check_assignment(head, counts, in.bellman->view()))
+      return of_witness(e);
   EngineProof out;
   const auto upload_start = std::chrono::steady_clock::now();
   auto resident = in.file
-                      ? wl::load_groth16_key(engine, *in.file, "the proving key", in.check_points)
-                      : wl::load_groth16_key(engine, in.key, "the proving key", in.check_points);
+                      ? wl::load_groth16_key(engine, *in.file, in.key_name, in.check_points)
+                      : wl::load_groth16_key(engine, in.key, in.key_name, in.check_points);
   if (!resident) return std::move(resident).error();
   out.upload_s = common::seconds_since(upload_start);
 
@@ -38,7 +40,7 @@ Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_cont
   o.name = "proof";
   std::shared_ptr<wl::Groth16Run> run;
   auto job = wl::make_groth16_job(o, run);
-  if (!job) return std::move(job).error();
+  if (!job) return of_witness(job.error());
 
   const auto prove_start = std::chrono::steady_clock::now();
   std::error_code result;
@@ -50,13 +52,13 @@ Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_cont
   io.run();
   out.prove_s = common::seconds_since(prove_start);
   if (!run->failures.empty() && !run->failures[0].empty())
-    return Error{Errc::invalid_argument, run->failures[0]};
+    return of_witness(Error{Errc::invalid_argument, run->failures[0]});
   if (result)
-    return Error{
+    return of_witness(Error{
         Errc::invalid_argument,
-        "the proof's job failed: " + (report.error.empty() ? result.message() : report.error)};
+        "the proof's job failed: " + (report.error.empty() ? result.message() : report.error)});
   if (run->proved.empty() || !run->proved[0])
-    return Error{Errc::invalid_argument, "the proof's job ended without a proof"};
+    return of_witness(Error{Errc::invalid_argument, "the proof's job ended without a proof"});
   out.proof = run->proofs[0];
   return out;
 }

@@ -30,13 +30,16 @@ struct EngineProofInputs {
   std::shared_ptr<const engine::groth16::ProvingKey> key;
   engine::groth16::KeyFile* file = nullptr;
   // One of the two, as the key's format wants.
-  std::shared_ptr<const std::vector<kernels::Fr>> witness;         // snarkjs keys
+  std::shared_ptr<const engine::groth16::WitnessValues> witness;  // snarkjs keys
   std::shared_ptr<const engine::groth16::BellmanWitness> bellman;  // bellman keys
   bool verify = true;
   // The key's points checked on curve and group as they reach the device
   // (read it with PointCheck::trusted then).
   bool check_points = true;
   unsigned cpu_threads = 0;  // the host backend's kernels; 0: hardware
+  // What errors name: the key's file for its load (a bad point), the
+  // witness's for what the witness causes (a broken constraint).
+  std::string key_name = "the proving key", witness_name = "the witness";
 };
 
 struct EngineProof {

@@ -570,7 +570,7 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
       auto made = std::make_shared<MadeJob>();
       if (snarkjs) {
         auto w = window ? g16::read_wtns(*window) : g16::read_wtns(path);
-        if (w) o.witnesses.push_back(std::make_shared<const std::vector<kernels::Fr>>(std::move(*w)));
+        if (w) o.witnesses.push_back(std::make_shared<const g16::WitnessValues>(std::move(*w)));
         else made->witness_error = w.error();
       } else {
         auto w = window ? g16::read_bellman_witness(*window) : g16::read_bellman_witness(path);

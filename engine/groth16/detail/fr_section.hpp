@@ -13,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "engine/groth16/detail/bin_file.hpp"
+#include "engine/groth16/witness_values.hpp"
 #include "kernels/field.cuh"
 
 namespace stoker::engine::groth16::detail {
@@ -26,7 +27,7 @@ void write_r_le(unsigned char out[kFrBytes]);
 // <count_words> 32 * count = ..." says what fixed the count ("nWitness = 27
 // makes", "the header's counts make").
 Error read_fr_section(const BinFileReader& f, std::uint32_t id, std::size_t count,
-                      std::string_view count_words, std::vector<kernels::Fr>& out,
+                      std::string_view count_words, WitnessValues& out,
                       unsigned threads);
 
 // The values, canonical, into the writer's open section.

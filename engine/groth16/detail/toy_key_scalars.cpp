@@ -86,7 +86,7 @@ void add_columns(std::vector<Fr>& out, const std::vector<R1csTerm>& m,
       kGrain);
 }
 
-void add_rows(std::vector<Fr>& out, const std::vector<R1csTerm>& m, const std::vector<Fr>& w,
+void add_rows(std::span<Fr> out, const std::vector<R1csTerm>& m, std::span<const Fr> w,
               unsigned threads) {
   parallel_for(
       out.size(), threads,

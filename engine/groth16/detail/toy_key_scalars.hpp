@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "engine/groth16/proving_key.hpp"
@@ -25,8 +26,8 @@ void add_columns(std::vector<kernels::Fr>& out, const std::vector<R1csTerm>& m,
                  const std::vector<kernels::Fr>& at_row, unsigned threads);
 // out[t.row] += t.value * w[t.signal] for every term of m: the matrix times
 // a witness.
-void add_rows(std::vector<kernels::Fr>& out, const std::vector<R1csTerm>& m,
-              const std::vector<kernels::Fr>& w, unsigned threads);
+void add_rows(std::span<kernels::Fr> out, const std::vector<R1csTerm>& m,
+              std::span<const kernels::Fr> w, unsigned threads);
 
 // Which wires have a point in a matrix's query (the density bits).
 std::vector<bool> appears(const std::vector<R1csTerm>& m, std::size_t first, std::size_t count);

@@ -66,7 +66,7 @@ struct LoadedKey {
   // into the pinned blocks (file); a toy key is made in memory (key).
   std::unique_ptr<g16::KeyFile> file;
   std::shared_ptr<const g16::ProvingKey> key;
-  std::shared_ptr<const std::vector<kernels::Fr>> witness;
+  std::shared_ptr<const g16::WitnessValues> witness;
   std::shared_ptr<const g16::BellmanWitness> bellman;
   std::string source;
   double read_s = 0;
@@ -87,7 +87,7 @@ Result<LoadedKey> key_for(const Engine& engine, const WorkloadRequest& request,
     auto w = g16::read_wtns(*wtns);
     if (!w) return w.error();
     out.file = std::move(*file);
-    out.witness = std::make_shared<const std::vector<kernels::Fr>>(std::move(*w));
+    out.witness = std::make_shared<const g16::WitnessValues>(std::move(*w));
     out.source = *zkey;
     out.check_points = true;
   } else if (auto params = values.text("params")) {
@@ -132,7 +132,7 @@ Result<LoadedKey> key_for(const Engine& engine, const WorkloadRequest& request,
       out.bellman = std::make_shared<const g16::BellmanWitness>(
           g16::synthesize_bellman(circuit.r1cs, circuit.witness, log_n));
     else
-      out.witness = std::make_shared<const std::vector<kernels::Fr>>(std::move(circuit.witness));
+      out.witness = std::make_shared<const g16::WitnessValues>(std::move(circuit.witness));
     out.key = std::make_shared<const g16::ProvingKey>(std::move(*key));
     out.source = "a toy key (testing only) from seed " + std::to_string(request.seed) +
                  (options.cuda_ordinals.empty()

@@ -36,7 +36,7 @@ class CpuProver : public ::testing::TestWithParam<KeyFormat> {
     ASSERT_TRUE(key) << key.error().what();
     key_ = std::move(*key);
   }
-  Result<Proof> prove(const std::vector<Fr>& w, const ProofRandomness& rnd,
+  Result<Proof> prove(std::span<const Fr> w, const ProofRandomness& rnd,
                       CpuProverOptions o = {.threads = 2}) {
     if (key_.format == KeyFormat::bellman) {
       const auto synthesis = synthesize_bellman(circuit_.r1cs, w, key_.log_n);
@@ -86,10 +86,10 @@ TEST_P(CpuProver, ProofCarriesThePointsTheSecretsPredict) {
   kernels::add(want, kernels::scalar_mul(key_.delta_1, rl));
   std::vector<Fr> scalars;
   if (key_.format == KeyFormat::snarkjs) {
-    scalars = circuit_.witness;
+    scalars.assign(circuit_.witness.begin(), circuit_.witness.end());
   } else {
     const auto syn = synthesize_bellman(circuit_.r1cs, circuit_.witness, key_.log_n);
-    scalars = syn.inputs;
+    scalars.assign(syn.inputs.begin(), syn.inputs.end());
     for (std::size_t i = 0; i < syn.aux.size(); ++i)
       if (syn.a_aux_density[i]) scalars.push_back(syn.aux[i]);
   }

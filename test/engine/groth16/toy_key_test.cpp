@@ -67,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(info.param.constraints);
     });
 
-bool same(const std::vector<kernels::Fr>& x, const std::vector<kernels::Fr>& y) {
+bool same(std::span<const kernels::Fr> x, std::span<const kernels::Fr> y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(x[0])) == 0;
 }
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "engine/groth16/snarkjs_json.hpp"
 #include "groth16_files_test_util.hpp"
 
@@ -15,10 +17,10 @@ namespace {
 using kernels::Fr;
 using namespace test;
 
-std::vector<Fr> read_ok(const std::string& path) {
+WitnessValues read_ok(const std::string& path) {
   auto w = read_wtns(path);
   EXPECT_TRUE(w.ok()) << w.error().what();
-  return w.ok() ? std::move(*w) : std::vector<Fr>{};
+  return w.ok() ? std::move(*w) : WitnessValues{};
 }
 
 std::string refusal(const std::string& path) {
@@ -28,7 +30,7 @@ std::string refusal(const std::string& path) {
 }
 
 TEST(WtnsFile, ReadsTheMultipliersWiresInCircomsOrder) {
-  const std::vector<Fr> w = read_ok(data_file("multiplier.wtns"));
+  const WitnessValues w = read_ok(data_file("multiplier.wtns"));
   ASSERT_EQ(w.size(), 26u);
   EXPECT_EQ(w[0], Fr::one());
   const std::uint64_t y[12] = {2, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41};
@@ -46,7 +48,7 @@ TEST(WtnsFile, ReadsTheMultipliersWiresInCircomsOrder) {
 
 TEST(WtnsFile, PublicWiresAreSnarkjsPublicJson) {
   for (const char* c : {"multiplier", "bits", "nopublic"}) {
-    const std::vector<Fr> w = read_ok(data_file(std::string(c) + ".wtns"));
+    const WitnessValues w = read_ok(data_file(std::string(c) + ".wtns"));
     auto pub = read_public_json(data_file(std::string(c) + "_public.json"));
     ASSERT_TRUE(pub.ok()) << pub.error().what();
     ASSERT_LE(pub->size() + 1, w.size());
@@ -55,7 +57,7 @@ TEST(WtnsFile, PublicWiresAreSnarkjsPublicJson) {
 }
 
 TEST(WtnsFile, BitsWitnessIsMostlyZerosAndOnes) {
-  const std::vector<Fr> w = read_ok(data_file("bits.wtns"));
+  const WitnessValues w = read_ok(data_file("bits.wtns"));
   ASSERT_EQ(w.size(), 100u);
   const std::uint64_t x = 3735928559, y = 4042322160;
   EXPECT_EQ(w[1], Fr::from_u64(x & y));
@@ -69,7 +71,7 @@ TEST(WtnsFile, WrittenWitnessIsCircomsBytes) {
   ScratchDir dir;
   for (const char* c : {"multiplier", "bits", "nopublic"}) {
     const std::string original = data_file(std::string(c) + ".wtns");
-    const std::vector<Fr> w = read_ok(original);
+    const WitnessValues w = read_ok(original);
     const std::string copy = dir.path(std::string(c) + ".wtns");
     const Error e = write_wtns(copy, w);
     ASSERT_FALSE(e) << e.what();
@@ -120,7 +122,7 @@ TEST(WtnsFile, ReadsWitnessesOfManyPiecesAndNamesTheFirstBadValue) {
     auto read = read_wtns(path, threads);
     ASSERT_TRUE(read.ok()) << read.error().what();
     ASSERT_EQ(read->size(), kValues);
-    EXPECT_TRUE(*read == w) << threads << " threads";
+    EXPECT_TRUE(std::ranges::equal(*read, w)) << threads << " threads";
   }
   Bytes b = read_bytes(path);
   const std::size_t values_at = sections(b).at(2).data;
