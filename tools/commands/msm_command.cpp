@@ -53,9 +53,12 @@ constexpr const char* kHelp =
     "  --trust-points   skip the check that every point is in its group, and for G1 on\n"
     "                   its curve (G2 points are checked on E' as they are read)\n"
     "\n"
-    "Every input is checked before the sum; an error names the file and the index\n"
-    "of the first bad element, and leaves no output file. G1 points are checked on\n"
-    "the GPU when one is used; G2 points always on every CPU thread.\n";
+    "Every input is checked before the sum; an error names the file and a bad\n"
+    "element's index, and leaves no output file. Encodings are checked as they are\n"
+    "read (flags, coordinates below q, G2 points on E'), curves and groups after (the\n"
+    "first 4096 points' before the rest is read; G1 points on the GPU when one is\n"
+    "used, G2 points on every CPU thread). Where points fail different checks, the\n"
+    "one named is the first its check met, which may not be the lowest index.\n";
 
 // Points read and checked before anything is allocated for the whole file.
 constexpr std::size_t kHeadPoints = 4096;
