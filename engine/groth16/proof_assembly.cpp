@@ -40,7 +40,8 @@ Result<Proof> checked_proof(const ProvingKey& key, const Proof& proof, std::span
     if (e.code != make_error_code(Errc::verification_failed)) return e;
     return Error{Errc::verification_failed,
                  "the witness does not satisfy the key's circuit: its proof fails the pairing "
-                 "check"};
+                 "check (or the key's points or coefficients are not those of its verifying "
+                 "key: a damaged key, or one trusted unchecked)"};
   }
   return proof;
 }
