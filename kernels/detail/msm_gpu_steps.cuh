@@ -12,9 +12,11 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <system_error>
 
 #include "common/error.hpp"
+#include "kernels/detail/forked_streams.hpp"
 #include "kernels/detail/msm_accumulate.cuh"
 #include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/msm_ones.cuh"
@@ -193,6 +195,28 @@ std::error_code reduce(const MsmPlan& p, const Scratch& s, const Xyzz*& y, const
   return {};
 }
 
+// The windows' Y and S combined into *d_result on the GPU (p.n > 0).
+template <typename Xyzz>
+std::error_code combine_windows(const MsmPlan& p, Xyzz* d_result, const Xyzz* y, const Xyzz* sums,
+                                cudaStream_t stream) {
+  return launch<detail::combine_windows_kernel<Xyzz>>(1, stream, d_result, y, sums, p.windows,
+                                                      p.window_bits);
+}
+
+// The windows' Y and S (null where p.n is 0) and `extra` (null: infinity)
+// left in d_sums for the host (msm.hpp, msm_window_sums).
+template <typename Xyzz>
+std::error_code write_window_sums(const MsmPlan& p, MsmGroup group, void* d_sums, const Xyzz* y,
+                                  const Xyzz* sums, const Xyzz* extra, cudaStream_t stream) {
+  auto* out = static_cast<unsigned char*>(d_sums);
+  const auto g = static_cast<std::uint32_t>(group);
+  if (p.n == 0)
+    return launch<detail::write_window_sums_kernel<Xyzz>>(1, stream, out, nullptr, nullptr, 0u, 0u,
+                                                          g, extra);
+  return launch<detail::write_window_sums_kernel<Xyzz>>(p.windows + 1, stream, out, y, sums,
+                                                        p.windows, p.window_bits, g, extra);
+}
+
 template <typename Xyzz>
 std::error_code finish(const MsmPlan& p, MsmGroup group, Xyzz* d_result, void* d_scratch,
                        std::size_t scratch_bytes, cudaStream_t stream) {
@@ -202,8 +226,7 @@ std::error_code finish(const MsmPlan& p, MsmGroup group, Xyzz* d_result, void* d
   if (p.n == 0) return launch<detail::write_infinity_kernel<Xyzz>>(1, stream, d_result);
   const Xyzz *y = nullptr, *sums = nullptr;
   if (auto ec = reduce(p, s, y, sums, stream)) return ec;
-  return launch<detail::combine_windows_kernel<Xyzz>>(1, stream, d_result, y, sums, p.windows,
-                                                      p.window_bits);
+  return combine_windows(p, d_result, y, sums, stream);
 }
 
 // The same, leaving the window sums and `extra` (null: infinity) in d_sums
@@ -216,15 +239,10 @@ std::error_code finish_window_sums(const MsmPlan& p, MsmGroup group, void* d_sum
     return make_error_code(Errc::invalid_argument);
   Scratch s{};
   if (auto ec = check_call(p, group, d_scratch, scratch_bytes, s)) return ec;
-  auto* out = static_cast<unsigned char*>(d_sums);
-  const auto g = static_cast<std::uint32_t>(group);
-  if (p.n == 0)
-    return launch<detail::write_window_sums_kernel<Xyzz>>(1, stream, out, nullptr, nullptr, 0u, 0u,
-                                                          g, extra);
   const Xyzz *y = nullptr, *sums = nullptr;
-  if (auto ec = reduce(p, s, y, sums, stream)) return ec;
-  return launch<detail::write_window_sums_kernel<Xyzz>>(p.windows + 1, stream, out, y, sums,
-                                                        p.windows, p.window_bits, g, extra);
+  if (p.n)
+    if (auto ec = reduce(p, s, y, sums, stream)) return ec;
+  return write_window_sums(p, group, d_sums, y, sums, extra, stream);
 }
 
 template <typename Affine>
@@ -267,9 +285,6 @@ std::error_code run_msm_window_sums(const MsmPlan& p, void* d_sums, const Affine
 
 // sparse_msm for either group (msm.hpp; plan_sparse_msm lays out the
 // scratch): the ones' sum, the tail's Pippenger over the rest by index, and
-// their sum into *d_result.
-// sparse_msm for either group (msm.hpp; plan_sparse_msm lays out the
-// scratch): the ones' sum, the tail's Pippenger over the rest by index, and
 // their sum: in *d_result (d_sums null), or left as the tail's window sums
 // with the ones as their extra (sparse_msm_window_sums).
 template <typename Affine>
@@ -289,33 +304,56 @@ std::error_code run_sparse_msm(const SparseMsmPlan& p, XyzzOf<Affine>* d_result,
       (d_points && !aligned(d_points, 16)))
     return make_error_code(Errc::invalid_argument);
   auto* base = static_cast<unsigned char*>(d_scratch);
+  const std::size_t tail_bytes = p.rest.scratch_bytes;
+  Scratch tail{};
+  if (auto ec = check_call(p.rest, group, base, tail_bytes, tail)) return ec;
+
+  // The two parts side by side where there are both: the rest's Pippenger
+  // ends in chains of dependent additions on few threads (about 5 ms in G1
+  // and 17 ms in G2 whatever the size), which leave most of the SMs idle;
+  // the ones' sum, at the lesser priority, fills them. Their scratch does
+  // not overlap. Without a fork both run on the caller's stream.
+  std::optional<ForkedStreams> fork;
+  cudaStream_t rest_stream = stream, ones_stream = stream;
+  if (p.ones && p.rest.n) {
+    fork.emplace(stream);
+    if (!fork->error()) {
+      rest_stream = fork->high();
+      ones_stream = fork->low();
+    }
+  }
+  const Xyzz *y = nullptr, *window_sums = nullptr;
+  if (p.rest.n) {
+    if (auto ec = sort_scalars(p.rest, d_rest_scalars, d_rest, base, tail_bytes, rest_stream))
+      return ec;
+    if (auto ec = add_points(p.rest, 0, d_points, base, tail_bytes, rest_stream)) return ec;
+    if (auto ec = reduce(p.rest, tail, y, window_sums, rest_stream)) return ec;
+  }
   const Xyzz* ones_sum = nullptr;
   if (p.ones) {
     Xyzz* buffers[2] = {reinterpret_cast<Xyzz*>(base + p.partials_at[0]),
                         reinterpret_cast<Xyzz*>(base + p.partials_at[1])};
     if (auto ec = launch<detail::sum_indexed_kernel<Affine>>(
-            p.ones_threads, stream, buffers[0], d_points, d_ones, p.ones, p.ones_slice))
+            p.ones_threads, ones_stream, buffers[0], d_points, d_ones, p.ones, p.ones_slice))
       return ec;
     std::size_t count = p.ones_threads;
     int side = 0;
     while (count > 1) {
       const std::size_t next = (count + detail::kOnesGroup - 1) / detail::kOnesGroup;
-      if (auto ec = launch<detail::sum_partials_kernel<Xyzz>>(next, stream, buffers[1 - side],
-                                                              buffers[side], count))
+      if (auto ec = launch<detail::sum_partials_kernel<Xyzz>>(next, ones_stream,
+                                                              buffers[1 - side], buffers[side],
+                                                              count))
         return ec;
       count = next;
       side = 1 - side;
     }
     ones_sum = buffers[side];
   }
-  const std::size_t tail_bytes = p.rest.scratch_bytes;
-  if (p.rest.n) {
-    if (auto ec = sort_scalars(p.rest, d_rest_scalars, d_rest, base, tail_bytes, stream)) return ec;
-    if (auto ec = add_points(p.rest, 0, d_points, base, tail_bytes, stream)) return ec;
-  }
-  if (d_sums) return finish_window_sums(p.rest, group, d_sums, ones_sum, base, tail_bytes, stream);
+  if (fork)
+    if (auto ec = fork->join()) return ec;
+  if (d_sums) return write_window_sums(p.rest, group, d_sums, y, window_sums, ones_sum, stream);
   if (p.rest.n)
-    if (auto ec = finish(p.rest, group, d_result, base, tail_bytes, stream)) return ec;
+    if (auto ec = combine_windows(p.rest, d_result, y, window_sums, stream)) return ec;
   return launch<detail::add_ones_kernel<Xyzz>>(1, stream, d_result, ones_sum, p.rest.n > 0);
 }
 
