@@ -106,12 +106,17 @@ TEST_F(CliFiles, AnInputThatIsNotARegularFileIsNamed) {
   };
   for (const auto& [args, message, status] : std::vector<Case>{
            {"ntt --cpu --log-n 4 --in " + path("fifo") + " --out " + path("y"),
-            path("fifo") + ": is a FIFO, not a regular file", 1},
+            path("fifo") + ": is a FIFO, not a regular file", 2},
            {"ntt --cpu --log-n 4 --in /dev/zero --out " + path("y"),
-            "/dev/zero: is a character device, not a regular file", 1},
+            "/dev/zero: is a character device, not a regular file", 2},
+           {"ntt --cpu --log-n 4 --in " + path("none") + " --out " + path("y"),
+            path("none") + ": cannot read (No such file or directory)", 2},
            {"hpoly --cpu --a " + path("x") + " --b " + path("fifo") + " --c " + path("x") +
                 " --out " + path("y"),
-            path("fifo") + ": is a FIFO, not a regular file", 1},
+            path("fifo") + ": is a FIFO, not a regular file", 2},
+           {"hpoly --cpu --a " + path("x") + " --b " + path("x") + " --c " + path("none") +
+                " --out " + path("y"),
+            path("none") + ": cannot read (No such file or directory)", 2},
            {"msm --cpu --points " + path("fifo") + " --scalars " + path("s.fr") + " --out " +
                 path("y"),
             path("fifo") + ": is a FIFO, not a regular file", 2},

@@ -79,6 +79,10 @@ int ntt(int argc, char** argv) {
     return *rc;
   for (const char* req : {"--log-n", "--in", "--out"})
     if (!a.values.count(req)) return usage("ntt", std::string("missing ") + req, synopsis);
+  // An input that is missing or not a regular file is a usage error, as in
+  // `stoker msm` and `stoker prove`, found before any work.
+  if (const auto sized = input_size(a.values["--in"]); !sized)
+    return usage("ntt", sized.error().what(), synopsis);
   auto out = OutputFile::check(a.values["--out"]);
   if (!out) return usage("ntt", "--out: " + out.error().what(), synopsis);
   std::optional<unsigned> log_n = parse_log_n(a.values["--log-n"]);
@@ -165,6 +169,9 @@ int hpoly(int argc, char** argv) {
     return *rc;
   for (const char* req : {"--a", "--b", "--c", "--out"})
     if (!a.values.count(req)) return usage("hpoly", std::string("missing ") + req, synopsis);
+  for (const char* input : {"--a", "--b", "--c"})
+    if (const auto sized = input_size(a.values[input]); !sized)
+      return usage("hpoly", sized.error().what(), synopsis);
   auto out = OutputFile::check(a.values["--out"]);
   if (!out) return usage("hpoly", "--out: " + out.error().what(), synopsis);
   for (const char* input : {"--a", "--b", "--c"})
