@@ -216,5 +216,40 @@ TEST(FqDevice, SquareChainsEqualHostProduct) {
   EXPECT_EQ(lost, 0);
 }
 
+// ---- the CPU's ADX product ----------------------------------------------------
+
+// Fq's host product goes through fq_mul_adx on CPUs with BMI2 and ADX; it
+// must give the portable product's words for every pair of reduced
+// operands: the edges, random pairs, squares, and a result written over an
+// operand.
+TEST(FqAdx, EqualsThePortableProduct) {
+#if defined(STOKER_FQ_MUL_ADX)
+  if (!detail::cpu_has_adx()) GTEST_SKIP() << "this CPU has no ADX";
+  auto adx = [](const Fq& a, const Fq& b) {
+    Fq r;
+    detail::fq_mul_adx(r.l, a.l, b.l);
+    return r;
+  };
+  for (const Fq& a : edge_values())
+    for (const Fq& b : edge_values())
+      ASSERT_EQ(adx(a, b), Fq::mul_portable_host(a, b)) << fq_to_hex(a) << " * " << fq_to_hex(b);
+  std::mt19937_64 rng(17);
+  for (int i = 0; i < 200000; ++i) {
+    const Fq a = random_fq(rng), b = random_fq(rng);
+    ASSERT_EQ(adx(a, b), Fq::mul_portable_host(a, b)) << "pair " << i;
+    ASSERT_EQ(adx(a, a), Fq::mul_portable_host(a, a)) << "square " << i;
+  }
+  Fq x = random_fq(rng), y = x;
+  for (int i = 0; i < 1000; ++i) {
+    detail::fq_mul_adx(x.l, x.l, x.l);
+    y = Fq::mul_portable_host(y, y);
+    ASSERT_EQ(x, y) << "in place, step " << i;
+  }
+  EXPECT_TRUE(detail::kFqMulAdx) << "the host product does not use it";
+#else
+  GTEST_SKIP() << "no ADX product in this build (not x86-64, or not optimized)";
+#endif
+}
+
 }  // namespace
 }  // namespace stoker::kernels
