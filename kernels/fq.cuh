@@ -5,8 +5,9 @@
 //       1eabfffeb153ffffb9feffffffffaaab   (381 bits).
 // An element is kept in Montgomery form (x * 2^384 mod q), fully reduced to
 // [0, q), so its representation is unique: the host path (six 64-bit limbs,
-// unsigned __int128) and the device path (twelve 32-bit words, PTX carry
-// chains) give the same bits for the same inputs. Zero is all-zero words, so
+// unsigned __int128, or MULX/ADCX/ADOX where the CPU has them) and the
+// device path (twelve 32-bit words, PTX carry chains) give the same bits for
+// the same inputs. Zero is all-zero words, so
 // zero-initialised memory holds zeros.
 //
 // The device product is the even/odd interleaved CIOS of
