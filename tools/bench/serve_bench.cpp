@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/host_memory_limit.hpp"
+#include "devices/device_set.hpp"
 #include "engine/engine.hpp"
 #include "engine/groth16/toy_circuit.hpp"
 #include "engine/groth16/toy_key.hpp"
@@ -153,8 +155,8 @@ class Daemon {
   Daemon(const fs::path& dir, const std::vector<fs::path>& allowed,
          const std::vector<std::string>& engine_args) {
     socket_ = (dir / "serve.sock").string();
-    std::vector<std::string> args{"/proc/self/exe", "serve",         "--socket",    socket_,
-                                  "--state-dir",    dir.string()};
+    std::vector<std::string> args{"/proc/self/exe", "serve",       "--socket",
+                                  socket_,          "--state-dir", dir.string()};
     for (const auto& a : allowed) {
       args.push_back("--allow-dir");
       args.push_back(a.string());
@@ -237,7 +239,8 @@ Result<DaemonFigure> through_daemon(const Daemon& d, const std::string& wtns, un
           failure = why;
           return;
         }
-        latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+        latencies.push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - start).count());
       }
     });
   for (auto& t : threads) t.join();
@@ -298,29 +301,63 @@ int bench_serve_command(int argc, char** argv) {
   } cleanup{dir};
 
   json rows = json::array();
-  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> inputs;
-  if (!zkey.empty()) {
-    inputs.push_back({fs::path(zkey).filename().string(),
-                      {fs::absolute(zkey).string(), fs::absolute(wtns).string()}});
-  } else {
-    for (unsigned log_n : log_ns) {
-      const std::size_t n = std::size_t{1} << log_n;
-      const auto circuit = g16::make_toy_circuit({.constraints = n - 2, .num_public = 1}, 1);
-      auto key = g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(1),
-                                   g16::KeyFormat::snarkjs, log_n);
-      if (!key) return cl.failure(key.error().what());
-      const auto k = (dir / ("toy" + std::to_string(log_n) + ".zkey")).string();
-      const auto w = (dir / ("toy" + std::to_string(log_n) + ".wtns")).string();
-      if (Error e = g16::write_zkey(k, *key)) return cl.failure(e.what());
-      if (Error e = g16::write_wtns(w, circuit.witness)) return cl.failure(e.what());
-      inputs.push_back({"toy 2^" + std::to_string(log_n), {k, w}});
-    }
+  // A key and witness per row group: the files given, or a toy key per
+  // size, made just before its rows (a 2^24 key is minutes on the CPU and
+  // 13 GB of file: the smaller sizes' rows come first) with its points on
+  // the GPUs where the engine runs on CUDA, as bench prove makes them.
+  struct Input {
+    std::string label;
+    unsigned log_n = 0;  // 0: the files given
+  };
+  std::vector<Input> inputs;
+  if (!zkey.empty())
+    inputs.push_back({fs::path(zkey).filename().string(), 0});
+  else
+    for (unsigned log_n : log_ns) inputs.push_back({"toy 2^" + std::to_string(log_n), log_n});
+  g16::ToyKeyOptions key_options;
+  if (config.devices.backend != devices::BackendChoice::host) {
+    key_options.cuda_ordinals = config.devices.cuda_ordinals;
+    if (key_options.cuda_ordinals.empty())
+      for (int d = 0; d < devices::cuda_device_count(); ++d) key_options.cuda_ordinals.push_back(d);
   }
-  if (!as_json)
+  auto make_files = [&](unsigned log_n) -> Result<std::pair<std::string, std::string>> {
+    const auto t0 = Clock::now();
+    const std::size_t n = std::size_t{1} << log_n;
+    const g16::ToyCircuitShape shape{.constraints = n - 2, .num_public = 1};
+    key_options.log_n = log_n;
+    if (Error e = common::check_host_memory(
+            "a toy key of 2^" + std::to_string(log_n) + " points with its circuit",
+            g16::toy_setup_host_bytes(shape, g16::KeyFormat::snarkjs, log_n,
+                                      key_options.cuda_ordinals.size())))
+      return e;
+    const auto circuit = g16::make_toy_circuit(shape, 1);
+    auto key = g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(1),
+                                 g16::KeyFormat::snarkjs, key_options);
+    if (!key) return key.error();
+    const auto k = (dir / ("toy" + std::to_string(log_n) + ".zkey")).string();
+    const auto w = (dir / ("toy" + std::to_string(log_n) + ".wtns")).string();
+    if (Error e = g16::write_zkey(k, *key)) return e;
+    if (Error e = g16::write_wtns(w, circuit.witness)) return e;
+    std::fprintf(stderr,
+                 "stoker bench serve: a toy key of 2^%u points made and written in %.2f s\n", log_n,
+                 std::chrono::duration<double>(Clock::now() - t0).count());
+    return std::pair{k, w};
+  };
+  if (!as_json) {
     std::printf("%-14s %7s %12s %12s %7s %10s %10s\n", "key", "clients", "daemon p/s",
                 "in-proc p/s", "ratio", "p50 ms", "p99 ms");
+    std::fflush(stdout);
+  }
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const auto& [label, files] = inputs[k];
+    const std::string& label = inputs[k].label;
+    std::pair<std::string, std::string> files;
+    if (inputs[k].log_n) {
+      auto made = make_files(inputs[k].log_n);
+      if (!made) return cl.failure(label + ": " + made.error().what());
+      files = *made;
+    } else {
+      files = {fs::absolute(zkey).string(), fs::absolute(wtns).string()};
+    }
     auto api = in_process(config, files.first, files.second, proofs, client_counts);
     if (!api) return cl.failure(label + ", in process: " + api.error().what());
     // A state directory per key: a daemon loads what its journal lists.
@@ -331,8 +368,8 @@ int bench_serve_command(int argc, char** argv) {
     if (!d.wait_ready())
       return cl.failure("the daemon did not start (" + (state / "serve.log").string() + ")");
     auto client = serve::HttpClient::to("unix:" + d.socket()).value();
-    auto loaded = client.request("POST", "/v1/keys",
-                                 json{{"name", "k"}, {"path", files.first}, {"format", "zkey"}}.dump());
+    auto loaded = client.request(
+        "POST", "/v1/keys", json{{"name", "k"}, {"path", files.first}, {"format", "zkey"}}.dump());
     if (!loaded || loaded->status != 201)
       return cl.failure(label + ": the daemon did not load the key: " +
                         (loaded ? loaded->body : loaded.error().what()));
@@ -344,13 +381,25 @@ int bench_serve_command(int argc, char** argv) {
       auto fig = through_daemon(d, files.second, proofs, c);
       if (!fig) return cl.failure(label + ": " + fig.error().what());
       const double ratio = in_proc > 0 ? fig->proofs_per_s / in_proc : 0;
-      rows.push_back(json{{"key", label},         {"clients", c},
-                          {"proofs", proofs},     {"daemon_proofs_per_s", fig->proofs_per_s},
-                          {"in_process_proofs_per_s", in_proc}, {"ratio", ratio},
-                          {"p50_ms", fig->p50_ms}, {"p99_ms", fig->p99_ms}});
-      if (!as_json)
+      rows.push_back(json{{"key", label},
+                          {"clients", c},
+                          {"proofs", proofs},
+                          {"daemon_proofs_per_s", fig->proofs_per_s},
+                          {"in_process_proofs_per_s", in_proc},
+                          {"ratio", ratio},
+                          {"p50_ms", fig->p50_ms},
+                          {"p99_ms", fig->p99_ms}});
+      if (!as_json) {
         std::printf("%-14s %7u %12.2f %12.2f %7.3f %10.1f %10.1f\n", label.c_str(), c,
                     fig->proofs_per_s, in_proc, ratio, fig->p50_ms, fig->p99_ms);
+        std::fflush(stdout);  // each row as it is measured, also into a pipe
+      }
+    }
+    // This size's files are not needed again: a 2^24 zkey is 13 GB.
+    if (inputs[k].log_n) {
+      std::error_code ec;
+      fs::remove(files.first, ec);
+      fs::remove(files.second, ec);
     }
   }
   if (as_json) std::printf("%s\n", json{{"ok", true}, {"rows", rows}}.dump(2).c_str());
