@@ -7,8 +7,8 @@
 // [0, q), so its representation is unique: the host path (six 64-bit limbs,
 // unsigned __int128, or MULX/ADCX/ADOX where the CPU has them) and the
 // device path (twelve 32-bit words, PTX carry chains) give the same bits for
-// the same inputs. Zero is all-zero words, so
-// zero-initialised memory holds zeros.
+// the same inputs. Zero is all-zero words, so zero-initialised memory holds
+// zeros.
 //
 // The device product is the even/odd interleaved CIOS of
 // detail/mont_even_odd.cuh over the PTX carry policy; the host tests run
@@ -219,9 +219,7 @@ struct alignas(16) Fq {
     }
     return d;
   }
-  // CIOS Montgomery product. q's top limb is below 2^63 - 1, so each row's
-  // value stays below 2q and fits six limbs (the "no-carry" CIOS: the
-  // textbook's extra carry words are always zero).
+  // The product: the ADX one where this CPU runs it (the same words).
   static inline Fq mul_host(const Fq& a, const Fq& b) {
 #if defined(STOKER_FQ_MUL_ADX)
     if (detail::kFqMulAdx) {
@@ -232,6 +230,9 @@ struct alignas(16) Fq {
 #endif
     return mul_portable_host(a, b);
   }
+  // CIOS Montgomery product. q's top limb is below 2^63 - 1, so each row's
+  // value stays below 2q and fits six limbs (the "no-carry" CIOS: the
+  // textbook's extra carry words are always zero).
   static inline Fq mul_portable_host(const Fq& a, const Fq& b) {
     using namespace fq_detail;
     const std::uint64_t q[6] = {kQ0, kQ1, kQ2, kQ3, kQ4, kQ5};
