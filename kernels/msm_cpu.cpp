@@ -224,19 +224,76 @@ detail::XyzzOf<Affine> msm_of(const Affine* points, const Fr* scalars, std::size
 
 }  // namespace
 
-ScalarSplit split_scalars(const Fr* scalars, std::size_t n) {
-  ScalarSplit out;
+ScalarSplitCounts count_split(const Fr* scalars, std::size_t n, unsigned threads) {
+  ScalarSplitCounts c;
+  const std::size_t t = detail::resolve_threads(threads);
+  // A range per thread, of at least 64K scalars: fewer are not worth one.
+  c.range_size = std::max<std::size_t>(std::size_t{1} << 16, (n + t - 1) / t);
+  const std::size_t ranges = (n + c.range_size - 1) / c.range_size;
+  std::vector<std::size_t> ones(ranges, 0), rest(ranges, 0);
   const Fr one = Fr::one();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (scalars[i].is_zero()) continue;
-    const auto index = static_cast<std::uint32_t>(i);
-    if (scalars[i] == one) {
-      out.ones.push_back(index);
-    } else {
-      out.rest.push_back(index);
-      out.rest_scalars.push_back(scalars[i]);
-    }
+  detail::parallel_for(
+      ranges, threads,
+      [&](std::size_t rb, std::size_t re) {
+        for (std::size_t r = rb; r < re; ++r) {
+          std::size_t o = 0, x = 0;
+          const std::size_t end = std::min(n, (r + 1) * c.range_size);
+          for (std::size_t i = r * c.range_size; i < end; ++i) {
+            if (scalars[i].is_zero()) continue;
+            if (scalars[i] == one) ++o;
+            else ++x;
+          }
+          ones[r] = o;
+          rest[r] = x;
+        }
+      },
+      1);
+  c.ones_before.resize(ranges);
+  c.rest_before.resize(ranges);
+  for (std::size_t r = 0; r < ranges; ++r) {
+    c.ones_before[r] = c.ones;
+    c.rest_before[r] = c.rest;
+    c.ones += ones[r];
+    c.rest += rest[r];
   }
+  return c;
+}
+
+void split_scalars_into(const ScalarSplitCounts& c, const Fr* scalars, std::size_t n,
+                        std::uint32_t* ones, std::uint32_t* rest, Fr* rest_scalars,
+                        unsigned threads) {
+  const Fr one = Fr::one();
+  detail::parallel_for(
+      c.ones_before.size(), threads,
+      [&](std::size_t rb, std::size_t re) {
+        for (std::size_t r = rb; r < re; ++r) {
+          std::uint32_t* o = ones + c.ones_before[r];
+          std::uint32_t* x = rest + c.rest_before[r];
+          Fr* xs = rest_scalars + c.rest_before[r];
+          const std::size_t end = std::min(n, (r + 1) * c.range_size);
+          for (std::size_t i = r * c.range_size; i < end; ++i) {
+            if (scalars[i].is_zero()) continue;
+            const auto index = static_cast<std::uint32_t>(i);
+            if (scalars[i] == one) {
+              *o++ = index;
+            } else {
+              *x++ = index;
+              *xs++ = scalars[i];
+            }
+          }
+        }
+      },
+      1);
+}
+
+ScalarSplit split_scalars(const Fr* scalars, std::size_t n, unsigned threads) {
+  const auto counts = count_split(scalars, n, threads);
+  ScalarSplit out;
+  out.ones.resize(counts.ones);
+  out.rest.resize(counts.rest);
+  out.rest_scalars.resize(counts.rest);
+  split_scalars_into(counts, scalars, n, out.ones.data(), out.rest.data(),
+                     out.rest_scalars.data(), threads);
   return out;
 }
 

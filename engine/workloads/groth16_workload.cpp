@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
+#include <memory>
 #include <new>
+#include <span>
 #include <tuple>
 
 #include "common/host_memory_limit.hpp"
@@ -246,32 +249,61 @@ struct SplitQuery {
   std::size_t rest_scalars_at = 0, ones_at = 0, rest_at = 0;
 };
 
+// A proof's packed query arrays in one buffer, allocated once and not
+// zeroed: at 2^24 it is about 300 MB, which a zeroing pass and a grown
+// vector's copies cost tens of ms a proof to write again.
+struct PackedBytes {
+  std::unique_ptr<std::byte[]> data;
+  std::size_t size = 0;
+};
+
 // The L, A and B queries' splits, packed. A snarkjs key's A and B take the
 // same scalars (every wire), so B shares A's arrays.
 struct PackedScalars {
-  std::vector<std::byte> bytes;
+  PackedBytes bytes;
   SplitQuery l, a, b;
 };
 
-// Each array at a multiple of alignof(Fr) (32) from the start of the input,
-// whose blocks are page-aligned on either backend.
-std::size_t append(std::vector<std::byte>& out, const void* data, std::size_t bytes) {
+// Splits each query's scalars by value straight into `packed`'s buffer,
+// every array at a multiple of alignof(Fr) (32) from the start of the
+// input, whose blocks are page-aligned on either backend. Counting and
+// writing run on `threads` threads (0: the hardware's): on one, the split
+// of a 2^24 witness took a few hundred ms of each proof's build.
+void pack_queries(PackedScalars& packed,
+                  std::initializer_list<std::pair<SplitQuery*, std::span<const Fr>>> queries,
+                  unsigned threads) {
   constexpr std::size_t kAlign = alignof(Fr);
-  const std::size_t at = (out.size() + kAlign - 1) / kAlign * kAlign;
-  out.resize(at + bytes);
-  if (bytes) std::memcpy(out.data() + at, data, bytes);
-  return at;
-}
-
-SplitQuery pack_query(std::vector<std::byte>& out, std::span<const Fr> scalars) {
-  const auto split = kernels::cpu::split_scalars(scalars.data(), scalars.size());
-  SplitQuery q;
-  q.ones = split.ones.size();
-  q.rest = split.rest.size();
-  q.rest_scalars_at = append(out, split.rest_scalars.data(), q.rest * sizeof(Fr));
-  q.ones_at = append(out, split.ones.data(), q.ones * sizeof(std::uint32_t));
-  q.rest_at = append(out, split.rest.data(), q.rest * sizeof(std::uint32_t));
-  return q;
+  const auto align = [](std::size_t at) { return (at + kAlign - 1) / kAlign * kAlign; };
+  std::vector<kernels::cpu::ScalarSplitCounts> counts;
+  std::size_t size = 0;
+  for (const auto& [q, scalars] : queries) {
+    counts.push_back(kernels::cpu::count_split(scalars.data(), scalars.size(), threads));
+    q->ones = counts.back().ones;
+    q->rest = counts.back().rest;
+    q->rest_scalars_at = align(size);
+    size = q->rest_scalars_at + q->rest * sizeof(Fr);
+    q->ones_at = align(size);
+    size = q->ones_at + q->ones * sizeof(std::uint32_t);
+    q->rest_at = align(size);
+    size = q->rest_at + q->rest * sizeof(std::uint32_t);
+  }
+  packed.bytes.data = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(1, size));
+  packed.bytes.size = size;
+  std::byte* out = packed.bytes.data.get();
+  std::size_t i = 0, written = 0;
+  for (const auto& [q, scalars] : queries) {
+    // The padding before each array, so that every byte uploaded is defined.
+    std::memset(out + written, 0, q->rest_scalars_at - written);
+    std::memset(out + q->rest_scalars_at + q->rest * sizeof(Fr), 0,
+                q->ones_at - (q->rest_scalars_at + q->rest * sizeof(Fr)));
+    std::memset(out + q->ones_at + q->ones * sizeof(std::uint32_t), 0,
+                q->rest_at - (q->ones_at + q->ones * sizeof(std::uint32_t)));
+    kernels::cpu::split_scalars_into(counts[i++], scalars.data(), scalars.size(),
+                                     reinterpret_cast<std::uint32_t*>(out + q->ones_at),
+                                     reinterpret_cast<std::uint32_t*>(out + q->rest_at),
+                                     reinterpret_cast<Fr*>(out + q->rest_scalars_at), threads);
+    written = q->rest_at + q->rest * sizeof(std::uint32_t);
+  }
 }
 
 // A partition's proof inputs on the host: the witness (or a bellman
@@ -384,9 +416,11 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       // A and B over every wire, L over the private ones.
       auto& packed = proof_inputs[p].packed;
       const std::span<const Fr> all(*w);
-      packed.a = pack_query(packed.bytes, all.first(key.num_vars));
+      pack_queries(packed,
+                   {{&packed.a, all.first(key.num_vars)},
+                    {&packed.l, all.subspan(key.num_public + 1, key.num_private())}},
+                   o.cpu_threads);
       packed.b = packed.a;
-      packed.l = pack_query(packed.bytes, all.subspan(key.num_public + 1, key.num_private()));
     } else {
       const auto& bw = o.bellman_witnesses[p];
       if (!bw) return Error{Errc::invalid_argument, who + which + "no bellman witness"};
@@ -395,17 +429,17 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         return Error{e.code, who + which + e.what()};
       const auto scalars = g16::query_scalars(view);
       auto& packed = proof_inputs[p].packed;
-      packed.a = pack_query(packed.bytes, scalars.a);
-      packed.b = pack_query(packed.bytes, scalars.b);
-      packed.l = pack_query(packed.bytes, bw->aux);
+      pack_queries(packed,
+                   {{&packed.a, scalars.a}, {&packed.b, scalars.b}, {&packed.l, bw->aux}},
+                   o.cpu_threads);
       proof_inputs[p].bellman = bw;
     }
   }
 
   std::size_t packed_bytes = 1, packed_total = 0;
   for (const auto& in : proof_inputs) {
-    packed_bytes = std::max(packed_bytes, in.packed.bytes.size());
-    packed_total += in.packed.bytes.size();
+    packed_bytes = std::max(packed_bytes, in.packed.bytes.size);
+    packed_total += in.packed.bytes.size;
   }
   auto plans = std::make_shared<Plans>();
   std::size_t scratch = bytes;  // h, on the host backend
@@ -486,7 +520,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     auto in = std::make_shared<ProofInputs>(std::move(proof_inputs[p]));
     Partition part;
     for (int k = 0; k < 3; ++k) part.inputs.push_back(Input::produced(bytes));
-    part.inputs.push_back(Input::produced(std::max<std::size_t>(1, in->packed.bytes.size())));
+    part.inputs.push_back(Input::produced(std::max<std::size_t>(1, in->packed.bytes.size)));
     part.split_producer = [in, matrices = gk.matrices, n](
                               std::span<const std::span<std::byte>> produced,
                               ProducerTask task) -> std::error_code {
@@ -504,8 +538,9 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         std::copy(bw.c.begin() + begin, bw.c.begin() + end, c + begin);
       }
       const auto& packed = in->packed.bytes;
-      const auto [s_begin, s_end] = task.range(packed.size());
-      std::copy(packed.begin() + s_begin, packed.begin() + s_end, produced[3].data() + s_begin);
+      const auto [s_begin, s_end] = task.range(packed.size);
+      std::copy(packed.data.get() + s_begin, packed.data.get() + s_end,
+                produced[3].data() + s_begin);
       return {};
     };
     std::byte* sums = run->sums.data() + p * run->sums_stride();

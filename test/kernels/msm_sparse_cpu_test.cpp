@@ -97,5 +97,37 @@ TEST(SplitScalars, EveryNonZeroScalarOnceInAscendingOrder) {
   EXPECT_TRUE(std::is_sorted(split.rest.begin(), split.rest.end()));
 }
 
+// Split on several threads, range by range into arrays sized from the
+// counts (as a proof's packed input is), equals the one-thread split: ranges
+// of 64K scalars, the last a short one, and lists empty in some ranges.
+TEST(SplitScalars, RangesOnManyThreadsEqualOneThread) {
+  const std::size_t n = 3 * (std::size_t{1} << 16) + 777;
+  auto s = test::mixed_scalars(n, 40, 50, 450);
+  // The second range all zeros, the third all ones.
+  std::fill(s.begin() + (1 << 16), s.begin() + (2 << 16), Fr::zero());
+  std::fill(s.begin() + (2 << 16), s.begin() + (3 << 16), Fr::one());
+  const auto one = cpu::split_scalars(s.data(), n, 1);
+  for (unsigned threads : {2u, 4u, 7u}) {
+    const auto counts = cpu::count_split(s.data(), n, threads);
+    EXPECT_GT(counts.ones_before.size(), 1u) << threads;
+    ASSERT_EQ(counts.ones, one.ones.size()) << threads;
+    ASSERT_EQ(counts.rest, one.rest.size()) << threads;
+    std::vector<std::uint32_t> ones(counts.ones), rest(counts.rest);
+    std::vector<Fr> rest_scalars(counts.rest);
+    cpu::split_scalars_into(counts, s.data(), n, ones.data(), rest.data(), rest_scalars.data(),
+                            threads);
+    EXPECT_EQ(ones, one.ones) << threads;
+    EXPECT_EQ(rest, one.rest) << threads;
+    EXPECT_TRUE(std::equal(rest_scalars.begin(), rest_scalars.end(), one.rest_scalars.begin()))
+        << threads;
+    const auto many = cpu::split_scalars(s.data(), n, threads);
+    EXPECT_EQ(many.ones, one.ones) << threads;
+    EXPECT_EQ(many.rest, one.rest) << threads;
+  }
+  const auto none = cpu::count_split(s.data(), 0, 4);
+  EXPECT_EQ(none.ones + none.rest, 0u);
+  EXPECT_TRUE(none.ones_before.empty());
+}
+
 }  // namespace
 }  // namespace stoker::kernels
