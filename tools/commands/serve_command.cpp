@@ -51,7 +51,8 @@ constexpr const char* kHelp =
     "                        lookahead plus one per device)\n"
     "  --max-body-bytes N    the largest request body (default 268435456)\n"
     "  --request-timeout-ms N  a request's header and body must arrive within this (30000)\n"
-    "  --read-threads N      threads for key and witness reads (default 2)\n"
+    "  --read-threads N      threads that read keys and witnesses and build proofs' jobs\n"
+    "                        (default: one per proof in flight, and one for key loads)\n"
     "  --trust-keys          skip the curve and subgroup checks of keys' points\n"
     "  --no-verify           skip the pairing check of each proof before it is returned\n"
     "\n"
@@ -67,7 +68,7 @@ int serve_command(int argc, char** argv) {
   std::uint64_t keep_results = 7 * 24 * 3600, drain_timeout = 60;
   std::size_t max_in_flight = 0, max_body = std::size_t{256} << 20;
   std::uint64_t request_timeout_ms = 30'000;
-  unsigned workers = 2;
+  unsigned workers = 0;
   bool trust_keys = false, no_verify = false;
   cl.value("--socket", socket);
   cl.value("--listen", listen);
@@ -79,7 +80,7 @@ int serve_command(int argc, char** argv) {
   cl.number("--max-in-flight", max_in_flight, std::size_t{0}, std::size_t{1} << 20);
   cl.number("--max-body-bytes", max_body, std::size_t{1}, std::size_t{1} << 40);
   cl.number("--request-timeout-ms", request_timeout_ms, std::uint64_t{1}, std::uint64_t{3'600'000});
-  cl.number("--read-threads", workers, 1u, 256u);
+  cl.number("--read-threads", workers, 0u, 256u);
   cl.flag("--trust-keys", trust_keys);
   cl.flag("--no-verify", no_verify);
   cl.engine_options(config);

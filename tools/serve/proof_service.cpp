@@ -150,7 +150,9 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
         journal(j),
         metrics(m),
         options(std::move(o)),
-        workers(std::max(1u, options.workers)),
+        workers(options.workers ? options.workers
+                                : static_cast<unsigned>(std::min<std::size_t>(
+                                      256, max_in_flight_of(options, e) + 1))),
         accepted_total(m.counter("stoker_proofs_accepted_total", "Proof requests accepted", {})),
         proofs_total(m.counter("stoker_proofs_total", "Proofs that ended, by outcome", {"outcome"})),
         stage_seconds(m.histogram("stoker_proof_stage_seconds",
@@ -486,10 +488,10 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     running.set({}, static_cast<double>(in_flight));
   }
 
-  std::size_t max_in_flight() const {
-    return options.max_in_flight ? options.max_in_flight
-                                 : engine.lookahead() + engine.devices().size();
+  static std::size_t max_in_flight_of(const ServiceOptions& o, engine::Engine& e) {
+    return o.max_in_flight ? o.max_in_flight : e.lookahead() + e.devices().size();
   }
+  std::size_t max_in_flight() const { return max_in_flight_of(options, engine); }
 
   // Starts the highest-ranked queued proofs whose keys are resident, while
   // there is room.
