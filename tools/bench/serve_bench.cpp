@@ -43,8 +43,9 @@ constexpr const char* kHelp =
     "                          [--zkey K --wtns W] [--json] [engine options]\n"
     "\n"
     "The same Groth16 proofs through the in-process API (one engine; each client a thread\n"
-    "that submits a proof as a job and waits for it) and through `stoker serve` (a daemon\n"
-    "process on a Unix socket; each client submits and long-polls its proofs): proofs\n"
+    "that reads its proof's witness file, submits the proof as a job and waits for it)\n"
+    "and through `stoker serve` (a daemon process on a Unix socket; each client submits\n"
+    "the witness file's path and long-polls its proofs): proofs\n"
     "per second of both, their ratio, and the daemon's p50 and p99 latency from\n"
     "submission to the proof. The key is resident in both before any proof is timed,\n"
     "and one proof warms each up first.\n"
@@ -79,16 +80,23 @@ double percentile(std::vector<double> v, double p) {
 }
 
 // Proofs per second through the API, for each count of clients: that many
-// threads, each submitting one proof as a job and waiting for it before
-// the next, as a daemon's clients do; one warm-up proof first.
+// threads, each reading one proof's witness from its file (as `stoker
+// prove` does and the daemon does for each request), submitting the proof
+// as a job and waiting for it before the next, as a daemon's clients do;
+// one warm-up proof first.
 Result<std::vector<double>> in_process(const engine::Config& config, const std::string& zkey,
                                        const std::string& wtns, unsigned proofs,
                                        const std::vector<unsigned>& client_counts) {
   auto key = g16::read_zkey(zkey, g16::PointCheck::trusted);
   if (!key) return key.error();
-  auto witness = g16::read_wtns(wtns);
-  if (!witness) return witness.error();
-  auto w = std::make_shared<const g16::WitnessValues>(std::move(*witness));
+  // Each client holds one witness and its packed scalars at a time.
+  std::error_code size_ec;
+  const auto wtns_bytes = fs::file_size(wtns, size_ec);
+  const unsigned most_clients = *std::max_element(client_counts.begin(), client_counts.end());
+  if (Error e = common::check_host_memory(
+          std::to_string(most_clients) + " clients' witnesses in process",
+          std::size_t{most_clients} * (size_ec ? 0 : wtns_bytes) * 3 / 2))
+    return e;
   boost::asio::io_context io;
   auto guard = boost::asio::make_work_guard(io);
   std::thread runner([&] { io.run(); });
@@ -106,9 +114,11 @@ Result<std::vector<double>> in_process(const engine::Config& config, const std::
       **engine, std::make_shared<const g16::ProvingKey>(std::move(*key)));
   if (!resident) return resident.error();
   auto prove = [&](unsigned i) -> Error {
+    auto witness = g16::read_wtns(wtns);
+    if (!witness) return witness.error();
     engine::workloads::Groth16Options o;
     o.key = *resident;
-    o.witnesses = {w};
+    o.witnesses = {std::make_shared<const g16::WitnessValues>(std::move(*witness))};
     o.devices = &(*engine)->devices();
     o.name = "proof " + std::to_string(i);
     std::shared_ptr<engine::workloads::Groth16Run> run;
