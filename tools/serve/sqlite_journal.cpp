@@ -518,12 +518,22 @@ Result<Journal::Accepted> SqliteJournal::accept(const ProofRecord& proof) {
 
 Error SqliteJournal::mark_running(std::string_view id, std::int64_t at_ms) {
   std::lock_guard lock(mutex_);
+  // A start is committed without its own fsync (WAL, synchronous = NORMAL:
+  // it survives the process's death, kill -9 included, and the next full
+  // commit makes it durable). A power cut that loses it leaves the proof
+  // queued, which a restart runs again as it would a running one; the
+  // fsync sat in every proof's latency on the executor.
+  if (Error e = c_->exec("relaxing synchronous for a start", "PRAGMA synchronous = NORMAL"))
+    return e;
+  Error moved;
   {
     Run run(c_->mark_running);
     const int rc = run.text(id).integer(at_ms).step();
-    if (rc != SQLITE_DONE) return c_->fail("starting proof " + in_quotes(id), rc);
+    if (rc != SQLITE_DONE) moved = c_->fail("starting proof " + in_quotes(id), rc);
   }
-  return c_->one_row_moved(id, "start");
+  if (!moved) moved = c_->one_row_moved(id, "start");
+  if (Error e = c_->exec("setting synchronous = FULL", "PRAGMA synchronous = FULL")) return e;
+  return moved;
 }
 
 Error SqliteJournal::finish(const ProofRecord& proof) {

@@ -646,6 +646,39 @@ TEST_F(SqliteJournalTest, ProofsAcceptedBeforeSigkillAreThere) {
   expect_reported_proofs(*j, reported);
 }
 
+// A start is committed without an fsync of its own, but committed: a
+// process that ends right after it without closing the journal leaves the
+// proof running with its attempt counted, and the commits after it (a
+// finish, synchronous again) are whole.
+TEST_F(SqliteJournalTest, AStartOutlivesTheProcessThatMadeIt) {
+  const pid_t pid = ::fork();
+  ASSERT_NE(pid, -1);
+  if (pid == 0) {
+    auto j = SqliteJournal::open(dir_.string());
+    if (!j || !(*j)->accept(request("s")) || (*j)->mark_running("s", 77)) ::_exit(2);
+    if (!(*j)->accept(request("t")) || (*j)->mark_running("t", 78)) ::_exit(3);
+    ProofRecord done = read(**j, "t");
+    done.state = ProofState::done;
+    done.finished_at_ms = 79;
+    done.proof_json = "{}";
+    if ((*j)->finish(done)) ::_exit(4);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  auto j = open();
+  ASSERT_TRUE(j);
+  const ProofRecord s = read(*j, "s");
+  EXPECT_EQ(s.state, ProofState::running);
+  EXPECT_EQ(s.started_at_ms, 77);
+  EXPECT_EQ(s.attempts, 1u);
+  const ProofRecord t = read(*j, "t");
+  EXPECT_EQ(t.state, ProofState::done);
+  EXPECT_EQ(t.finished_at_ms, 79);
+  EXPECT_EQ(t.proof_json, "{}");
+}
+
 TEST_F(SqliteJournalTest, AFileThatIsNotADatabaseIsRefusedNamingItAndLeftAlone) {
   std::string garbage;
   for (int i = 0; i < 4096; ++i) garbage.push_back(static_cast<char>((i * 131 + 7) % 251));
