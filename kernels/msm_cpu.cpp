@@ -240,8 +240,10 @@ ScalarSplitCounts count_split(const Fr* scalars, std::size_t n, unsigned threads
           const std::size_t end = std::min(n, (r + 1) * c.range_size);
           for (std::size_t i = r * c.range_size; i < end; ++i) {
             if (scalars[i].is_zero()) continue;
-            if (scalars[i] == one) ++o;
-            else ++x;
+            if (scalars[i] == one)
+              ++o;
+            else
+              ++x;
           }
           ones[r] = o;
           rest[r] = x;
@@ -292,8 +294,8 @@ ScalarSplit split_scalars(const Fr* scalars, std::size_t n, unsigned threads) {
   out.ones.resize(counts.ones);
   out.rest.resize(counts.rest);
   out.rest_scalars.resize(counts.rest);
-  split_scalars_into(counts, scalars, n, out.ones.data(), out.rest.data(),
-                     out.rest_scalars.data(), threads);
+  split_scalars_into(counts, scalars, n, out.ones.data(), out.rest.data(), out.rest_scalars.data(),
+                     threads);
   return out;
 }
 

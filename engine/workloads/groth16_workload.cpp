@@ -429,8 +429,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         return Error{e.code, who + which + e.what()};
       const auto scalars = g16::query_scalars(view);
       auto& packed = proof_inputs[p].packed;
-      pack_queries(packed,
-                   {{&packed.a, scalars.a}, {&packed.b, scalars.b}, {&packed.l, bw->aux}},
+      pack_queries(packed, {{&packed.a, scalars.a}, {&packed.b, scalars.b}, {&packed.l, bw->aux}},
                    o.cpu_threads);
       proof_inputs[p].bellman = bw;
     }

@@ -93,9 +93,9 @@ Result<std::vector<double>> in_process(const engine::Config& config, const std::
   std::error_code size_ec;
   const auto wtns_bytes = fs::file_size(wtns, size_ec);
   const unsigned most_clients = *std::max_element(client_counts.begin(), client_counts.end());
-  if (Error e = common::check_host_memory(
-          std::to_string(most_clients) + " clients' witnesses in process",
-          std::size_t{most_clients} * (size_ec ? 0 : wtns_bytes) * 3 / 2))
+  if (Error e =
+          common::check_host_memory(std::to_string(most_clients) + " clients' witnesses in process",
+                                    std::size_t{most_clients} * (size_ec ? 0 : wtns_bytes) * 3 / 2))
     return e;
   boost::asio::io_context io;
   auto guard = boost::asio::make_work_guard(io);
