@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "common/host_memory_limit.hpp"
+#include "common/uninitialized_vector.hpp"
 #include "engine/groth16/cpu_prover.hpp"
 #include "engine/groth16/proof_assembly.hpp"
 #include "kernels/detail/msm_group.hpp"
@@ -252,10 +253,7 @@ struct SplitQuery {
 // A proof's packed query arrays in one buffer, allocated once and not
 // zeroed: at 2^24 it is about 300 MB, which a zeroing pass and a grown
 // vector's copies cost tens of ms a proof to write again.
-struct PackedBytes {
-  std::unique_ptr<std::byte[]> data;
-  std::size_t size = 0;
-};
+using PackedBytes = common::UninitializedVector<std::byte>;
 
 // The L, A and B queries' splits, packed. A snarkjs key's A and B take the
 // same scalars (every wire), so B shares A's arrays.
@@ -287,9 +285,9 @@ void pack_queries(PackedScalars& packed,
     q->rest_at = align(size);
     size = q->rest_at + q->rest * sizeof(std::uint32_t);
   }
-  packed.bytes.data = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(1, size));
-  packed.bytes.size = size;
-  std::byte* out = packed.bytes.data.get();
+  packed.bytes.resize(size);
+  if (size == 0) return;  // every scalar zero
+  std::byte* out = packed.bytes.data();
   std::size_t i = 0, written = 0;
   for (const auto& [q, scalars] : queries) {
     // The padding before each array, so that every byte uploaded is defined.
@@ -437,8 +435,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
 
   std::size_t packed_bytes = 1, packed_total = 0;
   for (const auto& in : proof_inputs) {
-    packed_bytes = std::max(packed_bytes, in.packed.bytes.size);
-    packed_total += in.packed.bytes.size;
+    packed_bytes = std::max(packed_bytes, in.packed.bytes.size());
+    packed_total += in.packed.bytes.size();
   }
   auto plans = std::make_shared<Plans>();
   std::size_t scratch = bytes;  // h, on the host backend
@@ -519,7 +517,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     auto in = std::make_shared<ProofInputs>(std::move(proof_inputs[p]));
     Partition part;
     for (int k = 0; k < 3; ++k) part.inputs.push_back(Input::produced(bytes));
-    part.inputs.push_back(Input::produced(std::max<std::size_t>(1, in->packed.bytes.size)));
+    part.inputs.push_back(Input::produced(std::max<std::size_t>(1, in->packed.bytes.size())));
     part.split_producer = [in, matrices = gk.matrices, n](
                               std::span<const std::span<std::byte>> produced,
                               ProducerTask task) -> std::error_code {
@@ -537,9 +535,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         std::copy(bw.c.begin() + begin, bw.c.begin() + end, c + begin);
       }
       const auto& packed = in->packed.bytes;
-      const auto [s_begin, s_end] = task.range(packed.size);
-      std::copy(packed.data.get() + s_begin, packed.data.get() + s_end,
-                produced[3].data() + s_begin);
+      const auto [s_begin, s_end] = task.range(packed.size());
+      std::copy(packed.begin() + s_begin, packed.begin() + s_end, produced[3].data() + s_begin);
       return {};
     };
     std::byte* sums = run->sums.data() + p * run->sums_stride();
