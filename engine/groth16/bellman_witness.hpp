@@ -10,6 +10,8 @@
 // and the toy circuits give it.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -38,17 +40,36 @@ struct BellmanWitness {
 // inputs and then the aux wires whose B bits are set. (L takes every aux
 // wire, H the h coefficients.)
 struct BellmanQueryScalars {
-  std::vector<kernels::Fr> a, b;
+  WitnessValues a, b;
 };
 
+// Counted first and written once into buffers of their exact size: at
+// 2^24 the A scalars are 671 MB, which vectors grown by push_back copied
+// about twice more, page by page.
 inline BellmanQueryScalars query_scalars(const BellmanAssignment& in) {
-  BellmanQueryScalars out;
-  out.a.assign(in.inputs.begin(), in.inputs.end());
-  for (std::size_t i = 0; i < in.inputs.size() && i < in.b_input_density.size(); ++i)
-    if (in.b_input_density[i]) out.b.push_back(in.inputs[i]);
+  const auto a_bit = [&](std::size_t i) {
+    return i < in.a_aux_density.size() && in.a_aux_density[i];
+  };
+  const auto b_bit = [&](std::size_t i) {
+    return i < in.b_aux_density.size() && in.b_aux_density[i];
+  };
+  const std::size_t b_inputs = std::min(in.inputs.size(), in.b_input_density.size());
+  std::size_t a_count = in.inputs.size(), b_count = 0;
+  for (std::size_t i = 0; i < b_inputs; ++i) b_count += in.b_input_density[i];
   for (std::size_t i = 0; i < in.aux.size(); ++i) {
-    if (i < in.a_aux_density.size() && in.a_aux_density[i]) out.a.push_back(in.aux[i]);
-    if (i < in.b_aux_density.size() && in.b_aux_density[i]) out.b.push_back(in.aux[i]);
+    a_count += a_bit(i);
+    b_count += b_bit(i);
+  }
+  BellmanQueryScalars out;
+  out.a.resize(a_count);
+  out.b.resize(b_count);
+  std::size_t a = 0, b = 0;
+  for (std::size_t i = 0; i < in.inputs.size(); ++i) out.a[a++] = in.inputs[i];
+  for (std::size_t i = 0; i < b_inputs; ++i)
+    if (in.b_input_density[i]) out.b[b++] = in.inputs[i];
+  for (std::size_t i = 0; i < in.aux.size(); ++i) {
+    if (a_bit(i)) out.a[a++] = in.aux[i];
+    if (b_bit(i)) out.b[b++] = in.aux[i];
   }
   return out;
 }
