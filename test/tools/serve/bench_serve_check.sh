@@ -14,5 +14,7 @@ assert [r["clients"] for r in rows] == [1, 2], rows
 for r in rows:
     assert r["daemon_proofs_per_s"] > 0 and r["in_process_proofs_per_s"] > 0, r
     assert 0 < r["p50_ms"] <= r["p99_ms"], r
+    # Each proof's time inside the daemon lies within what its client saw.
+    assert 0 < r["in_daemon_p50_ms"] <= r["p50_ms"], r
     assert abs(r["ratio"] - r["daemon_proofs_per_s"] / r["in_process_proofs_per_s"]) < 1e-9, r
 PY
