@@ -516,24 +516,35 @@ Result<Journal::Accepted> SqliteJournal::accept(const ProofRecord& proof) {
   return Accepted{std::move(stored), true};
 }
 
+namespace {
+
+// Runs `write` with synchronous = NORMAL: its commit reaches the WAL
+// without an fsync of its own, survives the process's death (kill -9
+// included), and becomes durable with the next synced commit or
+// checkpoint. For the writes a power cut may lose without breaking a
+// promise (below); each fsync sat in a proof's latency on the executor.
+template <typename Connection, typename Write>
+Error relaxed(Connection& c, Write&& write) {
+  if (Error e = c.exec("relaxing synchronous", "PRAGMA synchronous = NORMAL")) return e;
+  Error written = write();
+  if (Error e = c.exec("setting synchronous = FULL", "PRAGMA synchronous = FULL")) return e;
+  return written;
+}
+
+}  // namespace
+
 Error SqliteJournal::mark_running(std::string_view id, std::int64_t at_ms) {
   std::lock_guard lock(mutex_);
-  // A start is committed without its own fsync (WAL, synchronous = NORMAL:
-  // it survives the process's death, kill -9 included, and the next full
-  // commit makes it durable). A power cut that loses it leaves the proof
-  // queued, which a restart runs again as it would a running one; the
-  // fsync sat in every proof's latency on the executor.
-  if (Error e = c_->exec("relaxing synchronous for a start", "PRAGMA synchronous = NORMAL"))
-    return e;
-  Error moved;
-  {
-    Run run(c_->mark_running);
-    const int rc = run.text(id).integer(at_ms).step();
-    if (rc != SQLITE_DONE) moved = c_->fail("starting proof " + in_quotes(id), rc);
-  }
-  if (!moved) moved = c_->one_row_moved(id, "start");
-  if (Error e = c_->exec("setting synchronous = FULL", "PRAGMA synchronous = FULL")) return e;
-  return moved;
+  // A start lost to a power cut leaves the proof queued, which a restart
+  // runs again as it would a running one.
+  return relaxed(*c_, [&]() -> Error {
+    {
+      Run run(c_->mark_running);
+      const int rc = run.text(id).integer(at_ms).step();
+      if (rc != SQLITE_DONE) return c_->fail("starting proof " + in_quotes(id), rc);
+    }
+    return c_->one_row_moved(id, "start");
+  });
 }
 
 Error SqliteJournal::finish(const ProofRecord& proof) {
@@ -542,19 +553,27 @@ Error SqliteJournal::finish(const ProofRecord& proof) {
                                              std::string(to_string(proof.state)) +
                                              ": a proof ends done, failed or cancelled");
   std::lock_guard lock(mutex_);
-  {
-    Run run(c_->finish);
-    const int rc = run.text(proof.id)
-                       .text(to_string(proof.state))
-                       .integer(proof.finished_at_ms)
-                       .text(proof.proof_json)
-                       .text(proof.public_json)
-                       .text(proof.error)
-                       .text(proof.timings_json)
-                       .step();
-    if (rc != SQLITE_DONE) return c_->fail("finishing proof " + in_quotes(proof.id), rc);
-  }
-  return c_->one_row_moved(proof.id, "finish");
+  const auto write = [&]() -> Error {
+    {
+      Run run(c_->finish);
+      const int rc = run.text(proof.id)
+                         .text(to_string(proof.state))
+                         .integer(proof.finished_at_ms)
+                         .text(proof.proof_json)
+                         .text(proof.public_json)
+                         .text(proof.error)
+                         .text(proof.timings_json)
+                         .step();
+      if (rc != SQLITE_DONE) return c_->fail("finishing proof " + in_quotes(proof.id), rc);
+    }
+    return c_->one_row_moved(proof.id, "finish");
+  };
+  // A proof done or failed that a power cut loses runs again after the
+  // restart, to the same outcome (a done one with new randomness, valid as
+  // the first). A cancellation is synced: a cancelled proof must not run
+  // again.
+  if (proof.state == ProofState::cancelled) return write();
+  return relaxed(*c_, write);
 }
 
 Error SqliteJournal::requeue(std::string_view id) {

@@ -646,11 +646,12 @@ TEST_F(SqliteJournalTest, ProofsAcceptedBeforeSigkillAreThere) {
   expect_reported_proofs(*j, reported);
 }
 
-// A start is committed without an fsync of its own, but committed: a
-// process that ends right after it without closing the journal leaves the
-// proof running with its attempt counted, and the commits after it (a
-// finish, synchronous again) are whole.
-TEST_F(SqliteJournalTest, AStartOutlivesTheProcessThatMadeIt) {
+// A start and a done proof's result are committed without an fsync of
+// their own, but committed: a process that ends right after them without
+// closing the journal leaves the one proof running with its attempt
+// counted and the other done with its result, and an acceptance after them
+// (synced again) is whole.
+TEST_F(SqliteJournalTest, AStartAndAResultOutliveTheProcessThatWroteThem) {
   const pid_t pid = ::fork();
   ASSERT_NE(pid, -1);
   if (pid == 0) {
@@ -662,6 +663,7 @@ TEST_F(SqliteJournalTest, AStartOutlivesTheProcessThatMadeIt) {
     done.finished_at_ms = 79;
     done.proof_json = "{}";
     if ((*j)->finish(done)) ::_exit(4);
+    if (!(*j)->accept(request("u"))) ::_exit(5);
     ::_exit(0);
   }
   int status = 0;
@@ -677,6 +679,7 @@ TEST_F(SqliteJournalTest, AStartOutlivesTheProcessThatMadeIt) {
   EXPECT_EQ(t.state, ProofState::done);
   EXPECT_EQ(t.finished_at_ms, 79);
   EXPECT_EQ(t.proof_json, "{}");
+  EXPECT_EQ(read(*j, "u").state, ProofState::queued);
 }
 
 TEST_F(SqliteJournalTest, AFileThatIsNotADatabaseIsRefusedNamingItAndLeftAlone) {
