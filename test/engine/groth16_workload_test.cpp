@@ -228,7 +228,9 @@ TEST_P(Groth16Workload, KeysLoadFromTheirFilesAsFromMemory) {
             : workloads::load_groth16_key(f.engine, std::make_shared<const g16::ProvingKey>(key),
                                           "from memory", true, 7);
     ASSERT_TRUE(loaded) << loaded.error().what();
-    if (from_file) EXPECT_TRUE((*file)->head().coefficients.empty());
+    if (from_file) {
+      EXPECT_TRUE((*file)->head().coefficients.empty());
+    }
     if (from_file && snarkjs) {
       auto again = workloads::load_groth16_key(f.engine, **file, "again");
       ASSERT_FALSE(again);

@@ -33,7 +33,7 @@ std::vector<unsigned char> window_sums(const std::vector<test::XyzzOf<Affine>>& 
 }
 
 TYPED_TEST(MsmWindowSums, FinishesExtraPlusWindowsScaledByTheirPlace) {
-  for (const auto [windows, c] : {std::pair{0u, 0u}, {1u, 16u}, {3u, 5u}, {20u, 13u}}) {
+  for (const auto& [windows, c] : {std::pair{0u, 0u}, {1u, 16u}, {3u, 5u}, {20u, 13u}}) {
     const auto in = test::known_log_points<TypeParam>(2 * windows + 1, 7 + windows);
     std::vector<test::XyzzOf<TypeParam>> items;
     for (const auto& p : in.points) items.push_back(to_xyzz(p));
