@@ -262,22 +262,50 @@ struct PackedScalars {
   SplitQuery l, a, b;
 };
 
-// Splits each query's scalars by value straight into `packed`'s buffer,
-// every array at a multiple of alignof(Fr) (32) from the start of the
-// input, whose blocks are page-aligned on either backend. Counting and
-// writing run on `threads` threads (0: the hardware's): on one, the split
-// of a 2^24 witness took a few hundred ms of each proof's build.
-void pack_queries(PackedScalars& packed,
-                  std::initializer_list<std::pair<SplitQuery*, std::span<const Fr>>> queries,
+// A query to pack: its scalars split by value, or (tail_of set) the same
+// split as an earlier query's from index `from` on, shifted down by
+// `from`: a snarkjs key's L takes the wires after the public ones, which
+// are A's from there, so its lists are A's tails, copied, where counting
+// and splitting them again would read the witness twice more (1.3 GB at
+// 2^24). `scalars` are the earlier query's then, for the head's counts.
+struct QueryToPack {
+  SplitQuery* q = nullptr;
+  std::span<const Fr> scalars;
+  const SplitQuery* tail_of = nullptr;
+  std::size_t from = 0;
+};
+
+// Packs the queries straight into `packed`'s buffer, every array at a
+// multiple of alignof(Fr) (32) from the start of the input, whose blocks
+// are page-aligned on either backend. Counting and writing run on
+// `threads` threads (0: the hardware's): on one, the split of a 2^24
+// witness took a few hundred ms of each proof's build.
+void pack_queries(PackedScalars& packed, std::initializer_list<QueryToPack> queries,
                   unsigned threads) {
   constexpr std::size_t kAlign = alignof(Fr);
   const auto align = [](std::size_t at) { return (at + kAlign - 1) / kAlign * kAlign; };
   std::vector<kernels::cpu::ScalarSplitCounts> counts;
+  // For a tail: the earlier query's ones and others before `from`.
+  std::vector<std::pair<std::size_t, std::size_t>> heads;
   std::size_t size = 0;
-  for (const auto& [q, scalars] : queries) {
-    counts.push_back(kernels::cpu::count_split(scalars.data(), scalars.size(), threads));
-    q->ones = counts.back().ones;
-    q->rest = counts.back().rest;
+  for (const QueryToPack& in : queries) {
+    SplitQuery* q = in.q;
+    if (in.tail_of) {
+      std::size_t ones = 0, rest = 0;
+      for (std::size_t i = 0; i < std::min(in.from, in.scalars.size()); ++i) {
+        if (in.scalars[i].is_zero()) continue;
+        ++(in.scalars[i] == Fr::one() ? ones : rest);
+      }
+      counts.emplace_back();
+      heads.emplace_back(ones, rest);
+      q->ones = in.tail_of->ones - ones;
+      q->rest = in.tail_of->rest - rest;
+    } else {
+      counts.push_back(kernels::cpu::count_split(in.scalars.data(), in.scalars.size(), threads));
+      heads.emplace_back(0, 0);
+      q->ones = counts.back().ones;
+      q->rest = counts.back().rest;
+    }
     q->rest_scalars_at = align(size);
     size = q->rest_scalars_at + q->rest * sizeof(Fr);
     q->ones_at = align(size);
@@ -288,18 +316,40 @@ void pack_queries(PackedScalars& packed,
   packed.bytes.resize(size);
   if (size == 0) return;  // every scalar zero
   std::byte* out = packed.bytes.data();
+  const auto indices = [out](std::size_t at) { return reinterpret_cast<std::uint32_t*>(out + at); };
+  // dst[k] = src[k] - shift for k < n, on the threads.
+  const auto shifted = [threads](std::uint32_t* dst, const std::uint32_t* src, std::size_t n,
+                                 std::uint32_t shift) {
+    kernels::detail::parallel_for(
+        n, threads,
+        [&](std::size_t b, std::size_t e) {
+          for (std::size_t k = b; k < e; ++k) dst[k] = src[k] - shift;
+        },
+        std::size_t{1} << 16);
+  };
   std::size_t i = 0, written = 0;
-  for (const auto& [q, scalars] : queries) {
+  for (const QueryToPack& in : queries) {
+    const SplitQuery* q = in.q;
     // The padding before each array, so that every byte uploaded is defined.
     std::memset(out + written, 0, q->rest_scalars_at - written);
     std::memset(out + q->rest_scalars_at + q->rest * sizeof(Fr), 0,
                 q->ones_at - (q->rest_scalars_at + q->rest * sizeof(Fr)));
     std::memset(out + q->ones_at + q->ones * sizeof(std::uint32_t), 0,
                 q->rest_at - (q->ones_at + q->ones * sizeof(std::uint32_t)));
-    kernels::cpu::split_scalars_into(counts[i++], scalars.data(), scalars.size(),
-                                     reinterpret_cast<std::uint32_t*>(out + q->ones_at),
-                                     reinterpret_cast<std::uint32_t*>(out + q->rest_at),
-                                     reinterpret_cast<Fr*>(out + q->rest_scalars_at), threads);
+    if (in.tail_of) {
+      const SplitQuery& t = *in.tail_of;
+      const auto [ones_before, rest_before] = heads[i];
+      const auto shift = static_cast<std::uint32_t>(in.from);
+      shifted(indices(q->ones_at), indices(t.ones_at) + ones_before, q->ones, shift);
+      shifted(indices(q->rest_at), indices(t.rest_at) + rest_before, q->rest, shift);
+      std::memcpy(out + q->rest_scalars_at, out + t.rest_scalars_at + rest_before * sizeof(Fr),
+                  q->rest * sizeof(Fr));
+    } else {
+      kernels::cpu::split_scalars_into(counts[i], in.scalars.data(), in.scalars.size(),
+                                       indices(q->ones_at), indices(q->rest_at),
+                                       reinterpret_cast<Fr*>(out + q->rest_scalars_at), threads);
+    }
+    ++i;
     written = q->rest_at + q->rest * sizeof(std::uint32_t);
   }
 }
@@ -414,9 +464,9 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       // A and B over every wire, L over the private ones.
       auto& packed = proof_inputs[p].packed;
       const std::span<const Fr> all(*w);
-      pack_queries(packed,
-                   {{&packed.a, all.first(key.num_vars)},
-                    {&packed.l, all.subspan(key.num_public + 1, key.num_private())}},
+      // L's wires are A's after the public ones.
+      const auto wires = all.first(key.num_vars);
+      pack_queries(packed, {{&packed.a, wires}, {&packed.l, wires, &packed.a, key.num_public + 1}},
                    o.cpu_threads);
       packed.b = packed.a;
     } else {
