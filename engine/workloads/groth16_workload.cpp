@@ -284,25 +284,19 @@ void pack_queries(PackedScalars& packed, std::initializer_list<QueryToPack> quer
                   unsigned threads) {
   constexpr std::size_t kAlign = alignof(Fr);
   const auto align = [](std::size_t at) { return (at + kAlign - 1) / kAlign * kAlign; };
+  // Per query, its counts; for a tail, those of the earlier query's head
+  // (the scalars before `from`), which its lists skip.
   std::vector<kernels::cpu::ScalarSplitCounts> counts;
-  // For a tail: the earlier query's ones and others before `from`.
-  std::vector<std::pair<std::size_t, std::size_t>> heads;
   std::size_t size = 0;
   for (const QueryToPack& in : queries) {
     SplitQuery* q = in.q;
     if (in.tail_of) {
-      std::size_t ones = 0, rest = 0;
-      for (std::size_t i = 0; i < std::min(in.from, in.scalars.size()); ++i) {
-        if (in.scalars[i].is_zero()) continue;
-        ++(in.scalars[i] == Fr::one() ? ones : rest);
-      }
-      counts.emplace_back();
-      heads.emplace_back(ones, rest);
-      q->ones = in.tail_of->ones - ones;
-      q->rest = in.tail_of->rest - rest;
+      counts.push_back(
+          kernels::cpu::count_split(in.scalars.data(), std::min(in.from, in.scalars.size()), 1));
+      q->ones = in.tail_of->ones - counts.back().ones;
+      q->rest = in.tail_of->rest - counts.back().rest;
     } else {
       counts.push_back(kernels::cpu::count_split(in.scalars.data(), in.scalars.size(), threads));
-      heads.emplace_back(0, 0);
       q->ones = counts.back().ones;
       q->rest = counts.back().rest;
     }
@@ -338,11 +332,11 @@ void pack_queries(PackedScalars& packed, std::initializer_list<QueryToPack> quer
                 q->rest_at - (q->ones_at + q->ones * sizeof(std::uint32_t)));
     if (in.tail_of) {
       const SplitQuery& t = *in.tail_of;
-      const auto [ones_before, rest_before] = heads[i];
+      const kernels::cpu::ScalarSplitCounts& head = counts[i];
       const auto shift = static_cast<std::uint32_t>(in.from);
-      shifted(indices(q->ones_at), indices(t.ones_at) + ones_before, q->ones, shift);
-      shifted(indices(q->rest_at), indices(t.rest_at) + rest_before, q->rest, shift);
-      std::memcpy(out + q->rest_scalars_at, out + t.rest_scalars_at + rest_before * sizeof(Fr),
+      shifted(indices(q->ones_at), indices(t.ones_at) + head.ones, q->ones, shift);
+      shifted(indices(q->rest_at), indices(t.rest_at) + head.rest, q->rest, shift);
+      std::memcpy(out + q->rest_scalars_at, out + t.rest_scalars_at + head.rest * sizeof(Fr),
                   q->rest * sizeof(Fr));
     } else {
       kernels::cpu::split_scalars_into(counts[i], in.scalars.data(), in.scalars.size(),
