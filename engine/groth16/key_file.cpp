@@ -37,6 +37,16 @@ std::size_t count_of(const QueryCounts& c, Query q) noexcept {
   return 0;
 }
 
+Error KeyFile::unchanged() const {
+  if (!expected_) return {};
+  auto now = identity_of(fd(), path());
+  if (!now) return now.error();
+  if (!(*now == *expected_))
+    return Error{Errc::io_error, path() + ": the file changed while it was read: its points may "
+                                          "not be the ones its digest names; load it again"};
+  return {};
+}
+
 Error KeyFile::out_of_query(Query q, bool g2, std::size_t first, std::size_t n) const {
   const std::size_t have = count_of(counts_, q);
   if ((q == Query::b_g2) == g2 && first <= have && n <= have - first) return {};

@@ -20,10 +20,12 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "common/error.hpp"
+#include "engine/groth16/key_digest.hpp"
 #include "engine/groth16/proving_key.hpp"
 #include "kernels/g1.cuh"
 #include "kernels/g2.cuh"
@@ -54,6 +56,16 @@ class KeyFile {
   // How many points each query holds in the file.
   const QueryCounts& counts() const noexcept { return counts_; }
   virtual const std::string& path() const noexcept = 0;
+  // The open file, the whole of it the key: what its digest and identity
+  // are taken from (key_digest.hpp), so that they are this file's even if
+  // its path names another one by then.
+  virtual int fd() const noexcept = 0;
+
+  // From now on each read() and read_b_g2() also checks, once its bytes are
+  // in, that the file is still `id` (key_digest.hpp), and fails naming the
+  // file if it is not: a load that trusts points because the file's digest
+  // was checked before must read the bytes that were digested.
+  void expect_unchanged(const FileIdentity& id) { expected_ = id; }
 
   // Points [first, first + out.size()) of a G1 query (any but B_G2) into
   // `out`, on `threads` threads (0: the hardware's). The range must lie in
@@ -69,9 +81,13 @@ class KeyFile {
   // An error unless [first, first + n) lies in query q (as `g2` asks: B_G2
   // through read_b_g2, the others through read).
   Error out_of_query(Query q, bool g2, std::size_t first, std::size_t n) const;
+  // After a read: an error if expect_unchanged() was given an identity the
+  // file no longer has.
+  Error unchanged() const;
   ProvingKey head_;
   QueryCounts counts_;
   bool coefficients_freed_ = false;
+  std::optional<FileIdentity> expected_;
 };
 
 // The count of `q` in `c`.

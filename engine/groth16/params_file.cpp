@@ -292,14 +292,18 @@ class ParamsKeyFile final : public KeyFile {
     counts_ = counts;
   }
   const std::string& path() const noexcept override { return f_.path(); }
+  int fd() const noexcept override { return f_.fd(); }
 
   Error read(Query q, std::size_t first, std::span<G1Affine> out, unsigned threads) const override {
     if (Error e = out_of_query(q, false, first, out.size())) return e;
-    return read_encoded(f_, query_name(q), at_.at[static_cast<int>(q)], first, out, threads);
+    if (Error e = read_encoded(f_, query_name(q), at_.at[static_cast<int>(q)], first, out, threads))
+      return e;
+    return unchanged();
   }
   Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads) const override {
     if (Error e = out_of_query(Query::b_g2, true, first, out.size())) return e;
-    return read_encoded(f_, "B_G2", at_.at[4], first, out, threads);
+    if (Error e = read_encoded(f_, "B_G2", at_.at[4], first, out, threads)) return e;
+    return unchanged();
   }
 
  private:

@@ -395,14 +395,17 @@ class ZkeyKeyFile final : public KeyFile {
                           head_.num_vars};
   }
   const std::string& path() const noexcept override { return f_.path(); }
+  int fd() const noexcept override { return f_.fd(); }
 
   Error read(Query q, std::size_t first, std::span<G1Affine> out, unsigned threads) const override {
     if (Error e = out_of_query(q, false, first, out.size())) return e;
-    return read_range(f_, sec_[section_of(q)], first, out, threads);
+    if (Error e = read_range(f_, sec_[section_of(q)], first, out, threads)) return e;
+    return unchanged();
   }
   Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads) const override {
     if (Error e = out_of_query(Query::b_g2, true, first, out.size())) return e;
-    return read_range(f_, sec_[kB2], first, out, threads);
+    if (Error e = read_range(f_, sec_[kB2], first, out, threads)) return e;
+    return unchanged();
   }
 
  private:

@@ -233,6 +233,45 @@ TEST_F(Groth16Cli, ProvesThroughTheEngineAsTheCpuProverDoes) {
   EXPECT_EQ(both.status, 2) << both.both();
 }
 
+// On the engine's path a key file's points are checked once: the first
+// proof checks them and records the file's digest in the user's cache
+// ($STOKER_CACHE_DIR), the next trusts them; --recheck-key checks again,
+// --trust-key skips the checks and the digest, and a changed byte is a new
+// file, checked again.
+TEST_F(Groth16Cli, AKeyFileIsCheckedOncePerUser) {
+  ASSERT_EQ(run_stoker("keys generate --log-n 6 --seed 9 --public 2 --params " + path("k.params") +
+                       " --witness " + path("k.bwit") + " --threads 2")
+                .status,
+            0);
+  const std::string cache = "STOKER_CACHE_DIR=" + path("cache") + " ";
+  const auto prove = [&](const std::string& key, const std::string& extra) {
+    return run_shell(cache + STOKER_BINARY + " prove --backend host --params " + path(key) +
+                     " --witness " + path("k.bwit") + " --proof-bytes " + path("p.bin") + extra);
+  };
+  const auto first = prove("k.params", "");
+  ASSERT_EQ(first.status, 0) << first.both();
+  EXPECT_TRUE(has(first.out, "(checked)")) << first.out;
+  EXPECT_TRUE(fs::exists(path("cache/checked-keys")));
+  const auto second = prove("k.params", "");
+  ASSERT_EQ(second.status, 0) << second.both();
+  EXPECT_TRUE(has(second.out, "(checked before: its digest in")) << second.out;
+  const auto recheck = prove("k.params", " --recheck-key");
+  EXPECT_TRUE(has(recheck.out, "(checked)")) << recheck.out;
+  const auto trusted = prove("k.params", " --trust-key");
+  EXPECT_TRUE(has(trusted.out, "(trusted)")) << trusted.out;
+  EXPECT_EQ(prove("k.params", " --trust-key --recheck-key").status, 2);
+
+  // The last B_G2 point's y, its lowest bit: off the curve, never recorded.
+  std::string params = slurp(path("k.params"));
+  params.back() = static_cast<char>(params.back() ^ 1);
+  std::ofstream(path("bad.params"), std::ios::binary) << params;
+  for (int i = 0; i < 2; ++i) {
+    const auto bad = prove("bad.params", "");
+    EXPECT_EQ(bad.status, 1) << bad.both();
+    EXPECT_TRUE(has(bad.err, "is not on the curve")) << bad.err;
+  }
+}
+
 // Two outputs that are one file are refused before the work, naming both
 // options, however the paths spell it; nothing is written.
 TEST_F(Groth16Cli, ProveRefusesOutputsThatAreOneFileSpelledTwoWays) {

@@ -56,7 +56,12 @@ constexpr const char* kHelp =
     "                   little-endian, as `stoker verify --inputs` reads them\n"
     "Either form:\n"
     "  --trust-key      skip the curve and subgroup checks of the key's points (for keys\n"
-    "                   this machine made or checked before; coordinates are checked always)\n"
+    "                   this machine made; coordinates are checked always)\n"
+    "  --recheck-key    check the key's points even if its file was checked before\n"
+    "On a GPU (or --backend host) a key file is checked once: its SHA-256 digest (one\n"
+    "pass over the file) goes into this user's record of checked keys,\n"
+    "$STOKER_CACHE_DIR/checked-keys (else $XDG_CACHE_HOME/stoker/ or ~/.cache/stoker/),\n"
+    "and a file with a recorded digest loads with its points trusted.\n"
     "  --no-verify      skip the pairing check of the proof before it is written\n"
     "  --threads N      CPU threads (default: all)\n"
     "  --device N       the GPU to prove on (CUDA's numbering; default 0)\n"
@@ -96,6 +101,10 @@ struct Placement {
   // The key's points checked on curve and group: by the reader on the CPU
   // prover's path, as they reach the device on the engine's.
   bool check_points = true;
+  // The engine's paths: the record of key files checked before, and
+  // whether to check again regardless.
+  const g16::CheckedKeys* checked_keys = nullptr;
+  bool recheck_key = false;
   // How the key's reader checks its points: the engine checks them on the
   // device, where a GPU does in seconds what takes the CPU minutes.
   g16::PointCheck reader_check() const {
@@ -107,6 +116,8 @@ struct Proved {
   g16::Proof proof;
   bool uploaded = false;  // the key went onto a device first (the engine's path)
   double upload_s = 0, prove_s = 0;
+  engine::workloads::KeyPoints points = engine::workloads::KeyPoints::checked;
+  double digest_s = 0;
   std::string where;
 };
 
@@ -177,6 +188,8 @@ Result<Proved> prove_at(const Placement& at, ProveKey& key,
                                  .bellman = std::move(bellman),
                                  .verify = at.verify,
                                  .check_points = at.check_points,
+                                 .checked_keys = at.checked_keys,
+                                 .recheck_key = at.recheck_key,
                                  .cpu_threads = at.threads,
                                  .key_name = key_path,
                                  .witness_name = witness_path});
@@ -184,6 +197,11 @@ Result<Proved> prove_at(const Placement& at, ProveKey& key,
   out.proof = proved->proof;
   out.uploaded = true;
   out.upload_s = proved->upload_s;
+  out.points = proved->points;
+  out.digest_s = proved->digest_s;
+  if (!proved->record_note.empty())
+    std::fprintf(stderr, "stoker prove: the record of checked keys: %s\n",
+                 proved->record_note.c_str());
   out.prove_s = proved->prove_s;
   out.where =
       gpu ? "on GPU " + std::to_string(at.device) + " (" + (*engine)->devices()[0].info().name + ")"
@@ -195,10 +213,16 @@ int report(const g16::ProvingKey& key, double load_s, const Proved& done, bool v
            const NamedOutputs& outs) {
   std::string files;
   for (const auto& [option, file] : outs) files += (files.empty() ? "" : ", ") + file.path();
-  char upload[96] = "";
-  if (done.uploaded)
-    std::snprintf(upload, sizeof upload, "its points read onto the device in %.3f s, ",
-                  done.upload_s);
+  char upload[160] = "";
+  if (done.uploaded) {
+    char how[96];
+    if (done.points == engine::workloads::KeyPoints::checked_before)
+      std::snprintf(how, sizeof how, "checked before: its digest in %.3f s", done.digest_s);
+    else
+      std::snprintf(how, sizeof how, "%s", engine::workloads::key_points_name(done.points));
+    std::snprintf(upload, sizeof upload, "its points read onto the device in %.3f s (%s), ",
+                  done.upload_s, how);
+  }
   std::printf(
       "proof for %zu wires over 2^%u points (%s key): %s in %.3f s, %sproved in %.3f s "
       "(%s) %s; %s written\n",
@@ -275,7 +299,7 @@ int prove_bellman(const CommandLine& cl, const Paths& p, const Placement& at) {
 int prove_command(int argc, char** argv) {
   CommandLine cl("prove", kHelp);
   Paths p;
-  bool trust_key = false, no_verify = false, cpu = false;
+  bool trust_key = false, recheck_key = false, no_verify = false, cpu = false;
   unsigned threads = 0;
   std::optional<int> device;
   std::string backend;
@@ -289,6 +313,7 @@ int prove_command(int argc, char** argv) {
   cl.value("--proof-json", p.proof_json);
   cl.value("--inputs", p.inputs);
   cl.flag("--trust-key", trust_key);
+  cl.flag("--recheck-key", recheck_key);
   cl.flag("--no-verify", no_verify);
   cl.number("--threads", threads, 1u, 4096u);
   cl.flag("--cpu", cpu);
@@ -303,6 +328,7 @@ int prove_command(int argc, char** argv) {
   cl.choice("--witness-by", s.witness_by, {"body", "path"});
   cl.exclusive({"--zkey", "--params"});
   cl.exclusive({"--cpu", "--device", "--backend"});
+  cl.exclusive({"--trust-key", "--recheck-key"});
   for (const char* o : {"--wtns", "--proof", "--public"}) cl.exclusive({o, "--params"});
   for (const char* o : {"--witness", "--proof-bytes", "--proof-json", "--inputs"})
     cl.exclusive({o, "--zkey"});
@@ -314,7 +340,8 @@ int prove_command(int argc, char** argv) {
                               " does not go with --server: the daemon proves with a key it holds, "
                               "named by --key (stoker keys load)");
     for (const char* o :
-         {"--threads", "--trust-key", "--no-verify", "--cpu", "--device", "--backend"})
+         {"--threads", "--trust-key", "--recheck-key", "--no-verify", "--cpu", "--device",
+          "--backend"})
       if (cl.given(o))
         return cl.usage_error(std::string(o) +
                               " does not go with --server: the daemon's own settings decide it "
@@ -333,6 +360,10 @@ int prove_command(int argc, char** argv) {
   if (!server_only.empty()) return cl.usage_error(server_only + " goes with --server");
   Placement at;
   at.check_points = !trust_key;
+  at.recheck_key = recheck_key;
+  std::optional<g16::CheckedKeys> record;
+  if (auto file = g16::CheckedKeys::user_file()) record.emplace(*file);
+  at.checked_keys = record ? &*record : nullptr;
   at.threads = threads;
   at.verify = !no_verify;
   at.device = device.value_or(0);

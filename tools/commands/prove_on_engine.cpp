@@ -5,6 +5,7 @@
 
 #include "common/elapsed.hpp"
 #include "engine/groth16/cpu_prover.hpp"
+#include "engine/workloads/groth16_key_check_once.hpp"
 #include "engine/workloads/groth16_workload.hpp"
 
 namespace stoker::tools {
@@ -26,13 +27,25 @@ Result<EngineProof> prove_on_engine(engine::Engine& engine, boost::asio::io_cont
       return of_witness(e);
   EngineProof out;
   const auto upload_start = std::chrono::steady_clock::now();
-  auto resident = in.file
-                      ? wl::load_groth16_key(engine, *in.file, in.key_name, in.check_points)
-                      : wl::load_groth16_key(engine, in.key, in.key_name, in.check_points);
-  if (!resident) return std::move(resident).error();
+  wl::Groth16Key resident;
+  if (in.file) {
+    auto loaded = wl::load_groth16_key_once(
+        engine, *in.file, in.key_name,
+        {.check_points = in.check_points, .record = in.checked_keys, .recheck = in.recheck_key});
+    if (!loaded) return std::move(loaded).error();
+    resident = std::move(loaded->key);
+    out.points = loaded->points;
+    out.digest_s = loaded->digest_s;
+    out.record_note = std::move(loaded->record_note);
+  } else {
+    auto loaded = wl::load_groth16_key(engine, in.key, in.key_name, in.check_points);
+    if (!loaded) return std::move(loaded).error();
+    resident = std::move(*loaded);
+    out.points = in.check_points ? wl::KeyPoints::checked : wl::KeyPoints::trusted;
+  }
   out.upload_s = common::seconds_since(upload_start);
 
-  wl::Groth16Options o = wl::groth16_options_on(engine, std::move(*resident));
+  wl::Groth16Options o = wl::groth16_options_on(engine, std::move(resident));
   if (in.witness) o.witnesses.push_back(in.witness);
   if (in.bellman) o.bellman_witnesses.push_back(in.bellman);
   o.verify = in.verify;

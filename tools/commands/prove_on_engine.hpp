@@ -13,9 +13,11 @@
 #include "common/error.hpp"
 #include "engine/engine.hpp"
 #include "engine/groth16/bellman_witness.hpp"
+#include "engine/groth16/checked_keys.hpp"
 #include "engine/groth16/key_file.hpp"
 #include "engine/groth16/proof.hpp"
 #include "engine/groth16/proving_key.hpp"
+#include "engine/workloads/groth16_key_check_once.hpp"
 #include "kernels/field.cuh"
 
 namespace boost::asio {
@@ -36,6 +38,11 @@ struct EngineProofInputs {
   // The key's points checked on curve and group as they reach the device
   // (read it with PointCheck::trusted then).
   bool check_points = true;
+  // A key file's points are checked once per file: a digest this record
+  // holds loads them trusted (engine/workloads/groth16_key_check_once.hpp);
+  // none: every load checks. `recheck_key`: check even so.
+  const engine::groth16::CheckedKeys* checked_keys = nullptr;
+  bool recheck_key = false;
   unsigned cpu_threads = 0;  // the host backend's kernels; 0: hardware
   // What errors name: the key's file for its load (a bad point), the
   // witness's for what the witness causes (a broken constraint).
@@ -44,7 +51,10 @@ struct EngineProofInputs {
 
 struct EngineProof {
   engine::groth16::Proof proof;
-  double upload_s = 0;  // the key onto the devices
+  double upload_s = 0;  // the key onto the devices (its digest included)
+  engine::workloads::KeyPoints points = engine::workloads::KeyPoints::checked;
+  double digest_s = 0;
+  std::string record_note;  // the record could not be read or written
   double prove_s = 0;   // the job: witness in, h, the MSMs, assembly, check
 };
 

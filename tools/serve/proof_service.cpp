@@ -25,6 +25,7 @@
 #include "engine/groth16/snarkjs_json.hpp"
 #include "engine/groth16/wtns_file.hpp"
 #include "engine/groth16/zkey_file.hpp"
+#include "engine/workloads/groth16_key_check_once.hpp"
 #include "engine/workloads/groth16_workload.hpp"
 
 namespace stoker::serve {
@@ -86,7 +87,8 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     KeyRecord record;
     enum class Phase { loading, ready, evicting } phase = Phase::loading;
     wl::Groth16Key resident;
-    double read_ms = 0, upload_ms = 0;
+    double read_ms = 0, upload_ms = 0, digest_ms = 0;
+    wl::KeyPoints points = wl::KeyPoints::checked;
     Clock::time_point load_started = Clock::now(), loaded_at;
     std::vector<KeyHandler> load_waiters;
     std::vector<KeyHandler> evict_waiters;
@@ -118,6 +120,9 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
   Journal& journal;
   Metrics& metrics;
   ServiceOptions options;
+  // Key files whose points were checked, by digest: a restart, or a key
+  // loaded again, skips the checks (11 s of a 2^26 key's 15 on an H100).
+  g16::CheckedKeys checked_keys;
   asio::thread_pool workers;
   ShmRegions shm;
   std::map<std::string, std::unique_ptr<Key>> keys;
@@ -150,6 +155,7 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
         journal(j),
         metrics(m),
         options(std::move(o)),
+        checked_keys(options.state_dir / "checked-keys"),
         workers(options.workers ? options.workers
                                 : static_cast<unsigned>(std::min<std::size_t>(
                                       256, max_in_flight_of(options, e) + 1))),
@@ -223,6 +229,12 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
       j["read_ms"] = k.read_ms;
       j["upload_ms"] = k.upload_ms;
       j["load_ms"] = k.read_ms + k.upload_ms;
+      // How the points were taken: "checked" as they reached the devices,
+      // "checked_before" (the file's digest was checked before; digest_ms is
+      // the pass over the file, inside upload_ms) or "trusted" (--trust-keys).
+      j["points"] = k.points == wl::KeyPoints::checked_before ? "checked_before"
+                                                              : wl::key_points_name(k.points);
+      j["digest_ms"] = k.digest_ms;
       j["proofs_pending"] = k.proofs;
     }
     return j;
@@ -284,9 +296,11 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     // The points' encoding and range checked as they are read, their curve
     // and group as they reach the devices (on GPUs in seconds what takes
     // the CPU minutes).
-    Result<wl::Groth16Key> resident = Error{};
+    Result<wl::KeyLoad> resident = Error{};
     if (file)
-      resident = wl::load_groth16_key(engine, **file, "key " + name, !options.trust_keys);
+      resident = wl::load_groth16_key_once(
+          engine, **file, "key " + name,
+          {.check_points = !options.trust_keys, .record = &checked_keys});
     else
       resident = std::move(file).error();
     const auto t2 = Clock::now();
@@ -296,7 +310,7 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     });
   }
 
-  void key_loaded(const std::string& name, Result<wl::Groth16Key> resident, double read_ms,
+  void key_loaded(const std::string& name, Result<wl::KeyLoad> resident, double read_ms,
                   double upload_ms) {
     auto it = keys.find(name);
     if (it == keys.end()) return;
@@ -311,7 +325,12 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
       pump();
       return;
     }
-    k.resident = std::move(*resident);
+    k.resident = std::move(resident->key);
+    k.points = resident->points;
+    k.digest_ms = resident->digest_s * 1e3;
+    if (!resident->record_note.empty())
+      std::fprintf(stderr, "stoker serve: key '%s': the record of checked keys: %s\n",
+                   name.c_str(), resident->record_note.c_str());
     k.read_ms = read_ms;
     k.upload_ms = upload_ms;
     k.loaded_at = Clock::now();

@@ -42,6 +42,7 @@ class BinFileReader {
   static Result<BinFileReader> open(InputFile file, std::string_view magic, SectionName name);
 
   const std::string& path() const noexcept { return file_.path(); }
+  int fd() const noexcept { return file_.fd(); }
   std::uint32_t version() const noexcept { return version_; }
 
   // The section with this id, or nullptr.

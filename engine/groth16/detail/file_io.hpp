@@ -36,6 +36,9 @@ class InputFile {
 
   const std::string& path() const noexcept { return path_; }
   std::uint64_t size() const noexcept { return size_; }
+  // The open file, for what reads it whole (a digest); a window's bytes
+  // start at its offset there.
+  int fd() const noexcept { return fd_; }
 
   // Bytes [offset, offset + bytes) into dst. The caller has checked that
   // they lie inside the file; a failed or short read (the file changed

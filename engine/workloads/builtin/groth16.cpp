@@ -3,6 +3,7 @@
 // (testing only), loaded on the engine's devices, and one proof per
 // partition of the same witness, each checked with the pairing.
 #include <chrono>
+#include <optional>
 
 #include "common/elapsed.hpp"
 #include "common/host_memory_limit.hpp"
@@ -15,6 +16,7 @@
 #include "engine/workloads/build_limits.hpp"
 #include "engine/workloads/builtin/builtin_workloads.hpp"
 #include "engine/workloads/builtin/shared.hpp"
+#include "engine/workloads/groth16_key_check_once.hpp"
 #include "engine/workloads/groth16_workload.hpp"
 
 namespace stoker::engine::workloads::builtin {
@@ -159,9 +161,25 @@ Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
   if (!loaded) return std::move(loaded).error();
   const auto load_start = std::chrono::steady_clock::now();
   const bool from_file = loaded->file != nullptr;
-  auto resident = loaded->file
-                      ? load_groth16_key(engine, *loaded->file, "groth16 key", loaded->check_points)
-                      : load_groth16_key(engine, loaded->key, "groth16 key", loaded->check_points);
+  // A key file is checked once per file: the user's record of checked keys
+  // (as `stoker prove` keeps it) vouches for a file checked before.
+  std::optional<g16::CheckedKeys> record;
+  if (auto file = g16::CheckedKeys::user_file()) record.emplace(*file);
+  std::string points = "made here";
+  Result<Groth16Key> resident = Error{};
+  if (loaded->file) {
+    auto once = load_groth16_key_once(
+        engine, *loaded->file, "groth16 key",
+        {.check_points = loaded->check_points, .record = record ? &*record : nullptr});
+    if (!once) return std::move(once).error();
+    points = key_points_name(once->points);
+    if (once->points == KeyPoints::checked_before)
+      points += printf_text(", its digest in %.2f s", once->digest_s);
+    if (!once->record_note.empty()) points += "; the record of checked keys: " + once->record_note;
+    resident = std::move(once->key);
+  } else {
+    resident = load_groth16_key(engine, loaded->key, "groth16 key", loaded->check_points);
+  }
   if (!resident) return std::move(resident).error();
   loaded->file.reset();
   loaded->key.reset();
@@ -186,12 +204,13 @@ Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
   out.banner = printf_text(
       "groth16, %zu partitions (a proof each) over 2^%u points (%s key, %zu wires, %zu public; %s) "
       "%s\n"
-      "  key: %s, %s in %.2f s; %zu G1 and %zu G2 points (%.1f MiB) %s every device in %.2f s\n",
+      "  key: %s, %s in %.2f s; %zu G1 and %zu G2 points (%.1f MiB) %s every device in %.2f s "
+      "(points %s)\n",
       partitions, key.log_n, snarkjs ? "snarkjs" : "bellman", key.num_vars, key.num_public,
       o.verify ? "each checked with the pairing" : "not checked", on_devices(engine).c_str(),
       loaded->source.c_str(), from_file ? "opened" : "made", loaded->read_s, resident->g1_points(),
       resident->g2_points(), static_cast<double>(resident->points.bytes()) / (1 << 20),
-      from_file ? "read from it onto" : "on", load_s);
+      from_file ? "read from it onto" : "on", load_s, points.c_str());
   out.verifies = o.verify;
   out.verification = "every proof passes the pairing check of the key's verifying key";
   out.all_verified = [run] {
