@@ -65,6 +65,11 @@ struct SrsLoadOptions {
   // The fill's errors name their source themselves (a key's file, section
   // and byte): passed on as they are rather than after the label.
   bool fill_errors_named = false;
+  // The fill writes coordinates in canonical form, not Montgomery (a
+  // bellman key's, as its file stores them): each chunk is converted where
+  // it lands, by the uploading GPUs after their copies, or by the CPU
+  // before its check on the host backend (kernels/fq_montgomery.hpp).
+  bool canonical = false;
 };
 
 // Writes slots [first, first + out.size()) of the points being loaded into

@@ -50,7 +50,7 @@ std::error_code make_error_code(G1Error e) noexcept {
   return {static_cast<int>(e), g1_category()};
 }
 
-std::error_code decode_g1(const unsigned char* bytes, G1Affine& out) noexcept {
+std::error_code decode_g1_canonical(const unsigned char* bytes, G1Affine& out) noexcept {
   const unsigned char flags = bytes[0];
   if (flags & kCompressed) return G1Error::compressed_flag;
   if (flags & kInfinity) {
@@ -68,7 +68,18 @@ std::error_code decode_g1(const unsigned char* bytes, G1Affine& out) noexcept {
   // these bytes are the point (0, 0), which is not on the curve.
   if (((x[0] | x[1] | x[2] | x[3] | x[4] | x[5]) | (y[0] | y[1] | y[2] | y[3] | y[4] | y[5])) == 0)
     return G1Error::not_on_curve;
-  out = G1Affine{Fq::from_canonical(x), Fq::from_canonical(y)};
+  for (int i = 0; i < 6; ++i) {
+    out.x.l[i] = x[i];
+    out.y.l[i] = y[i];
+  }
+  return {};
+}
+
+std::error_code decode_g1(const unsigned char* bytes, G1Affine& out) noexcept {
+  G1Affine p;
+  if (auto ec = decode_g1_canonical(bytes, p)) return ec;
+  // The point at infinity is (0, 0) in either form.
+  out = G1Affine{Fq::from_canonical(p.x.l), Fq::from_canonical(p.y.l)};
   return {};
 }
 

@@ -48,6 +48,10 @@ std::error_code make_error_code(G1Error e) noexcept;
 // (0, 0) without the infinity flag, refused as not_on_curve here because
 // G1Affine holds the point at infinity as (0, 0).
 std::error_code decode_g1(const unsigned char* bytes, G1Affine& out) noexcept;
+// The same checks, the coordinates left in canonical form for a device to
+// convert (kernels/fq_montgomery.hpp): the conversion is most of a
+// decode's time on a CPU.
+std::error_code decode_g1_canonical(const unsigned char* bytes, G1Affine& out) noexcept;
 // On the curve and in G1; the point at infinity passes.
 std::error_code check_g1(const G1Affine& p) noexcept;
 // A point to its 96 bytes (the point at infinity as 0x40 and zeros).

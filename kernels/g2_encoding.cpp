@@ -86,7 +86,7 @@ std::error_code make_error_code(G2Error e) noexcept {
   return {static_cast<int>(e), g2_category()};
 }
 
-std::error_code decode_g2(const unsigned char* bytes, G2Affine& out, SubgroupCheck check) noexcept {
+std::error_code decode_g2_canonical(const unsigned char* bytes, G2Affine& out) noexcept {
   const unsigned char flags = bytes[0];
   if (flags & kCompressed) return G2Error::compressed_flag;
   if (flags & kInfinity) {
@@ -102,10 +102,45 @@ std::error_code decode_g2(const unsigned char* bytes, G2Affine& out, SubgroupChe
   if (!Fq::is_canonical(x0)) return G2Error::x_c0_not_below_q;
   if (!Fq::is_canonical(y1)) return G2Error::y_c1_not_below_q;
   if (!Fq::is_canonical(y0)) return G2Error::y_c0_not_below_q;
-  const G2Affine p{fq2_from_limbs(x0, x1), fq2_from_limbs(y0, y1)};
   // (0, 0) is how G2Affine holds the point at infinity; without the flag
   // these bytes are the point (0, 0), which is not on E'.
-  if (p.is_infinity() || !on_curve(p)) return G2Error::not_on_curve;
+  std::uint64_t any = 0;
+  for (int i = 0; i < 6; ++i) any |= x0[i] | x1[i] | y0[i] | y1[i];
+  if (any == 0) return G2Error::not_on_curve;
+  for (int i = 0; i < 6; ++i) {
+    out.x.c0.l[i] = x0[i];
+    out.x.c1.l[i] = x1[i];
+    out.y.c0.l[i] = y0[i];
+    out.y.c1.l[i] = y1[i];
+  }
+  return {};
+}
+
+namespace {
+
+G2Affine to_montgomery(const G2Affine& c) {
+  return G2Affine{Fq2{Fq::from_canonical(c.x.c0.l), Fq::from_canonical(c.x.c1.l)},
+                  Fq2{Fq::from_canonical(c.y.c0.l), Fq::from_canonical(c.y.c1.l)}};
+}
+
+}  // namespace
+
+std::error_code decode_g2_coordinates(const unsigned char* bytes, G2Affine& out) noexcept {
+  G2Affine c;
+  if (auto ec = decode_g2_canonical(bytes, c)) return ec;
+  out = to_montgomery(c);  // the point at infinity stays (0, 0)
+  return {};
+}
+
+std::error_code decode_g2(const unsigned char* bytes, G2Affine& out, SubgroupCheck check) noexcept {
+  G2Affine c;
+  if (auto ec = decode_g2_canonical(bytes, c)) return ec;
+  const G2Affine p = to_montgomery(c);
+  if (p.is_infinity()) {
+    out = p;
+    return {};
+  }
+  if (!on_curve(p)) return G2Error::not_on_curve;
   if (auto ec = check_subgroup(p, check)) return ec;
   out = p;
   return {};

@@ -15,6 +15,7 @@
 #include "engine/detail/key_registry.hpp"
 #include "engine/detail/run_and_wait.hpp"
 #include "engine/detail/srs_residency.hpp"
+#include "kernels/fq_montgomery.hpp"
 #include "kernels/msm.hpp"
 
 namespace asio = boost::asio;
@@ -206,6 +207,7 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
     if (j < j_end && g1_points + 2 * j < first) {
       kernels::G1Affine pair[2];
       if (auto e = read(g1_points + 2 * j, std::span<kernels::G1Affine>(pair, 2))) return e;
+      if (options.canonical) kernels::cpu::fq_to_montgomery(reinterpret_cast<kernels::Fq*>(pair), 4, 1);
       kernels::G2Affine p;
       std::memcpy(&p, pair, sizeof p);
       if (kernels::cpu::check_points(&p, 1, 1) == 0) return g1_points + 2 * j;  // 1: good
@@ -252,6 +254,10 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
     const auto t_read = Clock::now();
     if (auto e = read(first, std::span<kernels::G1Affine>(host, count)))
       return fail(std::move(e), options.fill_errors_named);
+    // Canonical coordinates: the host backend's devices are the CPU's, so it
+    // converts them here (before its check); GPUs after their copies.
+    if (options.canonical && !gpu)
+      kernels::cpu::fq_to_montgomery(reinterpret_cast<kernels::Fq*>(host), 2 * count);
     r->times.read_s += seconds_since(t_read);
     if (cpu_check) {
       const auto t_check = Clock::now();
@@ -267,6 +273,14 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
       auto* dst = r->buffers[u].as<std::byte>() + offset;
       if (auto ec = s.copy(dst, host, count * sizeof(kernels::G1Affine)))
         return fail(Error{ec, "uploading the points to device " + std::to_string(u)});
+      if (options.canonical && gpu) {
+        static_assert(sizeof(kernels::G1Affine) == 2 * sizeof(kernels::Fq));
+        std::error_code ec = set_[u].make_current();
+        if (!ec)
+          ec = kernels::gpu::fq_to_montgomery(reinterpret_cast<kernels::Fq*>(dst), 2 * count,
+                                              static_cast<cudaStream_t>(s.native()));
+        if (ec) return fail(Error{ec, "converting the points on device " + std::to_string(u)});
+      }
       if (auto ec = s.record(copied[b][i])) return fail(Error{ec, "uploading the points"});
       if (gpu_check) {
         if (auto ec = check_streams[u].wait(copied[b][i]))

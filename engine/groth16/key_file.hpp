@@ -34,6 +34,11 @@ namespace stoker::engine::groth16 {
 
 enum class Query { h, l, a, b_g1, b_g2 };
 
+// The form of the coordinates read() gives: Montgomery, as the kernels hold
+// them, or canonical, as a bellman file stores them, for a load that
+// converts them where they land (kernels/fq_montgomery.hpp).
+enum class PointForm { montgomery, canonical };
+
 // "H", "L", "A", "B_G1", "B_G2".
 const char* query_name(Query q) noexcept;
 
@@ -67,14 +72,20 @@ class KeyFile {
   // was checked before must read the bytes that were digested.
   void expect_unchanged(const FileIdentity& id) { expected_ = id; }
 
+  // The form its points read at least cost in: a bellman file's canonical
+  // (converting costs the CPU a Montgomery product a coordinate, most of
+  // its share of a load), a zkey's Montgomery (as stored).
+  virtual PointForm stored_form() const noexcept = 0;
+
   // Points [first, first + out.size()) of a G1 query (any but B_G2) into
-  // `out`, on `threads` threads (0: the hardware's). The range must lie in
-  // the query (an error otherwise).
+  // `out`, on `threads` threads (0: the hardware's), in `form`: Montgomery,
+  // or the stored form. The range must lie in the query (an error
+  // otherwise). A B_G2 point's curve is left to the load's checks.
   virtual Error read(Query q, std::size_t first, std::span<kernels::G1Affine> out,
-                     unsigned threads = 0) const = 0;
+                     unsigned threads = 0, PointForm form = PointForm::montgomery) const = 0;
   // Points [first, first + out.size()) of B_G2.
   virtual Error read_b_g2(std::size_t first, std::span<kernels::G2Affine> out,
-                          unsigned threads = 0) const = 0;
+                          unsigned threads = 0, PointForm form = PointForm::montgomery) const = 0;
 
  protected:
   KeyFile() = default;

@@ -48,6 +48,19 @@ std::error_code decode(const unsigned char* b, G1Affine& p) {
 std::error_code decode(const unsigned char* b, G2Affine& p) {
   return kernels::decode_g2(b, p, kernels::SubgroupCheck::skip);
 }
+// How a point is decoded: as above; or for a load onto devices, whose bulk
+// checks take the curve with the subgroup (or which trusts the key), with
+// the coordinates in Montgomery form or left canonical for the devices to
+// convert (kernels/fq_montgomery.hpp).
+enum class Decode { checked_curve, montgomery, canonical };
+std::error_code decode(const unsigned char* b, G1Affine& p, Decode how) {
+  return how == Decode::canonical ? kernels::decode_g1_canonical(b, p) : decode(b, p);
+}
+std::error_code decode(const unsigned char* b, G2Affine& p, Decode how) {
+  return how == Decode::canonical    ? kernels::decode_g2_canonical(b, p)
+         : how == Decode::montgomery ? kernels::decode_g2_coordinates(b, p)
+                                     : decode(b, p);
+}
 template <typename Point>
 constexpr std::size_t encoded_bytes() {
   return std::is_same_v<Point, G1Affine> ? kG1EncodedBytes : kG2EncodedBytes;
@@ -116,7 +129,7 @@ class Cursor {
 // 2^18 key's read to 0.25 GB/s on this project's 2-core VM.
 template <typename Point>
 Error read_encoded(const InputFile& f, const char* name, std::uint64_t at, std::size_t first,
-                   std::span<Point> out, unsigned threads) {
+                   std::span<Point> out, unsigned threads, Decode how = Decode::checked_curve) {
   constexpr std::size_t kBytes = encoded_bytes<Point>();
   const std::uint64_t from = at + std::uint64_t{kBytes} * first;
   detail::PiecesStop stop;
@@ -126,7 +139,7 @@ Error read_encoded(const InputFile& f, const char* name, std::uint64_t at, std::
         [&](std::size_t i, std::span<unsigned char> bytes) {
           return f.read(from + i * kBytes, bytes.data(), bytes.size(), name);
         },
-        [&](std::size_t i, const unsigned char* b) { return !decode(b, out[i]); });
+        [&](std::size_t i, const unsigned char* b) { return !decode(b, out[i], how); });
   } catch (const std::bad_alloc&) {
     return common::host_memory_refused(f.path() + ": " + name + ": read buffers",
                                        std::min<std::size_t>(out.size(), kPiece) * kBytes);
@@ -136,7 +149,7 @@ Error read_encoded(const InputFile& f, const char* name, std::uint64_t at, std::
     Point p;
     return invalid(f, std::string(name) + ": point " + std::to_string(first + stop.bad) + " (" +
                           byte_at(from + stop.bad * kBytes) +
-                          "): " + decode(stop.record.data(), p).message());
+                          "): " + decode(stop.record.data(), p, how).message());
   }
   return {};
 }
@@ -283,6 +296,10 @@ Result<ProvingKey> read_params_body(const std::string& path, PointCheck check, u
   return k;
 }
 
+Decode decode_for(PointForm form) {
+  return form == PointForm::canonical ? Decode::canonical : Decode::montgomery;
+}
+
 // The file form for a load onto devices (key_file.hpp).
 class ParamsKeyFile final : public KeyFile {
  public:
@@ -294,15 +311,23 @@ class ParamsKeyFile final : public KeyFile {
   const std::string& path() const noexcept override { return f_.path(); }
   int fd() const noexcept override { return f_.fd(); }
 
-  Error read(Query q, std::size_t first, std::span<G1Affine> out, unsigned threads) const override {
+  PointForm stored_form() const noexcept override { return PointForm::canonical; }
+  Error read(Query q, std::size_t first, std::span<G1Affine> out, unsigned threads,
+             PointForm form) const override {
     if (Error e = out_of_query(q, false, first, out.size())) return e;
-    if (Error e = read_encoded(f_, query_name(q), at_.at[static_cast<int>(q)], first, out, threads))
+    if (Error e = read_encoded(f_, query_name(q), at_.at[static_cast<int>(q)], first, out, threads,
+                               decode_for(form)))
       return e;
     return unchanged();
   }
-  Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads) const override {
+  // The load checks a G2 point's curve with its subgroup on the devices, or
+  // trusts the key: the curve equation here would be a third of a
+  // Montgomery-form read's CPU time.
+  Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads,
+                  PointForm form) const override {
     if (Error e = out_of_query(Query::b_g2, true, first, out.size())) return e;
-    if (Error e = read_encoded(f_, "B_G2", at_.at[4], first, out, threads)) return e;
+    if (Error e = read_encoded(f_, "B_G2", at_.at[4], first, out, threads, decode_for(form)))
+      return e;
     return unchanged();
   }
 

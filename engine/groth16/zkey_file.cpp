@@ -397,18 +397,29 @@ class ZkeyKeyFile final : public KeyFile {
   const std::string& path() const noexcept override { return f_.path(); }
   int fd() const noexcept override { return f_.fd(); }
 
-  Error read(Query q, std::size_t first, std::span<G1Affine> out, unsigned threads) const override {
+  PointForm stored_form() const noexcept override { return PointForm::montgomery; }
+  Error read(Query q, std::size_t first, std::span<G1Affine> out, unsigned threads,
+             PointForm form) const override {
     if (Error e = out_of_query(q, false, first, out.size())) return e;
+    if (Error e = montgomery_only(form)) return e;
     if (Error e = read_range(f_, sec_[section_of(q)], first, out, threads)) return e;
     return unchanged();
   }
-  Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads) const override {
+  Error read_b_g2(std::size_t first, std::span<G2Affine> out, unsigned threads,
+                  PointForm form) const override {
     if (Error e = out_of_query(Query::b_g2, true, first, out.size())) return e;
+    if (Error e = montgomery_only(form)) return e;
     if (Error e = read_range(f_, sec_[kB2], first, out, threads)) return e;
     return unchanged();
   }
 
  private:
+  // A zkey stores its points in Montgomery form: read as they lie.
+  Error montgomery_only(PointForm form) const {
+    if (form == PointForm::montgomery) return {};
+    return Error{Errc::invalid_argument,
+                 path() + ": a zkey's points are stored in Montgomery form, not canonical"};
+  }
   static std::uint32_t section_of(Query q) {
     switch (q) {
       case Query::h:

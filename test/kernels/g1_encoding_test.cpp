@@ -10,6 +10,7 @@
 #include <random>
 
 #include "g1_test_util.hpp"
+#include "kernels/fq_montgomery.hpp"
 
 namespace stoker::kernels {
 namespace {
@@ -266,6 +267,33 @@ TEST(G1Encoding, CompressedPointOutsideG1IsRefusedUnlessSkipped) {
   EXPECT_EQ(p.y, y);
   EXPECT_EQ(check_g1(p), G1Error::not_in_subgroup);
   EXPECT_NE(make_error_code(G1Error::x_not_on_curve).message().find("x^3 + 4"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stoker::kernels
+
+namespace stoker::kernels {
+namespace {
+
+// Canonical coordinates, converted on the CPU, are decode_g1's point; the
+// checks of flags and ranges are the same.
+TEST(G1Encoding, TheCanonicalFormIsTheSamePointOnceConverted) {
+  std::mt19937_64 rng(71);
+  for (int i = 0; i < 8; ++i) {
+    const G1Affine p = i == 0 ? G1Affine::infinity() : test::random_g1(rng);
+    std::array<unsigned char, kG1EncodedBytes> b{};
+    encode_g1(p, b.data());
+    G1Affine full, canonical;
+    ASSERT_FALSE(decode_g1(b.data(), full));
+    ASSERT_FALSE(decode_g1_canonical(b.data(), canonical));
+    cpu::fq_to_montgomery(&canonical.x, 2, 1);
+    EXPECT_TRUE(canonical.x == full.x && canonical.y == full.y) << i;
+  }
+  std::array<unsigned char, kG1EncodedBytes> zero{}, big{};
+  G1Affine out;
+  EXPECT_EQ(decode_g1_canonical(zero.data(), out), make_error_code(G1Error::not_on_curve));
+  for (std::size_t k = 0; k < 48; ++k) big[k] = k == 0 ? 0x1f : 0xff;
+  EXPECT_EQ(decode_g1_canonical(big.data(), out), make_error_code(G1Error::x_not_below_q));
 }
 
 }  // namespace

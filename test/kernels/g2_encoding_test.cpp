@@ -12,6 +12,7 @@
 #include <string>
 
 #include "g2_test_util.hpp"
+#include "kernels/fq_montgomery.hpp"
 
 namespace stoker::kernels {
 namespace {
@@ -254,6 +255,49 @@ TEST(G2Encoding, MessagesNameTheProblem) {
             std::string::npos);
   const std::error_code ec = G2Error::sign_flag;
   EXPECT_EQ(&ec.category(), &g2_category());
+}
+
+}  // namespace
+}  // namespace stoker::kernels
+
+namespace stoker::kernels {
+namespace {
+
+// The forms a key's load reads: canonical coordinates that the CPU (or a
+// GPU, kernels/fq_montgomery.hpp) converts give decode_g2's point; the
+// curve is left to the load's checks, the flags and ranges are not.
+TEST(G2Encoding, CanonicalAndCoordinatesFormsGiveTheSamePointOnceConverted) {
+  std::mt19937_64 rng(67);
+  for (int i = 0; i < 8; ++i) {
+    const G2Affine p = i == 0 ? G2Affine::infinity() : test::random_g2(rng);
+    Bytes b{};
+    encode_g2(p, b.data());
+    G2Affine full, coords, canonical;
+    ASSERT_FALSE(decode_g2(b.data(), full));
+    ASSERT_FALSE(decode_g2_coordinates(b.data(), coords));
+    ASSERT_FALSE(decode_g2_canonical(b.data(), canonical));
+    Fq* e = &canonical.x.c0;
+    static_assert(sizeof(G2Affine) == 4 * sizeof(Fq));
+    cpu::fq_to_montgomery(e, 4, 1);
+    for (const G2Affine* q : {&coords, &canonical}) {
+      EXPECT_TRUE(q->x == full.x && q->y == full.y) << i;
+    }
+  }
+  // Off the curve: the coordinates forms take it, decode_g2 does not.
+  G2Affine p = test::random_g2(rng);
+  p.y.c0 = p.y.c0 + Fq::one();
+  Bytes b{};
+  encode_g2(p, b.data());
+  G2Affine out;
+  EXPECT_EQ(decode_g2(b.data(), out), make_error_code(G2Error::not_on_curve));
+  EXPECT_FALSE(decode_g2_coordinates(b.data(), out));
+  EXPECT_FALSE(decode_g2_canonical(b.data(), out));
+  // (0, 0) without the infinity flag, and a coordinate not below q: refused.
+  Bytes zero{};
+  EXPECT_EQ(decode_g2_canonical(zero.data(), out), make_error_code(G2Error::not_on_curve));
+  Bytes big{};
+  for (std::size_t k = 96; k < 144; ++k) big[k] = 0xff;
+  EXPECT_EQ(decode_g2_canonical(big.data(), out), make_error_code(G2Error::y_c1_not_below_q));
 }
 
 }  // namespace
