@@ -110,6 +110,7 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     bool cancel_requested = false;
     bool requeue_on_end = false;  // drained: back to queued for the next start
     bool shm_acquired = false;    // holds a user count of its shared-memory region
+    bool read_posted = false;     // its witness's read went to a worker at acceptance
     asio::cancellation_signal cancel;
     std::vector<Waiter> waiters;
     double read_ms = 0;
@@ -455,6 +456,15 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
       r.witness.path = path.string();
       r.witness.owned = true;
     }
+    // A proof that will start at once has its witness read, and its job
+    // built, on a worker while the acceptance's synced commit runs here: the
+    // commit's fsync then overlaps the read instead of adding to a lone
+    // client's latency. Should the acceptance fail or name an earlier
+    // request, the read's result finds no proof and is dropped.
+    const bool read_ahead = r.witness.kind == WitnessSource::Kind::file && !draining &&
+                            queue.empty() && in_flight < max_in_flight() &&
+                            kit->second->phase == Key::Phase::ready;
+    if (read_ahead) post_read(r.id, r.witness.path, std::nullopt, *kit->second, r.priority);
     auto accepted = journal.accept(r);
     if (!accepted) {
       if (window) shm.release(r.witness.shm_name);
@@ -467,7 +477,7 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
       return Submitted{accepted->record.id, false};
     }
     accepted_total.add({});
-    enqueue(std::move(r), caller, /*shm_acquired=*/window.has_value());
+    enqueue(std::move(r), caller, /*shm_acquired=*/window.has_value(), read_ahead);
     pump();
     return Submitted{accepted->record.id, true};
   }
@@ -487,12 +497,14 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
     return {};
   }
 
-  void enqueue(ProofRecord r, const std::optional<uid_t>& caller, bool shm_acquired) {
+  void enqueue(ProofRecord r, const std::optional<uid_t>& caller, bool shm_acquired,
+               bool read_posted = false) {
     auto p = std::make_unique<Proof>();
     p->record = std::move(r);
     p->caller = caller;
     p->seq = next_seq++;
     p->shm_acquired = shm_acquired;
+    p->read_posted = read_posted;
     if (auto k = keys.find(p->record.key); k != keys.end()) ++k->second->proofs;
     queue.emplace(std::make_pair(-static_cast<int>(p->record.priority), p->seq), p->record.id);
     proofs.emplace(p->record.id, std::move(p));
@@ -574,18 +586,26 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
                                "shm:" + p.record.witness.shm_name, p.record.witness.offset,
                                p.record.witness.bytes};
     }
+    if (!p.read_posted) post_read(p.record.id, p.record.witness.path, window, k, p.record.priority);
+    p.read_posted = true;
+  }
+
+  // On a worker: reads proof `id`'s witness (its file, or `window` of a
+  // shared-memory object) and builds its job, then hands both to
+  // witness_read on the executor. The job is built on the worker too:
+  // splitting the witness's scalars and packing them is a pass over every
+  // wire (tens of millions at 2^24), which on the executor would hold up
+  // every connection and the engine's own completions meanwhile.
+  void post_read(const std::string& proof_id, const std::string& witness_path,
+                 std::optional<g16::FileWindow> window, const Key& k, Priority priority) {
     const bool snarkjs = k.resident.key->format == g16::KeyFormat::snarkjs;
-    // The job is built on the worker too: splitting the witness's scalars
-    // and packing them is a pass over every wire (tens of millions at
-    // 2^24), which on the executor would hold up every connection and the
-    // engine's own completions meanwhile.
     wl::Groth16Options o = wl::groth16_options_on(engine, k.resident);
     o.verify = options.verify;
-    o.priority = static_cast<int>(p.record.priority);
-    o.name = "proof " + p.record.id;
+    o.priority = static_cast<int>(priority);
+    o.name = "proof " + proof_id;
     const std::size_t num_public = k.resident.key->num_public;
-    asio::post(workers, [self = shared_from_this(), id = p.record.id, path = p.record.witness.path,
-                         window, snarkjs, o = std::move(o), num_public]() mutable {
+    asio::post(workers, [self = shared_from_this(), id = proof_id, path = witness_path, window,
+                         snarkjs, o = std::move(o), num_public]() mutable {
       if (self->closed) return;
       const auto t0 = Clock::now();
       auto made = std::make_shared<MadeJob>();
