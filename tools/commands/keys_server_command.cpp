@@ -126,9 +126,18 @@ int keys_load_command(int argc, char** argv) {
     return 0;
   }
   const bool created = r->value("created", true);
-  std::printf("key '%s' %s on %s: %s; read in %.1f ms, uploaded in %.1f ms\n", name.c_str(),
+  // How its points were taken: checked as they reached the devices, or
+  // trusted because the file's digest was checked before (or --trust-keys).
+  const std::string points = r->value("points", std::string());
+  char how[96] = "";
+  if (points == "checked_before")
+    std::snprintf(how, sizeof how, " (points checked before: its digest in %.1f ms)",
+                  r->value("digest_ms", 0.0));
+  else if (!points.empty())
+    std::snprintf(how, sizeof how, " (points %s)", points.c_str());
+  std::printf("key '%s' %s on %s: %s; read in %.1f ms, uploaded in %.1f ms%s\n", name.c_str(),
               created ? "loaded" : "was loaded already", client->server().c_str(),
-              describe(*r).c_str(), r->value("read_ms", 0.0), r->value("upload_ms", 0.0));
+              describe(*r).c_str(), r->value("read_ms", 0.0), r->value("upload_ms", 0.0), how);
   return 0;
 }
 

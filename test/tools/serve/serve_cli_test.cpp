@@ -77,6 +77,7 @@ TEST(ServeCli, KeysLoadListAndEvictRoundTrip) {
                                   ": zkey, 2^4 points, 26 wires, "
                                   "2 public; 13728 bytes (13.4 KiB) resident on each of 1 device"))
       << loaded.out;
+  EXPECT_TRUE(has(loaded.out, "(points checked)")) << loaded.out;
   EXPECT_EQ(lines(loaded.out), 1);
   auto again = run_stoker(load_line(d, "mult", data_file("multiplier.zkey")));
   EXPECT_EQ(again.status, 0) << again.both();
@@ -101,6 +102,13 @@ TEST(ServeCli, KeysLoadListAndEvictRoundTrip) {
   auto twice = run_stoker("keys evict --server " + server + " --name mult");
   EXPECT_EQ(twice.status, 1) << twice.both();
   EXPECT_EQ(twice.err, "stoker keys evict: " + server + ": no key 'mult' (HTTP 404)\n");
+
+  // Loaded again, the file's points were checked before: its digest is in
+  // the daemon's record (under its state directory).
+  auto reloaded = run_stoker(load_line(d, "mult", data_file("multiplier.zkey")));
+  EXPECT_EQ(reloaded.status, 0) << reloaded.both();
+  EXPECT_TRUE(has(reloaded.out, "(points checked before: its digest in")) << reloaded.out;
+  EXPECT_TRUE(fs::exists(dir.path() / "checked-keys"));
 }
 
 TEST(ServeCli, ProvesWithTheWitnessSentOrByPathAndStokerVerifiesTheProof) {
