@@ -261,14 +261,30 @@ TEST_F(Groth16Cli, AKeyFileIsCheckedOncePerUser) {
   EXPECT_TRUE(has(trusted.out, "(trusted)")) << trusted.out;
   EXPECT_EQ(prove("k.params", " --trust-key --recheck-key").status, 2);
 
-  // The last B_G2 point's y, its lowest bit: off the curve, never recorded.
+  // The CPU prover's read shares the record: the file checked above is
+  // read with its points trusted, a copy under another name too.
+  fs::copy_file(path("k.params"), path("copy.params"));
+  const auto on_cpu = run_shell(cache + STOKER_BINARY + " prove --cpu --params " +
+                                path("copy.params") + " --witness " + path("k.bwit") +
+                                " --proof-bytes " + path("cpu.bin"));
+  ASSERT_EQ(on_cpu.status, 0) << on_cpu.both();
+  EXPECT_TRUE(has(on_cpu.out, "(points checked before: its digest in")) << on_cpu.out;
+  const auto cpu_recheck = run_shell(cache + STOKER_BINARY + " prove --cpu --recheck-key --params " +
+                                     path("copy.params") + " --witness " + path("k.bwit") +
+                                     " --proof-bytes " + path("cpu.bin"));
+  EXPECT_TRUE(has(cpu_recheck.out, "(points checked)")) << cpu_recheck.out;
+
+  // The last B_G2 point's y, its lowest bit: off the curve, never recorded,
+  // by the engine's path or the CPU's.
   std::string params = slurp(path("k.params"));
   params.back() = static_cast<char>(params.back() ^ 1);
   std::ofstream(path("bad.params"), std::ios::binary) << params;
-  for (int i = 0; i < 2; ++i) {
-    const auto bad = prove("bad.params", "");
+  for (const char* where : {"", " --cpu", ""}) {
+    const auto bad = run_shell(cache + STOKER_BINARY + " prove" + (*where ? where : " --backend host") +
+                               " --params " + path("bad.params") + " --witness " + path("k.bwit") +
+                               " --proof-bytes " + path("bad.bin"));
     EXPECT_EQ(bad.status, 1) << bad.both();
-    EXPECT_TRUE(has(bad.err, "is not on the curve")) << bad.err;
+    EXPECT_TRUE(has(bad.err, "not on the curve")) << bad.err;
   }
 }
 
