@@ -119,8 +119,7 @@ std::error_code decode_g2_canonical(const unsigned char* bytes, G2Affine& out) n
 namespace {
 
 G2Affine to_montgomery(const G2Affine& c) {
-  return G2Affine{Fq2{Fq::from_canonical(c.x.c0.l), Fq::from_canonical(c.x.c1.l)},
-                  Fq2{Fq::from_canonical(c.y.c0.l), Fq::from_canonical(c.y.c1.l)}};
+  return G2Affine{fq2_from_limbs(c.x.c0.l, c.x.c1.l), fq2_from_limbs(c.y.c0.l, c.y.c1.l)};
 }
 
 }  // namespace

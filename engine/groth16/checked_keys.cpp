@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 #include <system_error>
+
+#include "common/elapsed.hpp"
 
 namespace stoker::engine::groth16 {
 namespace {
@@ -101,6 +104,23 @@ Result<bool> CheckedKeys::contains(const KeyDigest& d) const {
   auto text = read_all(f.fd, file_);
   if (!text) return text.error();
   return holds(*text, line_of(d));
+}
+
+Result<CheckedKeys::Lookup> CheckedKeys::look_up(int fd, const std::string& label, bool recheck,
+                                                 unsigned threads) const {
+  const auto start = std::chrono::steady_clock::now();
+  auto digest = digest_key_file(fd, label, threads);
+  if (!digest) return digest.error();
+  Lookup out;
+  out.digest = *digest;
+  out.digest_s = common::seconds_since(start);
+  if (recheck) return out;
+  auto held = contains(out.digest);
+  if (held)
+    out.recorded = *held;
+  else
+    out.note = held.error().what();
+  return out;
 }
 
 Error CheckedKeys::add(const KeyDigest& d) const {

@@ -24,6 +24,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "common/error.hpp"
 #include "engine/groth16/key_digest.hpp"
@@ -48,6 +49,20 @@ class CheckedKeys {
   // Adds `d` (once: an entry already there is left alone), creating the
   // record and its directory when they do not exist, and syncs the file.
   Error add(const KeyDigest& d) const;
+
+  // A key file's digest, taken through `fd` on `threads` threads (0: the
+  // hardware's), and whether the record holds it (never with `recheck`).
+  // A record that cannot be read or trusted is no reason to fail a load:
+  // `note` says what is wrong with it, and `recorded` stays false, so the
+  // points are checked. Errors are the digest's reads'.
+  struct Lookup {
+    KeyDigest digest;
+    double digest_s = 0;
+    bool recorded = false;
+    std::string note;
+  };
+  Result<Lookup> look_up(int fd, const std::string& label, bool recheck,
+                         unsigned threads = 0) const;
 
  private:
   std::filesystem::path file_;

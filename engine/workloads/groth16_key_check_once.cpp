@@ -1,10 +1,7 @@
 // A key file's points checked once per file; see groth16_key_check_once.hpp.
 #include "engine/workloads/groth16_key_check_once.hpp"
 
-#include <chrono>
 #include <utility>
-
-#include "common/elapsed.hpp"
 
 namespace stoker::engine::workloads {
 
@@ -30,31 +27,22 @@ Result<KeyLoad> load_groth16_key_once(Engine& engine, g16::KeyFile& file, std::s
     return out;
   }
 
-  const auto start = std::chrono::steady_clock::now();
-  auto digest = g16::digest_key_file(file.fd(), file.path());
-  if (!digest) return digest.error();
-  out.digest_s = common::seconds_since(start);
-
-  bool recorded = false;
-  if (!how.recheck) {
-    auto held = how.record->contains(*digest);
-    if (held)
-      recorded = *held;
-    else
-      out.record_note = held.error().what();
-  }
+  auto found = how.record->look_up(file.fd(), file.path(), how.recheck);
+  if (!found) return found.error();
+  out.digest_s = found->digest_s;
+  out.record_note = found->note;
   // Trusted points must be the digested bytes: each read checks the file's
   // identity once its bytes are in, and a change fails the load.
-  if (recorded) file.expect_unchanged(digest->identity);
-  auto key = load_groth16_key(engine, file, std::move(label), !recorded);
+  if (found->recorded) file.expect_unchanged(found->digest.identity);
+  auto key = load_groth16_key(engine, file, std::move(label), !found->recorded);
   if (!key) return key.error();
   out.key = std::move(*key);
-  if (recorded) {
+  if (found->recorded) {
     out.points = KeyPoints::checked_before;
     return out;
   }
   out.points = KeyPoints::checked;
-  if (Error e = how.record->add(*digest)) out.record_note = e.what();
+  if (Error e = how.record->add(found->digest)) out.record_note = e.what();
   return out;
 }
 

@@ -151,18 +151,15 @@ Result<ProveKey> read_on_cpu(const Placement& at, const std::string& path, Read 
   if (check == g16::PointCheck::full && at.checked_keys) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
-      const auto start = std::chrono::steady_clock::now();
-      auto d = g16::digest_key_file(fd, path, at.threads);
+      auto found = at.checked_keys->look_up(fd, path, at.recheck_key, at.threads);
       ::close(fd);
-      if (!d) return d.error();
-      out.digest_s = common::seconds_since(start);
-      digest = *d;
-      auto held = at.recheck_key ? Result<bool>(false) : at.checked_keys->contains(*d);
-      if (!held)
+      if (!found) return found.error();
+      out.digest_s = found->digest_s;
+      digest = found->digest;
+      if (!found->note.empty())
         std::fprintf(stderr, "stoker prove: the record of checked keys: %s\n",
-                     held.error().what().c_str());
-      else if (*held)
-        check = g16::PointCheck::trusted;
+                     found->note.c_str());
+      if (found->recorded) check = g16::PointCheck::trusted;
     }
   }
   auto key = read(check, at.threads);
