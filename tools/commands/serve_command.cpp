@@ -53,7 +53,9 @@ constexpr const char* kHelp =
     "  --request-timeout-ms N  a request's header and body must arrive within this (30000)\n"
     "  --read-threads N      threads that read keys and witnesses and build proofs' jobs\n"
     "                        (default: one per proof in flight, and one for key loads)\n"
-    "  --trust-keys          skip the curve and subgroup checks of keys' points\n"
+    "  --trust-keys          skip the curve and subgroup checks of keys' points (without it\n"
+    "                        they are checked once per key file: the digests of the files\n"
+    "                        checked are kept in DIR/checked-keys)\n"
     "  --no-verify           skip the pairing check of each proof before it is returned\n"
     "\n"
     "SIGTERM or SIGINT: stop accepting, let running proofs end, exit 0.\n";

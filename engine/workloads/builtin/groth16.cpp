@@ -48,7 +48,9 @@ Workload::Description groth16_description() {
   d.options = {
       WorkloadOption::text("zkey", "FILE", "a snarkjs proving key (.zkey); with --wtns"),
       WorkloadOption::text("wtns", "FILE", "the witness every partition proves (.wtns)"),
-      WorkloadOption::text("params", "FILE", "a bellman proving key (.params); with --witness"),
+      WorkloadOption::text("params", "FILE",
+                           "a bellman proving key (.params); with --witness. Either key's points "
+                           "are checked once per file (the record of `stoker prove --help`)"),
       WorkloadOption::text("witness", "FILE",
                            "the bellman witness every partition proves (`stoker prove --help`)"),
       WorkloadOption::integer("log-n", "K", kToyMinLogN, kToyMaxLogN, "",
