@@ -56,6 +56,10 @@ struct SrsLoadOptions {
   // and in G2 rather than as G1 points. The default: every slot is a G1
   // point.
   std::size_t g2_from = std::numeric_limits<std::size_t>::max();
+  // The slots from raw_from to the end hold bytes that are not points (a
+  // snarkjs key's constraint rows beside its queries): neither checked nor
+  // converted, resident with the points. At or after g2_from.
+  std::size_t raw_from = std::numeric_limits<std::size_t>::max();
   // What a failed check calls the point whose first slot is `slot` (default:
   // "point <slot>").
   std::function<std::string(std::size_t slot)> name_point;

@@ -56,14 +56,16 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
     return Error{Errc::invalid_argument,
                  who + " has " + std::to_string(points) + " points, more than any device holds"};
   const std::size_t bytes = points * sizeof(kernels::G1Affine);
-  // Slots [0, g1_points) are G1 points; the rest G2 points, two slots each.
-  const std::size_t g1_points = std::min(points, options.g2_from);
-  if ((points - g1_points) % 2 != 0)
+  // Slots [0, g1_points) are G1 points; then to point_slots G2 points, two
+  // slots each; the rest raw bytes.
+  const std::size_t point_slots = std::min(points, options.raw_from);
+  const std::size_t g1_points = std::min(point_slots, options.g2_from);
+  if ((point_slots - g1_points) % 2 != 0)
     return Error{Errc::invalid_argument, who + ": its G2 points from slot " +
                                              std::to_string(g1_points) + " take " +
-                                             std::to_string(points - g1_points) +
+                                             std::to_string(point_slots - g1_points) +
                                              " slots, not two a point"};
-  const std::size_t g2_points = (points - g1_points) / 2;
+  const std::size_t g2_points = (point_slots - g1_points) / 2;
   const auto name_point = [&](std::size_t slot) {
     const std::string name =
         options.name_point ? options.name_point(slot) : "point " + std::to_string(slot);
@@ -74,7 +76,8 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
   };
   // A G2 point is checked with the range that holds its second slot, so that
   // both have landed: those of [begin, end) are [g2_of(begin), g2_of(end)).
-  const auto g2_of = [g1_points](std::size_t slot) {
+  const auto g2_of = [g1_points, point_slots](std::size_t slot) {
+    slot = std::min(slot, point_slots);
     return slot <= g1_points ? std::size_t{0} : (slot - g1_points) / 2;
   };
 
@@ -175,8 +178,8 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
   // 1/n of the time: an uploading device as each chunk lands (beside the
   // reads), the others after the broadcast.
   const auto check = [&](std::size_t d, std::size_t begin, std::size_t end) -> std::error_code {
-    begin = std::max(begin, points * d / n_dev);
-    end = std::min(end, points * (d + 1) / n_dev);
+    begin = std::max(begin, point_slots * d / n_dev);
+    end = std::min(end, point_slots * (d + 1) / n_dev);
     if (begin >= end) return {};
     if (auto ec = set_[d].make_current()) return ec;
     const auto stream = static_cast<cudaStream_t>(check_streams[d].native());
@@ -196,7 +199,8 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
   // chunk is read again whole.
   const auto cpu_check_chunk = [&](std::size_t first,
                                    std::span<const kernels::G1Affine> in) -> Result<std::size_t> {
-    const std::size_t end = first + in.size();
+    const std::size_t end = std::min(first + in.size(), point_slots);
+    if (first >= end) return points;
     if (first < g1_points) {
       const std::size_t n = std::min(end, g1_points) - first;
       if (const std::size_t bad = kernels::cpu::check_points(in.data(), n); bad < n)
@@ -256,8 +260,9 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
       return fail(std::move(e), options.fill_errors_named);
     // Canonical coordinates: the host backend's devices are the CPU's, so it
     // converts them here (before its check); GPUs after their copies.
+    const std::size_t to_convert = first < point_slots ? std::min(count, point_slots - first) : 0;
     if (options.canonical && !gpu)
-      kernels::cpu::fq_to_montgomery(reinterpret_cast<kernels::Fq*>(host), 2 * count);
+      kernels::cpu::fq_to_montgomery(reinterpret_cast<kernels::Fq*>(host), 2 * to_convert);
     r->times.read_s += seconds_since(t_read);
     if (cpu_check) {
       const auto t_check = Clock::now();
@@ -273,11 +278,11 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
       auto* dst = r->buffers[u].as<std::byte>() + offset;
       if (auto ec = s.copy(dst, host, count * sizeof(kernels::G1Affine)))
         return fail(Error{ec, "uploading the points to device " + std::to_string(u)});
-      if (options.canonical && gpu) {
+      if (options.canonical && gpu && to_convert > 0) {
         static_assert(sizeof(kernels::G1Affine) == 2 * sizeof(kernels::Fq));
         std::error_code ec = set_[u].make_current();
         if (!ec)
-          ec = kernels::gpu::fq_to_montgomery(reinterpret_cast<kernels::Fq*>(dst), 2 * count,
+          ec = kernels::gpu::fq_to_montgomery(reinterpret_cast<kernels::Fq*>(dst), 2 * to_convert,
                                               static_cast<cudaStream_t>(s.native()));
         if (ec) return fail(Error{ec, "converting the points on device " + std::to_string(u)});
       }

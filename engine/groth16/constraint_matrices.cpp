@@ -4,16 +4,14 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include <limits>
+#include <utility>
 #include <new>
 #include <string>
 
 #include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/first_failure.hpp"
 #include "kernels/detail/parallel.hpp"
-#include "kernels/hpoly_odd_coset.hpp"
 
 namespace stoker::engine::groth16 {
 
@@ -21,42 +19,10 @@ using kernels::Fr;
 
 namespace {
 
-// A term's word: the wire in the low 30 bits, the coefficient's kind above.
-constexpr std::uint32_t kWireBits = 30;
-constexpr std::uint32_t kWireMask = (std::uint32_t{1} << kWireBits) - 1;
-enum Kind : std::uint32_t { kOther = 0, kOne = 1, kMinusOne = 2 };
-constexpr std::size_t kValueWords = sizeof(Fr) / sizeof(std::uint32_t);
+using namespace kernels::constraint_rows;
 
-Kind kind_of(const Fr& v, const Fr& one, const Fr& minus_one) {
+Kind kind_of_value(const Fr& v, const Fr& one, const Fr& minus_one) {
   return v == one ? kOne : v == minus_one ? kMinusOne : kOther;
-}
-
-// x * y, without the product where either is 0 or 1: witnesses are mostly
-// 0 and 1 (bits, flags, selectors), so most rows' c needs no multiplication.
-Fr times(const Fr& x, const Fr& y, const Fr& one) {
-  if (x.is_zero() || y.is_zero()) return Fr::zero();
-  if (x == one) return y;
-  if (y == one) return x;
-  return x * y;
-}
-
-// *to = x, past the caches (SSE2: every x86-64 has it); elsewhere a store.
-void stream_store(Fr* to, const Fr& x) {
-#if defined(__SSE2__)
-  auto* dst = reinterpret_cast<__m128i*>(to);
-  const auto* src = reinterpret_cast<const __m128i*>(&x);
-  _mm_stream_si128(dst, _mm_load_si128(src));
-  _mm_stream_si128(dst + 1, _mm_load_si128(src + 1));
-#else
-  *to = x;
-#endif
-}
-
-// Orders the streamed stores before those that follow.
-void stream_fence() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
 }
 
 }  // namespace
@@ -88,7 +54,7 @@ Result<ConstraintMatrices> ConstraintMatrices::from(const ProvingKey& key) {
   m.rows_ = n;
   m.wires_ = key.num_vars;
   try {
-    m.build(key.coefficients);
+    if (Error e = m.build(key.coefficients)) return e;
   } catch (const std::bad_alloc&) {
     return common::host_memory_refused("the constraint matrices of " +
                                        std::to_string(key.coefficients.size()) + " coefficients");
@@ -102,16 +68,39 @@ Result<ConstraintMatrices> ConstraintMatrices::from(const ProvingKey& key) {
 // the next place of its row, claimed by an atomic addition too. A row's
 // terms lie in whichever order the threads claimed them: the sums mod r are
 // the same in any order. A coefficient of 0 adds nothing and is left out.
-void ConstraintMatrices::build(std::span<const MatrixEntry> entries) {
+Error ConstraintMatrices::build(std::span<const MatrixEntry> entries) {
   const Fr one = Fr::one(), minus_one = -Fr::one();
-  const auto words_of = [](Kind kind) -> std::uint64_t {
+  const auto words_of = [](Kind kind) -> std::uint32_t {
     return 1 + (kind == kOther ? kValueWords : 0);
   };
   const auto rows_of = [this](const MatrixEntry& e) -> Rows& { return e.matrix == 0 ? a_ : b_; };
-  const auto claim = [](std::uint64_t& at, std::uint64_t words) {
-    return std::atomic_ref<std::uint64_t>(at).fetch_add(words, std::memory_order_relaxed);
+  const auto claim = [](std::uint32_t& at, std::uint32_t words) {
+    return std::atomic_ref<std::uint32_t>(at).fetch_add(words, std::memory_order_relaxed);
   };
   constexpr std::size_t kGrain = std::size_t{1} << 16;
+  // 32-bit offsets hold any matrix of fewer than 2^32 words; more entries
+  // than could fill them are counted whole first.
+  constexpr std::uint64_t kMostWords = std::numeric_limits<std::uint32_t>::max();
+  if (entries.size() > kMostWords / (1 + kValueWords)) {
+    std::atomic<std::uint64_t> words[2] = {0, 0};
+    kernels::detail::parallel_for(
+        entries.size(), 0,
+        [&](std::size_t lo, std::size_t hi) {
+          std::uint64_t mine[2] = {0, 0};
+          for (std::size_t k = lo; k < hi; ++k)
+            if (!entries[k].value.is_zero())
+              mine[entries[k].matrix] += words_of(kind_of_value(entries[k].value, one, minus_one));
+          words[0] += mine[0];
+          words[1] += mine[1];
+        },
+        kGrain);
+    for (int m = 0; m < 2; ++m)
+      if (words[m] >= kMostWords)
+        return Error{Errc::invalid_argument,
+                     std::string("the key's ") + (m == 0 ? "A" : "B") + " matrix takes " +
+                         std::to_string(words[m].load()) +
+                         " words; its rows hold fewer than 2^32"};
+  }
   for (Rows* m : {&a_, &b_}) m->begin.assign(rows_ + 1, 0);
   kernels::detail::parallel_for(
       entries.size(), 0,
@@ -119,7 +108,7 @@ void ConstraintMatrices::build(std::span<const MatrixEntry> entries) {
         for (std::size_t k = lo; k < hi; ++k) {
           const auto& e = entries[k];
           if (!e.value.is_zero())
-            claim(rows_of(e).begin[e.row + 1], words_of(kind_of(e.value, one, minus_one)));
+            claim(rows_of(e).begin[e.row + 1], words_of(kind_of_value(e.value, one, minus_one)));
         }
       },
       kGrain);
@@ -136,9 +125,9 @@ void ConstraintMatrices::build(std::span<const MatrixEntry> entries) {
           const auto& e = entries[k];
           if (e.value.is_zero()) continue;
           auto& m = rows_of(e);
-          const Kind kind = kind_of(e.value, one, minus_one);
-          const std::uint64_t at = claim(m.begin[e.row], words_of(kind));
-          m.words[at] = e.signal | (static_cast<std::uint32_t>(kind) << kWireBits);
+          const Kind kind = kind_of_value(e.value, one, minus_one);
+          const std::uint32_t at = claim(m.begin[e.row], words_of(kind));
+          m.words[at] = term_word(e.signal, kind);
           if (kind == kOther) std::memcpy(&m.words[at + 1], &e.value, sizeof(Fr));
         }
       },
@@ -147,6 +136,7 @@ void ConstraintMatrices::build(std::span<const MatrixEntry> entries) {
     std::copy_backward(m->begin.begin(), m->begin.end() - 1, m->begin.end());
     m->begin[0] = 0;
   }
+  return {};
 }
 
 Error ConstraintMatrices::evaluate(std::span<const Fr> w, std::span<Fr> a, std::span<Fr> b,
@@ -169,72 +159,41 @@ Error ConstraintMatrices::evaluate(std::span<const Fr> w, std::span<Fr> a, std::
 
 void ConstraintMatrices::evaluate_rows(std::span<const Fr> w, std::size_t begin, std::size_t end,
                                        Fr* a, Fr* b, Fr* c, Order order) const {
-  const kernels::SnarkjsToNttIndex to_ntt(static_cast<unsigned>(std::countr_zero(rows_)));
-  const Fr one = Fr::one();
-  const std::size_t stop = std::min(end, rows_);
-  // The witness values a row reads are scattered over hundreds of MB:
-  // asked for kAhead rows early, their cache misses overlap instead of
-  // following one another. (Rows stay in snarkjs's order, where a
-  // circuit's wires are read near one another.)
-  constexpr std::size_t kAhead = 16;
-  const auto prefetch_row = [&](const Rows& m, std::size_t r) {
-    for (auto k = m.begin[r]; k < m.begin[r + 1];) {
-      const std::uint32_t word = m.words[k];
-      __builtin_prefetch(&w[word & kWireMask]);
-      k += 1 + ((word >> kWireBits) == kOther ? kValueWords : 0);
-    }
+  kernels::cpu::evaluate_constraint_rows(a_.view(), b_.view(), w.data(),
+                                         static_cast<unsigned>(std::countr_zero(rows_)), begin,
+                                         end, a, b, c, order);
+}
+
+ConstraintMatrices::Image ConstraintMatrices::image() const {
+  Image im;
+  const auto bytes = [](const std::vector<std::uint32_t>& v) {
+    return v.size() * sizeof(std::uint32_t);
   };
-  const auto row_of = [&](const Rows& m, std::size_t r) {
-    Fr sum = Fr::zero();
-    for (auto k = m.begin[r]; k < m.begin[r + 1];) {
-      const std::uint32_t word = m.words[k++];
-      const Fr& x = w[word & kWireMask];
-      switch (word >> kWireBits) {
-        case kOne:
-          sum += x;
-          break;
-        case kMinusOne:
-          sum -= x;
-          break;
-        default: {
-          Fr v;
-          std::memcpy(&v, &m.words[k], sizeof v);
-          k += kValueWords;
-          sum += times(v, x, one);
-        }
-      }
-    }
-    return sum;
-  };
-  const auto prefetch = [&](std::size_t r) {
-    prefetch_row(a_, r);
-    prefetch_row(b_, r);
-    if (order == Order::ntt) return;  // stored past the caches, below
-    __builtin_prefetch(a + r, 1);
-    __builtin_prefetch(b + r, 1);
-    __builtin_prefetch(c + r, 1);
-  };
-  for (std::size_t r = begin; r < std::min(stop, begin + kAhead); ++r) prefetch(r);
-  for (std::size_t i = begin; i < stop; ++i) {
-    if (i + kAhead < stop) prefetch(i + kAhead);
-    const Fr sa = row_of(a_, i), sb = row_of(b_, i), sc = times(sa, sb, one);
-    if (order == Order::snarkjs) {
-      a[i] = sa;
-      b[i] = sb;
-      c[i] = sc;
-    } else {
-      // In stoker's order consecutive rows land far apart: stored past the
-      // caches, the writes need no read of the lines they land in first
-      // (2^22 PoRep-shaped rows on one core of a 2-core VM: 1.43 -> 0.74 s).
-      const std::size_t at = to_ntt(i);
-      stream_store(a + at, sa);
-      stream_store(b + at, sb);
-      stream_store(c + at, sc);
-    }
+  im.a_begin = 0;
+  im.a_words = im.a_begin + bytes(a_.begin);
+  im.b_begin = im.a_words + bytes(a_.words);
+  im.b_words = im.b_begin + bytes(b_.begin);
+  im.bytes = im.b_words + bytes(b_.words);
+  return im;
+}
+
+void ConstraintMatrices::copy_image(std::size_t offset, std::span<std::byte> out) const {
+  const Image im = image();
+  const std::pair<std::size_t, const std::vector<std::uint32_t>*> parts[] = {
+      {im.a_begin, &a_.begin}, {im.a_words, &a_.words}, {im.b_begin, &b_.begin},
+      {im.b_words, &b_.words}};
+  const std::size_t end = offset + out.size();
+  if (end > im.bytes) {
+    const std::size_t from = std::max(offset, im.bytes);
+    std::memset(out.data() + (from - offset), 0, end - from);
   }
-  // Streamed stores are not ordered with the stores that tell another
-  // thread this share is done; the fence orders them.
-  if (order == Order::ntt) stream_fence();
+  for (const auto& [at, v] : parts) {
+    const std::size_t part_end = at + v->size() * sizeof(std::uint32_t);
+    const std::size_t lo = std::max(at, offset), hi = std::min(part_end, end);
+    if (lo >= hi) continue;
+    std::memcpy(out.data() + (lo - offset), reinterpret_cast<const std::byte*>(v->data()) + (lo - at),
+                hi - lo);
+  }
 }
 
 }  // namespace stoker::engine::groth16

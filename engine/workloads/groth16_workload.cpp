@@ -15,6 +15,7 @@
 #include "common/uninitialized_vector.hpp"
 #include "engine/groth16/cpu_prover.hpp"
 #include "engine/groth16/proof_assembly.hpp"
+#include "kernels/constraint_rows.hpp"
 #include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/hpoly.hpp"
@@ -59,9 +60,10 @@ struct QuerySource {
 // chunk by chunk into the pinned blocks, read from `source`; a snarkjs
 // key's H from `snarkjs_h` (all of it, in the file's order) through the
 // permutation into NTT order on the way (a permuted copy first took 6.4 GB
-// more and a pass over it at 2^26).
+// more and a pass over it at 2^26), and its `matrices` after the points.
 Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
                                 const g16::QueryCounts& n, std::span<const G1Affine> snarkjs_h,
+                                const g16::ConstraintMatrices* matrices,
                                 const QuerySource& source, std::string label, bool check_points,
                                 std::size_t chunk_points,
                                 g16::PointForm form = g16::PointForm::montgomery) {
@@ -70,6 +72,9 @@ Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
     return Error{Errc::invalid_argument, label + ": H holds " + std::to_string(n.h) +
                                              " points for a domain of " +
                                              std::to_string(head.domain_size())};
+  if (snarkjs != (matrices != nullptr))
+    return Error{Errc::invalid_argument,
+                 label + ": a snarkjs key, and only one, comes with its constraint matrices"};
   if (n.b_g2 != n.b_g1)
     return Error{Errc::invalid_argument, label + ": B_G1 holds " + std::to_string(n.b_g1) +
                                              " points and B_G2 " + std::to_string(n.b_g2)};
@@ -78,7 +83,10 @@ Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
   out.a_at = out.l_at + n.l;
   out.b1_at = out.a_at + n.a;
   out.b2_at = out.b1_at + n.b_g1;
-  const std::size_t slots = out.b2_at + 2 * n.b_g2;
+  out.rows_at = out.b2_at + 2 * n.b_g2;
+  if (matrices) out.rows = matrices->image();
+  constexpr std::size_t kSlot = sizeof(G1Affine);
+  const std::size_t slots = out.rows_at + (out.rows.bytes + kSlot - 1) / kSlot;
   const std::size_t starts[] = {out.h_at, out.l_at, out.a_at, out.b1_at, out.b2_at};
   const g16::Query g1_queries[] = {g16::Query::h, g16::Query::l, g16::Query::a, g16::Query::b_g1};
   const kernels::NttToSnarkjsIndex to_snarkjs(head.log_n);
@@ -106,9 +114,17 @@ Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
         done += dst.size();
         continue;
       }
+      if (slot >= out.rows_at) {
+        // The rows, bytes in slots of their own (zero past their end).
+        const std::span<std::byte> dst = std::as_writable_bytes(to.subspan(done));
+        matrices->copy_image((slot - out.rows_at) * kSlot, dst);
+        done = to.size();
+        continue;
+      }
       // B_G2, two slots a point: a point split by the chunk's edges is read
       // whole and the half in this chunk copied.
-      const std::size_t rel = slot - out.b2_at, left = to.size() - done;
+      const std::size_t rel = slot - out.b2_at,
+                        left = std::min(to.size(), out.rows_at - first) - done;
       if (rel % 2 == 1 || left == 1) {
         G2Affine p;
         if (Error e = source.b_g2(rel / 2, std::span<G2Affine>(&p, 1))) return e;
@@ -128,6 +144,7 @@ Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
   o.trust_points = !check_points;
   o.canonical = form == g16::PointForm::canonical;
   o.g2_from = out.b2_at;
+  o.raw_from = out.rows_at;
   o.chunk_points = chunk_points;
   // The fill fails only reading a KeyFile, whose errors name the file, the
   // section and the byte (a copy from memory cannot fail).
@@ -142,6 +159,7 @@ Result<Groth16Key> load_queries(Engine& engine, const g16::ProvingKey& head,
     if (slot < out.a_at) return named("L", slot - out.l_at);
     if (slot < out.b1_at) return named("A", slot - out.a_at);
     if (slot < out.b2_at) return named("B_G1", slot - out.b1_at);
+    if (slot >= out.rows_at) return std::string("constraint rows");
     return named("B_G2", (slot - out.b2_at) / 2);
   };
   o.label = std::move(label);
@@ -191,10 +209,8 @@ Result<Groth16Key> load_groth16_key(Engine& engine, std::shared_ptr<const g16::P
     copy_range(std::span<const G2Affine>(k.b_g2), first, out);
     return {};
   };
-  auto out = load_queries(engine, k, k.counts(), k.h, source, std::move(label), check_points,
-                          chunk_points);
-  if (out) out->matrices = std::move(matrices);
-  return out;
+  return load_queries(engine, k, k.counts(), k.h, matrices.get(), source, std::move(label),
+                      check_points, chunk_points);
 }
 
 Result<Groth16Key> load_groth16_key(Engine& engine, g16::KeyFile& file, std::string label,
@@ -233,10 +249,8 @@ Result<Groth16Key> load_groth16_key(Engine& engine, g16::KeyFile& file, std::str
   source.b_g2 = [&file, form](std::size_t first, std::span<G2Affine> out) {
     return file.read_b_g2(first, out, 0, form);
   };
-  auto out = load_queries(engine, head, n, h, source, std::move(label), check_points, chunk_points,
-                          form);
-  if (out) out->matrices = std::move(matrices);
-  return out;
+  return load_queries(engine, head, n, h, matrices.get(), source, std::move(label), check_points,
+                      chunk_points, form);
 }
 
 Groth16Options groth16_options_on(const Engine& engine, Groth16Key key) {
@@ -491,13 +505,26 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     packed_bytes = std::max(packed_bytes, in.packed.bytes.size());
     packed_total += in.packed.bytes.size();
   }
+  // A snarkjs proof uploads its witness and has its rows evaluated on the
+  // device into a, b, c (scratch); a bellman proof uploads a, b, c.
+  if (snarkjs && (!gk.rows.bytes || gk.rows_at >= gk.points.points()))
+    return Error{Errc::invalid_argument, who + "the snarkjs key has no resident constraint rows"};
+  const std::size_t witness_bytes = key.num_vars * sizeof(Fr);
+  std::vector<std::size_t> input_bytes;
+  if (snarkjs)
+    input_bytes = {witness_bytes};
+  else
+    input_bytes = {bytes, bytes, bytes};
   auto plans = std::make_shared<Plans>();
-  std::size_t scratch = bytes;  // h, on the host backend
+  // The MSMs' scratch (on the host backend: h), after a snarkjs proof's a,
+  // b, c, where the MSMs' may take b's and c's place (h is a).
+  std::size_t msm_scratch = bytes;
   // The MSMs' window sums: the most any plan leaves (no windows on the host).
   std::size_t g1_sums_bytes = kernels::gpu::window_sums_bytes(kernels::MsmGroup::g1, 0);
   std::size_t g2_sums_bytes = kernels::gpu::window_sums_bytes(kernels::MsmGroup::g2, 0);
-  if (o.devices->backend() == devices::Backend::cuda) {
-    scratch = 0;
+  const bool gpu = o.devices->backend() == devices::Backend::cuda;
+  if (gpu) {
+    msm_scratch = 0;
     using kernels::MsmGroup;
     plans->witness.resize(partitions);
     for (std::size_t d = 0; d < o.devices->size(); ++d) {
@@ -506,7 +533,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       if (auto ec = kernels::gpu::plan_msm(MsmGroup::g1, h_count, ordinal, plan))
         return Error{ec, who + "planning H's MSM of " + std::to_string(h_count) +
                              " points on device " + std::to_string(d) + ": " + ec.message()};
-      scratch = std::max(scratch, plan.scratch_bytes);
+      msm_scratch = std::max(msm_scratch, plan.scratch_bytes);
       g1_sums_bytes = std::max(g1_sums_bytes, kernels::gpu::window_sums_bytes(plan));
       plans->h.push_back(plan);
       for (std::size_t p = 0; p < partitions; ++p) {
@@ -522,7 +549,7 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
             return Error{ec, who + "planning a witness MSM of " + std::to_string(q->ones) +
                                  " ones and " + std::to_string(q->rest) + " others on device " +
                                  std::to_string(d) + ": " + ec.message()};
-          scratch = std::max(scratch, sparse->scratch_bytes);
+          msm_scratch = std::max(msm_scratch, sparse->scratch_bytes);
           std::size_t& most = group == MsmGroup::g2 ? g2_sums_bytes : g1_sums_bytes;
           most = std::max(most, kernels::gpu::window_sums_bytes(*sparse));
         }
@@ -531,8 +558,14 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
     }
   }
 
+  // A snarkjs proof's a, b, c first: on a GPU h is a and the MSMs' scratch
+  // may overlay b and c; on the host backend h is apart.
+  const std::size_t abc_at = snarkjs ? (gpu ? bytes : 3 * bytes) : 0;
+  const std::size_t scratch =
+      snarkjs ? (gpu ? bytes + std::max(2 * bytes, msm_scratch) : 3 * bytes + msm_scratch)
+              : msm_scratch;
   Partition shape;
-  for (int k = 0; k < 3; ++k) shape.inputs.push_back(Input::produced(bytes));
+  for (std::size_t b : input_bytes) shape.inputs.push_back(Input::produced(b));
   shape.inputs.push_back(Input::produced(packed_bytes));
   for (int k = 0; k < 4; ++k) shape.outputs.push_back(Output{nullptr, g1_sums_bytes, false});
   shape.outputs.push_back(Output{nullptr, g2_sums_bytes, false});
@@ -569,27 +602,28 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
   for (std::size_t p = 0; p < partitions; ++p) {
     auto in = std::make_shared<ProofInputs>(std::move(proof_inputs[p]));
     Partition part;
-    for (int k = 0; k < 3; ++k) part.inputs.push_back(Input::produced(bytes));
+    for (std::size_t b : input_bytes) part.inputs.push_back(Input::produced(b));
     part.inputs.push_back(Input::produced(std::max<std::size_t>(1, in->packed.bytes.size())));
-    part.split_producer = [in, matrices = gk.matrices, n](
+    const std::size_t packed_input = input_bytes.size();
+    part.split_producer = [in, n, packed_input, num_vars = key.num_vars](
                               std::span<const std::span<std::byte>> produced,
                               ProducerTask task) -> std::error_code {
-      auto* a = reinterpret_cast<Fr*>(produced[0].data());
-      auto* b = reinterpret_cast<Fr*>(produced[1].data());
-      auto* c = reinterpret_cast<Fr*>(produced[2].data());
-      const auto [begin, end] = task.range(n);
-      if (matrices) {
-        matrices->evaluate_rows(*in->witness, begin, end, a, b, c,
-                                g16::ConstraintMatrices::Order::ntt);
+      if (in->witness) {
+        const auto [begin, end] = task.range(num_vars);
+        auto* w = reinterpret_cast<Fr*>(produced[0].data());
+        std::copy(in->witness->begin() + begin, in->witness->begin() + end, w + begin);
       } else {
+        const auto [begin, end] = task.range(n);
         const auto& bw = *in->bellman;
-        std::copy(bw.a.begin() + begin, bw.a.begin() + end, a + begin);
-        std::copy(bw.b.begin() + begin, bw.b.begin() + end, b + begin);
-        std::copy(bw.c.begin() + begin, bw.c.begin() + end, c + begin);
+        const g16::WitnessValues* from[] = {&bw.a, &bw.b, &bw.c};
+        for (int k = 0; k < 3; ++k)
+          std::copy(from[k]->begin() + begin, from[k]->begin() + end,
+                    reinterpret_cast<Fr*>(produced[k].data()) + begin);
       }
       const auto& packed = in->packed.bytes;
       const auto [s_begin, s_end] = task.range(packed.size());
-      std::copy(packed.begin() + s_begin, packed.begin() + s_end, produced[3].data() + s_begin);
+      std::copy(packed.begin() + s_begin, packed.begin() + s_end,
+                produced[packed_input].data() + s_begin);
       return {};
     };
     std::byte* sums = run->sums.data() + p * run->sums_stride();
@@ -597,18 +631,34 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       part.outputs.push_back(Output::to(std::span(sums + k * g1_sums_bytes, g1_sums_bytes)));
     part.outputs.push_back(Output::to(std::span(sums + 4 * g1_sums_bytes, g2_sums_bytes)));
     part.scratch_bytes = scratch;
-    part.work.gpu = [gk, plans, log_n, snarkjs, h_count, in,
+    part.work.gpu = [gk, plans, log_n, snarkjs, bytes, abc_at, packed_input, in,
                      p](const KernelContext& c) -> std::error_code {
       const G1Affine* points = gk.points.points_on(c.device);
       const auto d = static_cast<std::size_t>(c.device.index());
       if (points == nullptr || d >= plans->h.size()) return make_error_code(Errc::invalid_argument);
       const auto s = static_cast<cudaStream_t>(c.stream.native());
-      auto* a = reinterpret_cast<Fr*>(c.inputs[0]);
-      auto* b = reinterpret_cast<Fr*>(c.inputs[1]);
-      auto* cc = reinterpret_cast<Fr*>(c.inputs[2]);
-      const std::byte* packed = c.inputs[3];
+      Fr *a, *b, *cc;
+      if (snarkjs) {
+        a = reinterpret_cast<Fr*>(c.scratch);
+        b = reinterpret_cast<Fr*>(c.scratch + bytes);
+        cc = reinterpret_cast<Fr*>(c.scratch + 2 * bytes);
+        const auto* rows = reinterpret_cast<const std::byte*>(points + gk.rows_at);
+        if (auto ec = kernels::gpu::evaluate_constraint_rows(
+                gk.rows.a(rows), gk.rows.b(rows), reinterpret_cast<const Fr*>(c.inputs[0]), log_n,
+                a, b, cc, s))
+          return ec;
+      } else {
+        a = reinterpret_cast<Fr*>(c.inputs[0]);
+        b = reinterpret_cast<Fr*>(c.inputs[1]);
+        cc = reinterpret_cast<Fr*>(c.inputs[2]);
+      }
+      const std::byte* packed = c.inputs[packed_input];
       const PackedScalars& q = in->packed;
       const Plans::Witness& wp = plans->witness[p][d];
+      // The MSMs' scratch: after h (a) for a snarkjs proof, over b and c.
+      KernelContext m = c;
+      m.scratch = c.scratch + abc_at;
+      m.scratch_bytes = c.scratch_bytes - abc_at;
       Fr* h = a;
       if (auto ec = snarkjs ? kernels::gpu::hpoly_odd_coset(h, a, b, cc, log_n, s)
                             : kernels::gpu::hpoly(h, a, b, cc, log_n, s))
@@ -617,33 +667,53 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         if (auto ec = c.mark()) return ec;
       // The window sums, finished on the host when the proof is assembled.
       if (auto ec = kernels::gpu::msm_window_sums(plans->h[d], c.outputs[0], points + gk.h_at, h,
-                                                  c.scratch, c.scratch_bytes, s))
+                                                  m.scratch, m.scratch_bytes, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      if (auto ec = gpu_sparse_msm(wp.l, c.outputs[1], points + gk.l_at, packed, q.l, c, s))
+      if (auto ec = gpu_sparse_msm(wp.l, c.outputs[1], points + gk.l_at, packed, q.l, m, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      if (auto ec = gpu_sparse_msm(wp.a, c.outputs[2], points + gk.a_at, packed, q.a, c, s))
+      if (auto ec = gpu_sparse_msm(wp.a, c.outputs[2], points + gk.a_at, packed, q.a, m, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      if (auto ec = gpu_sparse_msm(wp.b, c.outputs[3], points + gk.b1_at, packed, q.b, c, s))
+      if (auto ec = gpu_sparse_msm(wp.b, c.outputs[3], points + gk.b1_at, packed, q.b, m, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      return gpu_sparse_msm(wp.b2, c.outputs[4], g2_points(points, gk.b2_at), packed, q.b, c, s);
+      return gpu_sparse_msm(wp.b2, c.outputs[4], g2_points(points, gk.b2_at), packed, q.b, m, s);
     };
-    part.work.cpu = [gk, log_n, snarkjs, h_count, in,
+    part.work.cpu = [gk, log_n, snarkjs, bytes, abc_at, packed_input, h_count, in,
                      cpu_threads](const KernelContext& c) -> std::error_code {
       const G1Affine* points = gk.points.points_on(c.device);
-      auto* h = reinterpret_cast<Fr*>(c.scratch);
-      if (points == nullptr || h == nullptr) return make_error_code(Errc::invalid_argument);
-      const auto* a = reinterpret_cast<const Fr*>(c.inputs[0]);
-      const auto* b = reinterpret_cast<const Fr*>(c.inputs[1]);
-      const auto* cc = reinterpret_cast<const Fr*>(c.inputs[2]);
-      const std::byte* packed = c.inputs[3];
+      if (points == nullptr || c.scratch == nullptr) return make_error_code(Errc::invalid_argument);
+      const Fr *a, *b, *cc;
+      if (snarkjs) {
+        auto* sa = reinterpret_cast<Fr*>(c.scratch);
+        auto* sb = reinterpret_cast<Fr*>(c.scratch + bytes);
+        auto* sc = reinterpret_cast<Fr*>(c.scratch + 2 * bytes);
+        const auto* rows = reinterpret_cast<const std::byte*>(points + gk.rows_at);
+        const auto* w = reinterpret_cast<const Fr*>(c.inputs[0]);
+        const auto ra = gk.rows.a(rows), rb = gk.rows.b(rows);
+        kernels::detail::parallel_for(
+            std::size_t{1} << log_n, cpu_threads,
+            [&](std::size_t lo, std::size_t hi) {
+              kernels::cpu::evaluate_constraint_rows(ra, rb, w, log_n, lo, hi, sa, sb, sc,
+                                                     kernels::RowOrder::ntt);
+            },
+            1024);
+        a = sa;
+        b = sb;
+        cc = sc;
+      } else {
+        a = reinterpret_cast<const Fr*>(c.inputs[0]);
+        b = reinterpret_cast<const Fr*>(c.inputs[1]);
+        cc = reinterpret_cast<const Fr*>(c.inputs[2]);
+      }
+      auto* h = reinterpret_cast<Fr*>(c.scratch + abc_at);
+      const std::byte* packed = c.inputs[packed_input];
       const PackedScalars& q = in->packed;
       if (snarkjs)
         kernels::cpu::hpoly_odd_coset_in_ntt_order(h, a, b, cc, log_n, cpu_threads);

@@ -7,18 +7,21 @@
 // device budgets, eviction): H, L, A and B_G1 back to back, a snarkjs key's
 // H in stoker's NTT order (kernels/hpoly_odd_coset.hpp) so that no proof
 // permutes anything, then B_G2, each of its 192-byte points in two of the
-// Srs's 96-byte slots (one resident block per key, one broadcast, one
-// budget charge). The verifying key stays on the host.
+// Srs's 96-byte slots, then a snarkjs key's A and B matrices by rows
+// (kernels/constraint_rows.hpp) in slots of their own: one resident block
+// per key, one broadcast, one budget charge. The verifying key stays on the
+// host.
 //
 // Per partition:
-// - the producer (CPU workers) writes a, b, c in the order the device wants
-//   them (a snarkjs key's rows from its matrices and the witness, a bellman
-//   witness's evaluations as given) and the witness's scalars of the L, A
-//   and B queries, straight into pinned memory;
-// - the device work computes h (the odd coset for snarkjs, the coefficient
-//   form for bellman) and the five MSMs H, L, A, B_G1 and B_G2 (GPU
-//   kernels, or the CPU's on the host backend), marking the steps "h",
-//   "msm_h", "msm_l", "msm_a", "msm_b_g1" and "msm_b_g2";
+// - the producer (CPU workers) writes the witness's scalars of the L, A and
+//   B queries, split by value, straight into pinned memory, and either a
+//   snarkjs witness (32 bytes a wire) or a bellman witness's a, b and c
+//   (evaluations as given, 96 bytes a row);
+// - the device work evaluates a snarkjs key's rows at the witness into a,
+//   b, c, computes h (the odd coset for snarkjs, the coefficient form for
+//   bellman) and the five MSMs H, L, A, B_G1 and B_G2 (GPU kernels, or the
+//   CPU's on the host backend), marking the steps "h" (the rows' evaluation
+//   included), "msm_h", "msm_l", "msm_a", "msm_b_g1" and "msm_b_g2";
 // - after the sums land, a worker assembles the proof with r and s
 //   (engine/groth16/proof_assembly.hpp) and, unless
 //   told not to, checks it with the pairing: a witness that does not satisfy
@@ -48,18 +51,19 @@ namespace stoker::engine::workloads {
 
 // A proving key loaded on an engine: the resident queries, with where each
 // starts among the resident 96-byte slots (B_G2's points take two slots
-// each, from b2_at to the end), and on the host what a proof needs besides:
-// `key` holds the verifying key, beta_1, delta_1 and the sizes but no
-// query points or coefficients (those of a 2^26 key are 24-30 GB, and a
+// each, from b2_at to rows_at; a snarkjs key's rows from rows_at to the
+// end, laid out as `rows` says), and on the host what a proof needs
+// besides: `key` holds the verifying key, beta_1, delta_1 and the sizes but
+// no query points or coefficients (those of a 2^26 key are 24-30 GB, and a
 // zkey's coefficients 9 GB more, which a host that keeps several keys
 // resident cannot hold twice).
 struct Groth16Key {
   std::shared_ptr<const groth16::ProvingKey> key;
-  std::shared_ptr<const groth16::ConstraintMatrices> matrices;  // snarkjs keys
   Srs points;
-  std::size_t h_at = 0, l_at = 0, a_at = 0, b1_at = 0, b2_at = 0;
+  std::size_t h_at = 0, l_at = 0, a_at = 0, b1_at = 0, b2_at = 0, rows_at = 0;
+  groth16::ConstraintMatrices::Image rows;  // snarkjs keys
   std::size_t g1_points() const { return b2_at; }
-  std::size_t g2_points() const { return (points.points() - b2_at) / 2; }
+  std::size_t g2_points() const { return (rows_at - b2_at) / 2; }
   groth16::QueryCounts counts() const {
     return {l_at - h_at, a_at - l_at, b1_at - a_at, b2_at - b1_at, g2_points()};
   }

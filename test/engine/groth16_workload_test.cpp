@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
+#include <cstring>
 #include <functional>
 #include <span>
 
@@ -334,6 +335,67 @@ TEST(Groth16KeySlots, G2PointsAcrossPinnedBlocksAreCheckedWhole) {
         << refused.error().what();
   }
   auto odd = load(good, 4);
+  ASSERT_FALSE(odd);
+  EXPECT_NE(odd.error().what().find("not two a point"), std::string::npos) << odd.error().what();
+}
+
+// Slots past raw_from hold bytes that are not points (a snarkjs key's
+// rows): they are not checked, canonical conversion leaves them alone, and
+// they land on every device as they were, across the pinned blocks' edges.
+TEST(Groth16KeySlots, RawSlotsLandAsTheyWere) {
+  STOKER_REQUIRE_BACKEND();
+  Fixture f;
+  using kernels::Fq;
+  using kernels::G1Affine;
+  using kernels::G2Affine;
+  // 5 G1 points, 2 G2 points (slots 5..8), then 5 raw slots (9..13), in
+  // blocks of 4 slots, coordinates in canonical form.
+  std::vector<G1Affine> slots(14);
+  const auto canonical = [](Fq& x) {
+    std::uint64_t v[6];
+    x.to_canonical(v);
+    std::memcpy(&x, v, sizeof v);
+  };
+  for (std::size_t i = 0; i < 5; ++i) {
+    slots[i] = G1Affine::generator();
+    canonical(slots[i].x);
+    canonical(slots[i].y);
+  }
+  auto* g2 = reinterpret_cast<G2Affine*>(slots.data() + 5);
+  for (std::size_t j = 0; j < 2; ++j) {
+    g2[j] = G2Affine::generator();
+    for (Fq* x : {&g2[j].x.c0, &g2[j].x.c1, &g2[j].y.c0, &g2[j].y.c1}) canonical(*x);
+  }
+  std::vector<std::byte> raw(5 * sizeof(G1Affine));
+  for (std::size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<std::byte>(0xa5 ^ (i * 7));
+  std::memcpy(slots.data() + 9, raw.data(), raw.size());
+  SrsLoadOptions o;
+  o.label = "slots";
+  o.g2_from = 5;
+  o.raw_from = 9;
+  o.canonical = true;
+  o.chunk_points = 4;
+  auto loaded = f.engine.load_srs(std::span<const G1Affine>(slots), o);
+  ASSERT_TRUE(loaded) << loaded.error().what();
+  for (std::size_t d = 0; d < f.engine.devices().size(); ++d) {
+    devices::Device& dev = f.engine.devices()[d];
+    const auto* on = loaded->points_on(dev);
+    ASSERT_NE(on, nullptr);
+    std::vector<G1Affine> back(slots.size());
+    auto stream = dev.create_stream();
+    ASSERT_TRUE(stream);
+    ASSERT_FALSE(stream->copy(back.data(), on, back.size() * sizeof(G1Affine)));
+    ASSERT_FALSE(stream->synchronize());
+    EXPECT_EQ(back[0].x, G1Affine::generator().x) << "device " << d << ": G1 converted";
+    EXPECT_EQ(reinterpret_cast<const G2Affine*>(back.data() + 5)[1].y.c1,
+              G2Affine::generator().y.c1)
+        << "device " << d << ": G2 converted";
+    EXPECT_EQ(std::memcmp(back.data() + 9, raw.data(), raw.size()), 0)
+        << "device " << d << ": raw slots as they were";
+  }
+  // Raw slots that start inside a G2 point leave it half: refused.
+  o.raw_from = 8;
+  auto odd = f.engine.load_srs(std::span<const G1Affine>(slots), o);
   ASSERT_FALSE(odd);
   EXPECT_NE(odd.error().what().find("not two a point"), std::string::npos) << odd.error().what();
 }

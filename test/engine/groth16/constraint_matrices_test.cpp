@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
+#include <span>
 
 #include "kernels/hpoly_odd_coset.hpp"
 
@@ -99,6 +101,41 @@ TEST(ConstraintMatrices, StokersOrderIsSnarkjssPermutedInAnySharesOfIt) {
   m->evaluate_rows(w, 5, n, sa.data(), sb.data(), sc.data(), Order::snarkjs);
   EXPECT_TRUE(std::equal(sa.begin(), sa.end(), a.begin()) &&
               std::equal(sc.begin(), sc.end(), c.begin()));
+}
+
+// The image a device holds is the rows themselves: copied in pieces of any
+// size it is one block, zero past its end, and evaluated from it the rows
+// give what the matrices give.
+TEST(ConstraintMatrices, ItsImageIsItsRowsInOneBlock) {
+  const unsigned log_n = 9;
+  const std::size_t n = std::size_t{1} << log_n, vars = 700;
+  auto m = ConstraintMatrices::from(key_with_every_kind(log_n, vars, 7));
+  ASSERT_TRUE(m) << m.error().what();
+  const auto im = m->image();
+  EXPECT_EQ(im.a_begin, 0u);
+  EXPECT_EQ(im.a_words, (n + 1) * 4);
+  EXPECT_LT(im.a_words, im.b_begin);
+  EXPECT_EQ(im.b_words, im.b_begin + (n + 1) * 4);
+  EXPECT_LT(im.b_words, im.bytes);
+  // The whole, then in uneven pieces running past the end.
+  std::vector<std::byte> whole(im.bytes + 100, std::byte{0x5a});
+  m->copy_image(0, whole);
+  for (std::size_t i = im.bytes; i < whole.size(); ++i)
+    ASSERT_EQ(whole[i], std::byte{0}) << "byte " << i << " past the image";
+  std::vector<std::byte> pieces(whole.size(), std::byte{0x33});
+  for (std::size_t at = 0, size = 3; at < pieces.size(); at += size, size = size * 2 + 5)
+    m->copy_image(at, std::span(pieces).subspan(at, std::min(size, pieces.size() - at)));
+  EXPECT_TRUE(pieces == whole);
+  // 4-byte words, as a device reads them.
+  std::vector<std::uint32_t> words(whole.size() / 4);
+  std::memcpy(words.data(), whole.data(), words.size() * 4);
+  const auto* base = reinterpret_cast<const std::byte*>(words.data());
+  const auto w = witness_of(vars, 8);
+  std::vector<Fr> a(n), b(n), c(n), ia(n), ib(n), ic(n);
+  m->evaluate_rows(w, 0, n, a.data(), b.data(), c.data(), Order::ntt);
+  kernels::cpu::evaluate_constraint_rows(im.a(base), im.b(base), w.data(), log_n, 0, n, ia.data(),
+                                         ib.data(), ic.data(), Order::ntt);
+  EXPECT_TRUE(a == ia && b == ib && c == ic);
 }
 
 TEST(ConstraintMatrices, RefusesKeysItCannotHoldNamingWhy) {

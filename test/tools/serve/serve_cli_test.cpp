@@ -68,14 +68,15 @@ TEST(ServeCli, KeysLoadListAndEvictRoundTrip) {
   EXPECT_EQ(empty.out, "no keys on " + server + "\n");
 
   // A relative path is made absolute here, where it means what the user meant.
-  // Resident: 91 G1 points (H, L, A, B_G1) and B_G2's 26 G2 points,
-  // 91 * 96 + 26 * 192 = 13728 bytes.
+  // Resident: 91 G1 points (H, L, A, B_G1), B_G2's 26 G2 points and the
+  // A and B matrices' rows in 3 slots, (91 + 3) * 96 + 26 * 192 = 14016
+  // bytes.
   auto loaded = run_shell(std::string("cd ") + STOKER_GROTH16_DATA_DIR + " && " + STOKER_BINARY +
                           " " + load_line(d, "mult", "multiplier.zkey"));
   ASSERT_EQ(loaded.status, 0) << loaded.both();
   EXPECT_TRUE(has(loaded.out, "key 'mult' loaded on " + server +
                                   ": zkey, 2^4 points, 26 wires, "
-                                  "2 public; 13728 bytes (13.4 KiB) resident on each of 1 device"))
+                                  "2 public; 14016 bytes (13.7 KiB) resident on each of 1 device"))
       << loaded.out;
   EXPECT_TRUE(has(loaded.out, "(points checked)")) << loaded.out;
   EXPECT_EQ(lines(loaded.out), 1);
@@ -87,7 +88,7 @@ TEST(ServeCli, KeysLoadListAndEvictRoundTrip) {
   EXPECT_EQ(table.status, 0) << table.both();
   EXPECT_EQ(table.out,
             "NAME  STATE  FORMAT  LOG_N  WIRES  RESIDENT_BYTES_PER_DEVICE\n"
-            "mult  ready  zkey    4      26     13728\n");
+            "mult  ready  zkey    4      26     14016\n");
   auto listed = run_stoker("keys list --server " + server + " --json");
   ASSERT_EQ(listed.status, 0) << listed.both();
   const json keys = json::parse(listed.out)["keys"];
@@ -97,7 +98,7 @@ TEST(ServeCli, KeysLoadListAndEvictRoundTrip) {
   auto evicted = run_stoker("keys evict --server " + server + " --name mult");
   EXPECT_EQ(evicted.status, 0) << evicted.both();
   EXPECT_EQ(evicted.out,
-            "key 'mult' evicted from " + server + ": 13728 bytes (13.4 KiB) freed on each device\n");
+            "key 'mult' evicted from " + server + ": 14016 bytes (13.7 KiB) freed on each device\n");
   EXPECT_EQ(run_stoker("keys list --server " + server).out, "no keys on " + server + "\n");
   auto twice = run_stoker("keys evict --server " + server + " --name mult");
   EXPECT_EQ(twice.status, 1) << twice.both();
