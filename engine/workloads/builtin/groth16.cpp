@@ -199,19 +199,20 @@ Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
   auto job = make_groth16_job(o, run);
   if (!job) return std::move(job).error();
 
+  const bool snarkjs = key.format == g16::KeyFormat::snarkjs;
   WorkloadJob out;
   out.job = std::move(*job);
   out.run = run;
-  const bool snarkjs = key.format == g16::KeyFormat::snarkjs;
   out.banner = printf_text(
       "groth16, %zu partitions (a proof each) over 2^%u points (%s key, %zu wires, %zu public; %s) "
       "%s\n"
-      "  key: %s, %s in %.2f s; %zu G1 and %zu G2 points (%.1f MiB) %s every device in %.2f s "
+      "  key: %s, %s in %.2f s; %zu G1 and %zu G2 points%s (%.1f MiB) %s every device in %.2f s "
       "(points %s)\n",
       partitions, key.log_n, snarkjs ? "snarkjs" : "bellman", key.num_vars, key.num_public,
       o.verify ? "each checked with the pairing" : "not checked", on_devices(engine).c_str(),
       loaded->source.c_str(), from_file ? "opened" : "made", loaded->read_s, resident->g1_points(),
-      resident->g2_points(), static_cast<double>(resident->points.bytes()) / (1 << 20),
+      resident->g2_points(), snarkjs ? " and the A and B rows" : "",
+      static_cast<double>(resident->points.bytes()) / (1 << 20),
       from_file ? "read from it onto" : "on", load_s, points.c_str());
   out.verifies = o.verify;
   out.verification = "every proof passes the pairing check of the key's verifying key";
