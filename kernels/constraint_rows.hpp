@@ -43,8 +43,12 @@ constexpr std::uint32_t kValueWords = sizeof(Fr) / sizeof(std::uint32_t);
 STOKER_HD std::uint32_t term_word(std::uint32_t wire, Kind kind) {
   return wire | (static_cast<std::uint32_t>(kind) << kWireBits);
 }
-STOKER_HD std::uint32_t wire_of(std::uint32_t word) { return word & kWireMask; }
-STOKER_HD Kind kind_of(std::uint32_t word) { return static_cast<Kind>(word >> kWireBits); }
+STOKER_HD std::uint32_t wire_of(std::uint32_t word) {
+  return word & kWireMask;
+}
+STOKER_HD Kind kind_of(std::uint32_t word) {
+  return static_cast<Kind>(word >> kWireBits);
+}
 // The words a term takes, its own included.
 STOKER_HD std::uint32_t term_words(std::uint32_t word) {
   return 1 + (kind_of(word) == kOther ? kValueWords : 0);
@@ -98,8 +102,8 @@ namespace gpu {
 // each) in stoker's order, on `stream`. Every pointer is a device pointer
 // of the current device; `w` holds every wire the rows name (unchecked:
 // the rows were checked when they were built).
-std::error_code evaluate_constraint_rows(ConstraintRows a_rows, ConstraintRows b_rows,
-                                         const Fr* w, unsigned log_n, Fr* d_a, Fr* d_b, Fr* d_c,
+std::error_code evaluate_constraint_rows(ConstraintRows a_rows, ConstraintRows b_rows, const Fr* w,
+                                         unsigned log_n, Fr* d_a, Fr* d_b, Fr* d_c,
                                          cudaStream_t stream);
 }  // namespace gpu
 

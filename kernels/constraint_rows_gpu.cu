@@ -24,8 +24,8 @@ __global__ void evaluate_rows_kernel(ConstraintRows a_rows, ConstraintRows b_row
 
 }  // namespace
 
-std::error_code evaluate_constraint_rows(ConstraintRows a_rows, ConstraintRows b_rows,
-                                         const Fr* w, unsigned log_n, Fr* d_a, Fr* d_b, Fr* d_c,
+std::error_code evaluate_constraint_rows(ConstraintRows a_rows, ConstraintRows b_rows, const Fr* w,
+                                         unsigned log_n, Fr* d_a, Fr* d_b, Fr* d_c,
                                          cudaStream_t stream) {
   if (log_n > 32 || !a_rows.begin || !a_rows.words || !b_rows.begin || !b_rows.words || !w ||
       !d_a || !d_b || !d_c)

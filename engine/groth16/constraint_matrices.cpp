@@ -5,9 +5,9 @@
 #include <bit>
 #include <cstring>
 #include <limits>
-#include <utility>
 #include <new>
 #include <string>
+#include <utility>
 
 #include "common/host_memory_limit.hpp"
 #include "engine/groth16/detail/first_failure.hpp"
@@ -98,8 +98,7 @@ Error ConstraintMatrices::build(std::span<const MatrixEntry> entries) {
       if (words[m] >= kMostWords)
         return Error{Errc::invalid_argument,
                      std::string("the key's ") + (m == 0 ? "A" : "B") + " matrix takes " +
-                         std::to_string(words[m].load()) +
-                         " words; its rows hold fewer than 2^32"};
+                         std::to_string(words[m].load()) + " words; its rows hold fewer than 2^32"};
   }
   for (Rows* m : {&a_, &b_}) m->begin.assign(rows_ + 1, 0);
   kernels::detail::parallel_for(
@@ -160,8 +159,8 @@ Error ConstraintMatrices::evaluate(std::span<const Fr> w, std::span<Fr> a, std::
 void ConstraintMatrices::evaluate_rows(std::span<const Fr> w, std::size_t begin, std::size_t end,
                                        Fr* a, Fr* b, Fr* c, Order order) const {
   kernels::cpu::evaluate_constraint_rows(a_.view(), b_.view(), w.data(),
-                                         static_cast<unsigned>(std::countr_zero(rows_)), begin,
-                                         end, a, b, c, order);
+                                         static_cast<unsigned>(std::countr_zero(rows_)), begin, end,
+                                         a, b, c, order);
 }
 
 ConstraintMatrices::Image ConstraintMatrices::image() const {
@@ -180,7 +179,9 @@ ConstraintMatrices::Image ConstraintMatrices::image() const {
 void ConstraintMatrices::copy_image(std::size_t offset, std::span<std::byte> out) const {
   const Image im = image();
   const std::pair<std::size_t, const std::vector<std::uint32_t>*> parts[] = {
-      {im.a_begin, &a_.begin}, {im.a_words, &a_.words}, {im.b_begin, &b_.begin},
+      {im.a_begin, &a_.begin},
+      {im.a_words, &a_.words},
+      {im.b_begin, &b_.begin},
       {im.b_words, &b_.words}};
   const std::size_t end = offset + out.size();
   if (end > im.bytes) {
@@ -191,8 +192,8 @@ void ConstraintMatrices::copy_image(std::size_t offset, std::span<std::byte> out
     const std::size_t part_end = at + v->size() * sizeof(std::uint32_t);
     const std::size_t lo = std::max(at, offset), hi = std::min(part_end, end);
     if (lo >= hi) continue;
-    std::memcpy(out.data() + (lo - offset), reinterpret_cast<const std::byte*>(v->data()) + (lo - at),
-                hi - lo);
+    std::memcpy(out.data() + (lo - offset),
+                reinterpret_cast<const std::byte*>(v->data()) + (lo - at), hi - lo);
   }
 }
 

@@ -52,8 +52,7 @@ class ConstraintMatrices {
     kernels::ConstraintRows b(const std::byte* base) const { return at(base, b_begin, b_words); }
 
    private:
-    static kernels::ConstraintRows at(const std::byte* base, std::size_t begin,
-                                      std::size_t words) {
+    static kernels::ConstraintRows at(const std::byte* base, std::size_t begin, std::size_t words) {
       return {reinterpret_cast<const std::uint32_t*>(base + begin),
               reinterpret_cast<const std::uint32_t*>(base + words)};
     }

@@ -73,7 +73,9 @@ TEST(ConstraintRowsGpu, EqualsCpuInStokersOrder) {
     const HostRows a = random_rows(n, vars, rng), b = random_rows(n, vars, rng);
     std::vector<Fr> w(vars);
     for (std::size_t i = 0; i < vars; ++i)
-      w[i] = i % 3 == 0 ? Fr::zero() : i % 3 == 1 ? Fr::one() : Fr::from_u64(rng()) * Fr::from_u64(rng());
+      w[i] = i % 3 == 0   ? Fr::zero()
+             : i % 3 == 1 ? Fr::one()
+                          : Fr::from_u64(rng()) * Fr::from_u64(rng());
     std::vector<Fr> want_a(n), want_b(n), want_c(n);
     cpu::evaluate_constraint_rows(a.view(), b.view(), w.data(), log_n, 0, n, want_a.data(),
                                   want_b.data(), want_c.data(), RowOrder::ntt);
