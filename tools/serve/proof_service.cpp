@@ -784,7 +784,12 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
            {"priority", to_string(r.priority)},
            {"attempts", r.attempts}};
     if (!r.idempotency_key.empty()) j["idempotency_key"] = r.idempotency_key;
-    j["timings_ms"] = r.timings_json.empty() ? json::object() : json::parse(r.timings_json);
+    j["timings_ms"] = r.timings_json.empty() ? json{{"queue_wait", 0.0},
+                                                    {"key_load", 0.0},
+                                                    {"produce", 0.0},
+                                                    {"gpu", 0.0},
+                                                    {"total", 0.0}}
+                                              : json::parse(r.timings_json);
     if (r.state == ProofState::done) {
       j["proof"] = json::parse(r.proof_json);
       j["public"] = json::parse(r.public_json);
@@ -799,10 +804,14 @@ struct ProofService::State : std::enable_shared_from_this<ProofService::State> {
       ProofRecord r = p.record;
       r.state = p.phase == Proof::Phase::queued ? ProofState::queued : ProofState::running;
       json j = describe(r);
-      j["timings_ms"] = json{{"queue_wait", ms_between(p.accepted, p.phase == Proof::Phase::queued
-                                                                       ? Clock::now()
-                                                                       : p.started)},
-                             {"total", ms_between(p.accepted, Clock::now())}};
+      // Every stage's time so far: the GPU's is known when the proof ends.
+      const auto now = Clock::now();
+      const bool queued = p.phase == Proof::Phase::queued;
+      j["timings_ms"] = json{{"queue_wait", ms_between(p.accepted, queued ? now : p.started)},
+                             {"key_load", std::max(0.0, ms_between(p.accepted, p.key_ready))},
+                             {"produce", p.read_ms},
+                             {"gpu", 0.0},
+                             {"total", ms_between(p.accepted, now)}};
       return j;
     }
     auto r = journal.proof(id);
