@@ -683,6 +683,47 @@ TEST(Serve, WhileDrainingNewWorkIsRefusedWith503) {
   EXPECT_EQ(d.wait_exit(), 0) << d.log();
 }
 
+// A running proof that outlasts --drain-timeout is queued again at the
+// deadline (stopped at its next stage, or when its last one ends): the
+// daemon exits 0, and after a restart it runs a second time and every
+// accepted proof completes.
+TEST(Serve, ADrainPastItsTimeoutRequeuesTheRunningProof) {
+  ScratchDir dir;
+  std::vector<std::string> ids;
+  {
+    Daemon d(dir.path(), {"--slowdown", "80", "--max-in-flight", "1", "--drain-timeout", "1"});
+    ASSERT_TRUE(d.started()) << d.log();
+    ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
+    for (int i = 0; i < 2; ++i) {
+      auto r = d.call("POST", "/v1/proofs",
+                      json{{"key", "mult"}, {"witness", {{"path", data_file("multiplier.wtns")}}}});
+      ASSERT_EQ(r.status, 202u) << r.text;
+      ids.push_back(r.body["id"]);
+    }
+    bool running = false;
+    for (int i = 0; i < 500 && !running; ++i) {
+      running = d.call("GET", "/v1/status").body["queue"]["running"].get<int>() > 0;
+      if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(running);
+    EXPECT_EQ(d.stop(SIGTERM), 0) << d.log();
+  }
+  Daemon d(dir.path());
+  ASSERT_TRUE(d.started()) << d.log();
+  for (int i = 0; i < 200 && d.call("GET", "/readyz").status != 200; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::vector<unsigned> attempts;
+  for (const auto& id : ids) {
+    const json end = wait_done(d, id);
+    EXPECT_TRUE(verifies(end, "multiplier.zkey")) << id << ": " << end.dump();
+    attempts.push_back(end.value("attempts", 0u));
+  }
+  // The first started before the drain and again after the restart; the
+  // second waited in the queue throughout.
+  EXPECT_EQ(attempts, (std::vector<unsigned>{2, 1}));
+  EXPECT_TRUE(idle(d));
+}
+
 TEST(Serve, SigtermWhileAKeyIsReadWaitsForTheReadThenExitsZero) {
   ScratchDir dir;
   const fs::path fifo = dir.path() / "slow.params";
