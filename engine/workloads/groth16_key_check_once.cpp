@@ -42,6 +42,14 @@ Result<KeyLoad> load_groth16_key_once(Engine& engine, g16::KeyFile& file, std::s
     return out;
   }
   out.points = KeyPoints::checked;
+  // Recorded only if the checked bytes are the digested ones: a write since
+  // the digest began changed the file's identity (its change time, which
+  // only the kernel sets).
+  auto now = g16::identity_of(file.fd(), file.path());
+  if (!now || !(*now == found->digest.identity)) {
+    out.record_note = file.path() + ": changed since its digest; not recorded as checked";
+    return out;
+  }
   if (Error e = how.record->add(found->digest)) out.record_note = e.what();
   return out;
 }

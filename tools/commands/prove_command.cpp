@@ -178,8 +178,15 @@ Result<ProveKey> read_on_cpu(const Placement& at, const std::string& path, Read 
       return Error{Errc::io_error, path + ": the file changed while it was read: its points may "
                                           "not be the ones its digest names; prove again"};
   } else if (out.points == wl::KeyPoints::checked && digest) {
-    if (Error e = at.checked_keys->add(*digest))
-      std::fprintf(stderr, "stoker prove: the record of checked keys: %s\n", e.what().c_str());
+    // Recorded only if the checked bytes are the digested ones.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    auto now = fd >= 0 ? g16::identity_of(fd, path)
+                       : Result<g16::FileIdentity>(Error{Errc::io_error, path + ": cannot open"});
+    if (fd >= 0) ::close(fd);
+    Error e = now && *now == digest->identity
+                  ? at.checked_keys->add(*digest)
+                  : Error{Errc::io_error, path + ": changed since its digest; not recorded"};
+    if (e) std::fprintf(stderr, "stoker prove: the record of checked keys: %s\n", e.what().c_str());
   }
   return out;
 }
