@@ -419,11 +419,11 @@ const G2Affine* g2_points(const G1Affine* resident, std::size_t b2_at) {
 template <typename Affine>
 std::error_code gpu_sparse_msm(const kernels::gpu::SparseMsmPlan& plan, std::byte* out,
                                const Affine* points, const std::byte* packed, const SplitQuery& q,
-                               const KernelContext& c, cudaStream_t s) {
+                               std::byte* scratch, std::size_t scratch_bytes, cudaStream_t s) {
   return kernels::gpu::sparse_msm_window_sums(
       plan, out, points, reinterpret_cast<const std::uint32_t*>(packed + q.ones_at),
       reinterpret_cast<const std::uint32_t*>(packed + q.rest_at),
-      reinterpret_cast<const Fr*>(packed + q.rest_scalars_at), c.scratch, c.scratch_bytes, s);
+      reinterpret_cast<const Fr*>(packed + q.rest_scalars_at), scratch, scratch_bytes, s);
 }
 
 // The same on the CPU (the host backend): the ones' points summed, the
@@ -656,9 +656,8 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
       const PackedScalars& q = in->packed;
       const Plans::Witness& wp = plans->witness[p][d];
       // The MSMs' scratch: after h (a) for a snarkjs proof, over b and c.
-      KernelContext m = c;
-      m.scratch = c.scratch + abc_at;
-      m.scratch_bytes = c.scratch_bytes - abc_at;
+      std::byte* const scratch = c.scratch + abc_at;
+      const std::size_t scratch_bytes = c.scratch_bytes - abc_at;
       Fr* h = a;
       if (auto ec = snarkjs ? kernels::gpu::hpoly_odd_coset(h, a, b, cc, log_n, s)
                             : kernels::gpu::hpoly(h, a, b, cc, log_n, s))
@@ -667,23 +666,27 @@ Result<Job> build_groth16_job(const Groth16Options& o, std::shared_ptr<Groth16Ru
         if (auto ec = c.mark()) return ec;
       // The window sums, finished on the host when the proof is assembled.
       if (auto ec = kernels::gpu::msm_window_sums(plans->h[d], c.outputs[0], points + gk.h_at, h,
-                                                  m.scratch, m.scratch_bytes, s))
+                                                  scratch, scratch_bytes, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      if (auto ec = gpu_sparse_msm(wp.l, c.outputs[1], points + gk.l_at, packed, q.l, m, s))
+      if (auto ec = gpu_sparse_msm(wp.l, c.outputs[1], points + gk.l_at, packed, q.l, scratch,
+                                    scratch_bytes, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      if (auto ec = gpu_sparse_msm(wp.a, c.outputs[2], points + gk.a_at, packed, q.a, m, s))
+      if (auto ec = gpu_sparse_msm(wp.a, c.outputs[2], points + gk.a_at, packed, q.a, scratch,
+                                    scratch_bytes, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      if (auto ec = gpu_sparse_msm(wp.b, c.outputs[3], points + gk.b1_at, packed, q.b, m, s))
+      if (auto ec = gpu_sparse_msm(wp.b, c.outputs[3], points + gk.b1_at, packed, q.b, scratch,
+                                    scratch_bytes, s))
         return ec;
       if (c.mark)
         if (auto ec = c.mark()) return ec;
-      return gpu_sparse_msm(wp.b2, c.outputs[4], g2_points(points, gk.b2_at), packed, q.b, m, s);
+      return gpu_sparse_msm(wp.b2, c.outputs[4], g2_points(points, gk.b2_at), packed, q.b, scratch,
+                            scratch_bytes, s);
     };
     part.work.cpu = [gk, log_n, snarkjs, bytes, abc_at, packed_input, h_count, in,
                      cpu_threads](const KernelContext& c) -> std::error_code {

@@ -168,22 +168,26 @@ Result<ProveKey> read_on_cpu(const Placement& at, const std::string& path, Read 
   out.points = check == g16::PointCheck::full ? wl::KeyPoints::checked
                : digest                       ? wl::KeyPoints::checked_before
                                               : wl::KeyPoints::trusted;
-  if (out.points == wl::KeyPoints::checked_before) {
+  // Whether the path still names the file digested: same device, inode,
+  // size and times.
+  const auto still_digested = [&]() -> Result<bool> {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    auto now = fd >= 0 ? g16::identity_of(fd, path)
-                       : Result<g16::FileIdentity>(Error{Errc::io_error, path + ": cannot open"});
-    if (fd >= 0) ::close(fd);
+    if (fd < 0) return Error{Errc::io_error, path + ": cannot open"};
+    auto now = g16::identity_of(fd, path);
+    ::close(fd);
     if (!now) return now.error();
-    if (!(*now == digest->identity))
+    return *now == digest->identity;
+  };
+  if (out.points == wl::KeyPoints::checked_before) {
+    auto same = still_digested();
+    if (!same) return same.error();
+    if (!*same)
       return Error{Errc::io_error, path + ": the file changed while it was read: its points may "
                                           "not be the ones its digest names; prove again"};
   } else if (out.points == wl::KeyPoints::checked && digest) {
     // Recorded only if the checked bytes are the digested ones.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    auto now = fd >= 0 ? g16::identity_of(fd, path)
-                       : Result<g16::FileIdentity>(Error{Errc::io_error, path + ": cannot open"});
-    if (fd >= 0) ::close(fd);
-    Error e = now && *now == digest->identity
+    auto same = still_digested();
+    Error e = same && *same
                   ? at.checked_keys->add(*digest)
                   : Error{Errc::io_error, path + ": changed since its digest; not recorded"};
     if (e) std::fprintf(stderr, "stoker prove: the record of checked keys: %s\n", e.what().c_str());

@@ -58,6 +58,27 @@ json load_body(const std::string& name, const std::string& file) {
   return ::testing::AssertionSuccess();
 }
 
+// Whether a proof runs, asked of /v1/status for up to 5 s.
+bool some_proof_runs(const Daemon& d) {
+  for (int i = 0; i < 500; ++i) {
+    if (d.call("GET", "/v1/status").body["queue"]["running"].get<int>() > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// A connection of our own to the daemon's socket (-1: refused), for bytes
+// a client would not send or for several requests on one connection.
+int connect_to(const Daemon& d) {
+  const int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", d.socket().c_str());
+  if (s >= 0 && ::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return s;
+  if (s >= 0) ::close(s);
+  return -1;
+}
+
 json wait_done(const Daemon& d, const std::string& id) {
   for (int i = 0; i < 600; ++i) {
     auto r = d.call("GET", "/v1/proofs/" + id + "?wait_ms=1000");
@@ -208,11 +229,8 @@ TEST(Serve, BadRequestsGetAJsonErrorWithTheirStatusAndTheDaemonGoesOn) {
   }
   // A header that never ends: 408 after the request timeout.
   {
-    const int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", d.socket().c_str());
-    ASSERT_EQ(::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const int s = connect_to(d);
+    ASSERT_GE(s, 0);
     const std::string partial = "GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Slow: ";
     ASSERT_EQ(::write(s, partial.data(), partial.size()), static_cast<ssize_t>(partial.size()));
     std::string got;
@@ -417,12 +435,7 @@ TEST(Serve, KilledMidRunAndRestartedEveryAcceptedProofCompletesOnce) {
     ASSERT_EQ(r.status, 202u) << r.text;
     ids.push_back(r.body["id"]);
     // Killed while a proof runs.
-    bool running = false;
-    for (int i = 0; i < 500 && !running; ++i) {
-      running = d.call("GET", "/v1/status").body["queue"]["running"].get<int>() > 0;
-      if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    EXPECT_TRUE(running);
+    EXPECT_TRUE(some_proof_runs(d));
     EXPECT_EQ(d.stop(SIGKILL), -1);
   }
   Daemon d(dir.path());
@@ -662,11 +675,8 @@ TEST(Serve, WhileDrainingNewWorkIsRefusedWith503) {
   ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
   const json proof{{"key", "mult"}, {"witness", {{"path", data_file("multiplier.wtns")}}}};
   for (int i = 0; i < 2; ++i) ASSERT_EQ(d.call("POST", "/v1/proofs", proof).status, 202u);
-  const int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", d.socket().c_str());
-  ASSERT_EQ(::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int s = connect_to(d);
+  ASSERT_GE(s, 0);
   const auto health = http_exchange(s, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_EQ(health.first, 200u) << health.second;
   ASSERT_EQ(::kill(d.pid(), SIGTERM), 0);
@@ -700,12 +710,7 @@ TEST(Serve, ADrainPastItsTimeoutRequeuesTheRunningProof) {
       ASSERT_EQ(r.status, 202u) << r.text;
       ids.push_back(r.body["id"]);
     }
-    bool running = false;
-    for (int i = 0; i < 500 && !running; ++i) {
-      running = d.call("GET", "/v1/status").body["queue"]["running"].get<int>() > 0;
-      if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_TRUE(running);
+    ASSERT_TRUE(some_proof_runs(d));
     EXPECT_EQ(d.stop(SIGTERM), 0) << d.log();
   }
   Daemon d(dir.path());
