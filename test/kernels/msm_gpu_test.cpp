@@ -518,3 +518,84 @@ TEST(MsmGpu, CheckPointsInRangesFindsTheSmallestBadIndex) {
 
 }  // namespace
 }  // namespace stoker::kernels
+
+namespace stoker::kernels {
+namespace {
+
+const std::uint64_t kOrderR[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull,
+                                  0x3339d80809a1d805ull, 0x73eda753299d7d48ull};
+
+// Whether the GPU's check passes each point on its own, one launch a point.
+template <typename Affine>
+std::vector<bool> gpu_passes(const std::vector<Affine>& points) {
+  std::vector<bool> pass;
+  Device<std::uint64_t> first(1);
+  for (const Affine& q : points) {
+    Device<Affine> p(std::vector<Affine>{q});
+    EXPECT_FALSE(gpu::check_points_begin(first.get(), 1, nullptr));
+    EXPECT_FALSE(gpu::check_points_range(first.get(), p.get(), 0, 1, nullptr));
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    pass.push_back(first.download()[0] == 1);
+  }
+  return pass;
+}
+
+template <typename Affine>
+void expect_gpu_agrees_with_host(const std::vector<Affine>& points, std::size_t want_refused) {
+  const auto pass = gpu_passes(points);
+  std::size_t refused = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const bool host = on_curve(points[i]) && in_subgroup(points[i]);
+    EXPECT_EQ(pass[i], host) << "point " << i;
+    refused += !host;
+  }
+  EXPECT_EQ(refused, want_refused);
+}
+
+// The membership tests' chains on the GPU against the host's on points
+// outside the groups whose chains meet their special cases: torsion points
+// ([r] P, order dividing the cofactor), points of order 3 in G1, a point of
+// the group plus one of them, beside points of the groups.
+TEST(MsmGpu, CheckPointsAgreesWithTheHostOutsideTheGroups) {
+  STOKER_REQUIRE_GPU();
+  const std::uint64_t h_over_3[4] = {0x2eaae38e55558e39ull, 0x13242eaac71ca072ull, 0, 0};
+  std::vector<G1Affine> g1 = random_points<G1Affine>(4, 31);
+  std::size_t g1_bad = 0;
+  for (std::uint64_t x = 1; x < 40; ++x) {
+    const Fq fx = Fq::from_u64(x);
+    Fq y;
+    if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
+    const G1Affine p{fx, y};
+    const G1Affine t = to_affine(scalar_mul(p, kOrderR));
+    const G1Affine t3 = to_affine(scalar_mul(t, h_over_3));
+    G1Xyzz mixed = to_xyzz(g1[0]);
+    add_mixed(mixed, t);
+    for (const G1Affine& q : {p, t, t3, to_affine(mixed)}) {
+      if (q.is_infinity()) continue;
+      g1.push_back(q);
+      ++g1_bad;
+    }
+  }
+  expect_gpu_agrees_with_host(g1, g1_bad);
+
+  std::vector<G2Affine> g2 = random_points<G2Affine>(4, 32);
+  std::mt19937_64 rng(33);
+  std::size_t g2_bad = 0;
+  for (int i = 0; i < 6; ++i) {
+    // A point of E' from a random x, the cofactor not cleared.
+    Fq2 x{Fq::from_u64(rng() | 1), Fq::from_u64(rng())}, y;
+    if (!(x.sqr() * x + g2_detail::curve_b()).sqrt(y)) continue;
+    const G2Affine p{x, y};
+    const G2Affine t = to_affine(scalar_mul(p, kOrderR));
+    G2Xyzz mixed = to_xyzz(g2[0]);
+    add_mixed(mixed, t);
+    for (const G2Affine& q : {p, t, to_affine(mixed)}) {
+      g2.push_back(q);
+      ++g2_bad;
+    }
+  }
+  expect_gpu_agrees_with_host(g2, g2_bad);
+}
+
+}  // namespace
+}  // namespace stoker::kernels
