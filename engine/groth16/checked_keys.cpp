@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -79,6 +80,22 @@ Result<std::string> read_all(int fd, const fs::path& file) {
   }
 }
 
+// The record's text, none when it does not exist; read under a shared lock
+// once it is known to be the user's own.
+Result<std::optional<std::string>> read_record(const fs::path& file) {
+  Fd f{::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+  if (f.fd < 0) {
+    if (errno == ENOENT) return std::optional<std::string>{};
+    return Error{Errc::io_error, file.string() + ": cannot open: " + errno_text()};
+  }
+  if (Error e = trusted(f.fd, file)) return e;
+  if (::flock(f.fd, LOCK_SH) != 0)
+    return Error{Errc::io_error, file.string() + ": cannot lock: " + errno_text()};
+  auto text = read_all(f.fd, file);
+  if (!text) return text.error();
+  return std::optional<std::string>{std::move(*text)};
+}
+
 }  // namespace
 
 std::optional<fs::path> CheckedKeys::user_file() {
@@ -93,17 +110,21 @@ std::optional<fs::path> CheckedKeys::user_file() {
 }
 
 Result<bool> CheckedKeys::contains(const KeyDigest& d) const {
-  Fd f{::open(file_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
-  if (f.fd < 0) {
-    if (errno == ENOENT) return false;
-    return Error{Errc::io_error, file_.string() + ": cannot open: " + errno_text()};
-  }
-  if (Error e = trusted(f.fd, file_)) return e;
-  if (::flock(f.fd, LOCK_SH) != 0)
-    return Error{Errc::io_error, file_.string() + ": cannot lock: " + errno_text()};
-  auto text = read_all(f.fd, file_);
+  auto text = read_record(file_);
   if (!text) return text.error();
-  return holds(*text, line_of(d));
+  return *text && holds(**text, line_of(d));
+}
+
+Result<bool> CheckedKeys::may_hold(std::uint64_t file_bytes) const {
+  auto text = read_record(file_);
+  if (!text) return text.error();
+  if (!*text) return false;
+  const std::string tag = std::string(kCheckTag) + " ";
+  const std::string size = " " + std::to_string(file_bytes);
+  std::istringstream in(**text);
+  for (std::string l; std::getline(in, l);)
+    if (l.starts_with(tag) && l.ends_with(size)) return true;
+  return false;
 }
 
 Result<CheckedKeys::Lookup> CheckedKeys::look_up(int fd, const std::string& label, bool recheck,

@@ -22,6 +22,7 @@
 // processes may share a record (the CLI's and a daemon's).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -45,6 +46,13 @@ class CheckedKeys {
   // Whether the record holds `d` (false when the record does not exist).
   // An error names a record that cannot be read or may not be trusted.
   Result<bool> contains(const KeyDigest& d) const;
+
+  // Whether the record may hold a file of `file_bytes` bytes: false when no
+  // line of it names that size (nor any line at all, the record not
+  // existing). No digest is needed: a load told false knows the file's
+  // points will be checked, and can take the digest beside the check
+  // rather than before it. Errors: as contains.
+  Result<bool> may_hold(std::uint64_t file_bytes) const;
 
   // Adds `d` (once: an entry already there is left alone), creating the
   // record and its directory when they do not exist, and syncs the file.

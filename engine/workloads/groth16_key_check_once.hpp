@@ -50,12 +50,16 @@ struct KeyLoad {
 };
 
 // load_groth16_key's file form, with `how` deciding the checks. With a
-// record and check_points, the file's digest is taken first through its
-// open descriptor; a digest the record holds loads the points trusted, and
-// a load that checked them adds the digest. A file written to after its
+// record and check_points, the file's digest is taken through its open
+// descriptor: first, when the record may hold it (an entry of the file's
+// size), so that a digest the record holds loads the points trusted; beside
+// the checked load otherwise (or with recheck), on the CPU while the
+// devices check. A load that checked the points adds the digest, if the
+// file's identity is still the digest's. A file written to after its
 // digest (its identity: inode, size, times, checked after each read) fails
-// such a trusted load naming it, with nothing left on the devices. Errors
-// are load_groth16_key's, and the digest's reads'.
+// a trusted load naming it, with nothing left on the devices. Errors are
+// load_groth16_key's, and the digest-first path's reads'; a digest taken
+// beside a load that fails to read only leaves the key unrecorded.
 Result<KeyLoad> load_groth16_key_once(Engine& engine, groth16::KeyFile& file, std::string label,
                                       const KeyCheckOnce& how);
 

@@ -84,6 +84,30 @@ TEST_P(KeyCheckOnce, AFileIsCheckedOnceThenTrustedByItsDigest) {
   EXPECT_EQ(trusted->digest_s, 0);
 }
 
+TEST_P(KeyCheckOnce, AnotherFileOfTheSameSizeIsCheckedAndRecordedToo) {
+  // Two keys of one size: the second's digest is taken first (the record
+  // holds a file of its size), is not the first's, and its points are
+  // checked; then both are recorded.
+  const g16::CheckedKeys record(dir.path("checked-keys"));
+  const std::string a = write("a", toy_key());
+  auto other = toy_key();
+  other.l[0] = other.l[1];
+  const std::string b = write("b", other);
+  ASSERT_EQ(std::filesystem::file_size(a), std::filesystem::file_size(b));
+  for (const auto& path : {a, b}) {
+    auto loaded = load(path, record);
+    ASSERT_TRUE(loaded) << loaded.error().what();
+    EXPECT_EQ(loaded->points, wl::KeyPoints::checked) << path;
+    EXPECT_TRUE(loaded->record_note.empty()) << loaded->record_note;
+    EXPECT_GT(loaded->digest_s, 0);
+  }
+  for (const auto& path : {a, b}) {
+    auto again = load(path, record);
+    ASSERT_TRUE(again) << again.error().what();
+    EXPECT_EQ(again->points, wl::KeyPoints::checked_before) << path;
+  }
+}
+
 TEST_P(KeyCheckOnce, AFileWhosePointsFailIsNeverRecorded) {
   const g16::CheckedKeys record(dir.path("checked-keys"));
   auto key = toy_key();

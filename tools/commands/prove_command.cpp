@@ -281,6 +281,8 @@ int report(const g16::ProvingKey& key, double load_s, const Proved& done, bool v
   char how[96];
   if (done.points == engine::workloads::KeyPoints::checked_before)
     std::snprintf(how, sizeof how, "checked before: its digest in %.3f s", done.digest_s);
+  else if (done.points == engine::workloads::KeyPoints::checked && done.digest_s > 0)
+    std::snprintf(how, sizeof how, "checked; its digest taken in %.3f s", done.digest_s);
   else
     std::snprintf(how, sizeof how, "%s", engine::workloads::key_points_name(done.points));
   char upload[160] = "", points_read[112] = "";

@@ -53,6 +53,26 @@ TEST(CheckedKeys, HoldsWhatWasAddedOnceAndNothingElse) {
             fs::perms::owner_all);
 }
 
+TEST(CheckedKeys, MayHoldOnlyFilesOfASizeItNames) {
+  test::ScratchDir dir;
+  const CheckedKeys record(dir.path("checked-keys"));
+  auto none = record.may_hold(1000);
+  ASSERT_TRUE(none) << none.error().what();
+  EXPECT_FALSE(*none);  // no record yet
+  ASSERT_FALSE(record.add(digest(1, 1000)));
+  EXPECT_TRUE(*record.may_hold(1000));
+  EXPECT_FALSE(*record.may_hold(100));  // a size is a whole word
+  EXPECT_FALSE(*record.may_hold(10000));
+  EXPECT_FALSE(*record.may_hold(1001));
+  // A line of another tag (checks as they were) vouches for nothing.
+  std::ofstream(record.file(), std::ios::app) << "v0 " << digest(2, 2000).hex() << " 2000\n";
+  EXPECT_FALSE(*record.may_hold(2000));
+  fs::permissions(record.file(), fs::perms::others_write, fs::perm_options::add);
+  auto refused = record.may_hold(1000);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().what().find("writable by its group or others"), std::string::npos);
+}
+
 TEST(CheckedKeys, ARecordOthersMayWriteIsRefusedNamingWhy) {
   test::ScratchDir dir;
   const CheckedKeys record(dir.path("checked-keys"));
