@@ -177,6 +177,8 @@ Result<WorkloadJob> make_groth16(Engine& engine, const WorkloadRequest& request,
     points = key_points_name(once->points);
     if (once->points == KeyPoints::checked_before)
       points += printf_text(", its digest in %.2f s", once->digest_s);
+    else if (once->points == KeyPoints::checked && once->digest_s > 0)
+      points += printf_text(", its digest taken in %.2f s", once->digest_s);
     if (!once->record_note.empty()) points += "; the record of checked keys: " + once->record_note;
     resident = std::move(once->key);
   } else {
