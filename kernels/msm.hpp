@@ -127,8 +127,10 @@ struct SparseMsmPlan {
   std::size_t partials_at[2] = {};  // the levels' sums, alternating
   std::size_t scratch_bytes = 0;
 };
+// `rest_window_bits`: the rest's Pippenger window as plan_msm's
+// `window_bits` (0: the cost model's).
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
-                                SparseMsmPlan& plan);
+                                SparseMsmPlan& plan, unsigned rest_window_bits = 0);
 // Indices (u32) and rest scalars 16-byte aligned, points 16-byte aligned,
 // scratch 256-byte aligned; indices below 2^31 and within the points.
 std::error_code sparse_msm(const SparseMsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_points,

@@ -281,7 +281,7 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
 }
 
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
-                                SparseMsmPlan& plan) {
+                                SparseMsmPlan& plan, unsigned rest_window_bits) {
   if (!detail::known_group(group) || ones > detail::kMaxEntries)
     return make_error_code(Errc::invalid_argument);
   const DeviceFacts& f = device_facts(device);
@@ -289,7 +289,7 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
   SparseMsmPlan p;
   p.group = group;
   p.ones = ones;
-  if (auto ec = plan_msm(group, rest, device, p.rest)) return ec;
+  if (auto ec = plan_msm(group, rest, device, p.rest, rest_window_bits)) return ec;
   std::size_t at = align_up(p.rest.scratch_bytes);
   if (ones) {
     // Every thread the SMs hold, or one per point where there are fewer.

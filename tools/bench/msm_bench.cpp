@@ -41,7 +41,8 @@ constexpr const char* kUsage =
     "            the ones' and the rest's parts timed alone; both (default)\n"
     "  --log-n   sizes 2^K to run, K in 1..27 (default 16,20,22,24,26)\n"
     "  --reps    timed runs per figure, after one warm-up (default 5)\n"
-    "  --window  force the window size c (2..26) instead of the cost model's\n"
+    "  --window  force the window size c (2..26) instead of the cost model's, the\n"
+    "            sparse path's rest too\n"
     "  --parts   point ranges of the e2e run, each summed while the next is copied (1..4, "
     "default 2)\n";
 
@@ -359,11 +360,11 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   const auto parts = kernels::cpu::split_scalars(h_sparse.data(), n);
   const std::size_t n_ones = parts.ones.size(), n_rest = parts.rest.size();
   kernels::gpu::SparseMsmPlan sp, ones_only, rest_only;
-  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp),
+  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp, o.window),
         at + ": sparse plan");
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_only),
         at + ": sparse plan");
-  check(kernels::gpu::plan_sparse_msm(o.group, 0, n_rest, dev.index(), rest_only),
+  check(kernels::gpu::plan_sparse_msm(o.group, 0, n_rest, dev.index(), rest_only, o.window),
         at + ": sparse plan");
   auto ones = take(dev.allocate(std::max<std::size_t>(1, n_ones * 4)), at + ": ones");
   auto rest = take(dev.allocate(std::max<std::size_t>(1, n_rest * 4)), at + ": rest");
