@@ -1,0 +1,117 @@
+// cpu::check_points from 4096 points on, where the group is checked by 64
+// random subsets' sums: every bad point is found, whatever its place, its
+// kind (off the curve, of small order, torsion plus a point of the group)
+// or company (bad points whose torsion parts cancel), on one thread or
+// several; good points, infinity among them, all pass.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "g1_test_util.hpp"
+#include "g2_test_util.hpp"
+#include "kernels/g1.cuh"
+#include "kernels/g2.cuh"
+#include "kernels/msm.hpp"
+
+namespace stoker::kernels {
+namespace {
+
+const std::uint64_t kR[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull,
+                             0x73eda753299d7d48ull};
+
+// A point of order 3 on E: [r h / 3] of a curve point whose torsion has a
+// 3-part (h = 3 * 11^2 * ...).
+G1Affine g1_of_order_3() {
+  const std::uint64_t h_over_3[4] = {0x2eaae38e55558e39ull, 0x13242eaac71ca072ull, 0, 0};
+  for (std::uint64_t x = 1;; ++x) {
+    const Fq fx = Fq::from_u64(x);
+    Fq y;
+    if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
+    const G1Affine t = to_affine(scalar_mul(to_affine(scalar_mul(G1Affine{fx, y}, kR)), h_over_3));
+    if (!t.is_infinity()) return t;
+  }
+}
+
+template <typename Affine, typename Xyzz>
+Affine plus(const Affine& a, const Affine& b) {
+  Xyzz s = to_xyzz(a);
+  add_mixed(s, b);
+  return to_affine(s);
+}
+
+TEST(PointCheckBatch, G1FindsEveryKindOfBadPointAnywhere) {
+  // 8200 points: two threads' ranges at the batch's grain.
+  const std::size_t n = 8200;
+  auto good = test::random_g1_vector(n, 41);
+  good[5] = G1Affine::infinity();
+  good[6000] = G1Affine::infinity();
+  EXPECT_EQ(cpu::check_points(good.data(), n, 1), n);
+  EXPECT_EQ(cpu::check_points(good.data(), n, 2), n);
+
+  const G1Affine t3 = g1_of_order_3();
+  ASSERT_TRUE(on_curve(t3));
+  G1Affine off = good[7];
+  off.y = off.y + Fq::one();
+  const G1Affine shifted = plus<G1Affine, G1Xyzz>(good[100], t3);  // G1 plus torsion
+  // Where the per-point search after a failed batch is short, every kind;
+  // at the end, once, on two threads.
+  for (std::size_t at : {0ul, 40ul}) {
+    for (const G1Affine& bad : {t3, shifted}) {
+      auto p = good;
+      p[at] = bad;
+      EXPECT_EQ(cpu::check_points(p.data(), n, 2), at) << at;
+    }
+  }
+  auto p = good;
+  p[n - 1] = shifted;
+  EXPECT_EQ(cpu::check_points(p.data(), n, 2), n - 1);
+  // Torsion parts that cancel in pairs: T and -T on two points (and a
+  // second pair) are still found, the first of them named.
+  p = good;
+  p[60] = plus<G1Affine, G1Xyzz>(good[60], t3);
+  p[5000] = plus<G1Affine, G1Xyzz>(good[5000], neg(t3));
+  p[7000] = plus<G1Affine, G1Xyzz>(good[7000], t3);
+  p[8000] = plus<G1Affine, G1Xyzz>(good[8000], neg(t3));
+  EXPECT_EQ(cpu::check_points(p.data(), n, 2), 60u);
+  // Off the curve after one outside the group, and before it: the first.
+  p = good;
+  p[30] = shifted;
+  p[7000] = off;
+  EXPECT_EQ(cpu::check_points(p.data(), n, 2), 30u);
+  p[20] = off;
+  EXPECT_EQ(cpu::check_points(p.data(), n, 2), 20u);
+}
+
+TEST(PointCheckBatch, G2FindsAPointOutsideG2AndOneOffTheCurve) {
+  const std::size_t n = 4200;
+  std::mt19937_64 rng(42);
+  std::vector<G2Affine> good(n);
+  const G2Affine g = test::random_g2(rng);
+  // Multiples of one point by consecutive steps: cheap to make, all in G2.
+  G2Xyzz acc = to_xyzz(g);
+  for (auto& q : good) {
+    q = to_affine(acc);
+    add_mixed(acc, g);
+  }
+  good[17] = G2Affine::infinity();
+  EXPECT_EQ(cpu::check_points(good.data(), n, 2), n);
+
+  const G2Affine e = test::random_e2_point(rng);  // on E', outside G2
+  const G2Affine torsion = to_affine(scalar_mul(e, kR));
+  ASSERT_FALSE(torsion.is_infinity());
+  for (const G2Affine& bad : {e, torsion, plus<G2Affine, G2Xyzz>(good[25], torsion)}) {
+    auto p = good;
+    p[25] = bad;
+    EXPECT_EQ(cpu::check_points(p.data(), n, 2), 25u);
+  }
+  auto p = good;
+  p[n - 1] = torsion;
+  EXPECT_EQ(cpu::check_points(p.data(), n, 2), n - 1);
+  p[3000].y = p[3000].y + Fq2::one();
+  EXPECT_EQ(cpu::check_points(p.data(), n, 2), 3000u);
+}
+
+}  // namespace
+}  // namespace stoker::kernels
