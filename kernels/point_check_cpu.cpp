@@ -125,7 +125,7 @@ std::size_t first_bad(const Affine* points, std::size_t n, unsigned threads) {
   const unsigned t = detail::resolve_threads(threads);
   // Points past the first one off the curve cannot change the answer.
   const std::size_t on = first_off_curve(points, n, t);
-  if (all_in_group<Affine, Xyzz>(points, on, t)) return on;
+  if (on >= kBatchFrom && all_in_group<Affine, Xyzz>(points, on, t)) return on;
   return first_bad_point_by_point(points, on, threads);
 }
 
