@@ -2,7 +2,9 @@
 #include "engine/workloads/groth16_key_check_once.hpp"
 
 #include <chrono>
+#include <exception>
 #include <future>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -36,14 +38,16 @@ std::string record_checked(const g16::CheckedKeys& record, const g16::KeyFile& f
   return {};
 }
 
-// Whether the record cannot hold the file whatever its digest (no entry of
-// its size). Unsure (the record or the file's size unreadable): false, and
-// the digest-first path reports what is wrong.
-bool surely_unrecorded(const g16::CheckedKeys& record, const g16::KeyFile& file) {
+// The file's identity if the record cannot hold it whatever its digest (no
+// entry of its size). None when it may, or when unsure (the record or the
+// file's identity unreadable): the digest-first path reports what is wrong.
+std::optional<g16::FileIdentity> surely_unrecorded(const g16::CheckedKeys& record,
+                                                   const g16::KeyFile& file) {
   auto id = g16::identity_of(file.fd(), file.path());
-  if (!id) return false;
+  if (!id) return std::nullopt;
   auto may = record.may_hold(id->size);
-  return may && !*may;
+  if (!may || *may) return std::nullopt;
+  return *id;
 }
 
 struct TakenDigest {
@@ -51,18 +55,31 @@ struct TakenDigest {
   double seconds = 0;
 };
 
+// The digest, its failures as errors: on the digest's own thread a thrown
+// exception (a thread or allocation refused) would otherwise come out of
+// get() and lose a load that succeeded.
 TakenDigest take_digest(const g16::KeyFile& file) {
   const auto start = std::chrono::steady_clock::now();
-  auto d = g16::digest_key_file(file.fd(), file.path());
-  return TakenDigest{std::move(d), common::seconds_since(start)};
+  try {
+    auto d = g16::digest_key_file(file.fd(), file.path());
+    return TakenDigest{std::move(d), common::seconds_since(start)};
+  } catch (const std::exception& e) {
+    return TakenDigest{Error{Errc::io_error, file.path() + ": its digest: " + e.what()},
+                       common::seconds_since(start)};
+  }
 }
 
 // A file that will be checked whatever its digest says: the digest (the
 // CPU's pass over the file) runs beside the checked load (bound by the
 // devices' checks) instead of before it, which took 2.1 s of a 30.2 GB
-// key's first load on a 16-thread host.
+// key's first load on a 16-thread host. `before`: the file's identity
+// before the load's first read; the digest is recorded only if the file
+// still has it once both have ended (a write in between changes it), so
+// that the recorded bytes are the checked ones whichever of the two
+// threads read first.
 Result<KeyLoad> load_checked_beside_digest(Engine& engine, g16::KeyFile& file, std::string label,
-                                           const g16::CheckedKeys& record) {
+                                           const g16::CheckedKeys& record,
+                                           const g16::FileIdentity& before) {
   std::future<TakenDigest> digest;
   try {
     digest = std::async(std::launch::async, [&file] { return take_digest(file); });
@@ -71,16 +88,21 @@ Result<KeyLoad> load_checked_beside_digest(Engine& engine, g16::KeyFile& file, s
   }
   auto key = load_groth16_key(engine, file, std::move(label), /*check_points=*/true);
   // Joined before anything returns: the digest reads through the file's fd.
-  TakenDigest taken = digest.valid() ? digest.get() : take_digest(file);
+  if (digest.valid()) digest.wait();
   if (!key) return key.error();
+  TakenDigest taken = digest.valid() ? digest.get() : take_digest(file);
   KeyLoad out;
   out.key = std::move(*key);
   out.points = KeyPoints::checked;
   out.digest_s = taken.seconds;
-  if (!taken.digest)
+  out.digest_beside = true;
+  if (!taken.digest) {
     out.record_note = taken.digest.error().what() + "; not recorded as checked";
-  else
+  } else if (!(taken.digest->identity == before)) {
+    out.record_note = file.path() + ": changed since its load began; not recorded as checked";
+  } else {
     out.record_note = record_checked(record, file, *taken.digest);
+  }
   return out;
 }
 
@@ -96,8 +118,13 @@ Result<KeyLoad> load_groth16_key_once(Engine& engine, g16::KeyFile& file, std::s
     out.points = how.check_points ? KeyPoints::checked : KeyPoints::trusted;
     return out;
   }
-  if (how.recheck || surely_unrecorded(*how.record, file))
-    return load_checked_beside_digest(engine, file, std::move(label), *how.record);
+  std::optional<g16::FileIdentity> before;
+  if (how.recheck) {
+    if (auto id = g16::identity_of(file.fd(), file.path())) before = *id;
+  } else {
+    before = surely_unrecorded(*how.record, file);
+  }
+  if (before) return load_checked_beside_digest(engine, file, std::move(label), *how.record, *before);
 
   auto found = how.record->look_up(file.fd(), file.path(), how.recheck);
   if (!found) return found.error();

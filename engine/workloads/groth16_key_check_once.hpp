@@ -44,6 +44,7 @@ struct KeyLoad {
   Groth16Key key;
   KeyPoints points = KeyPoints::checked;
   double digest_s = 0;  // the pass over the file for its digest (0: none)
+  bool digest_beside = false;  // taken beside the checked load, not before it
   // What went wrong with the record that did not stop the load (it could
   // not be read, trusted or written): the points were checked regardless.
   std::string record_note;

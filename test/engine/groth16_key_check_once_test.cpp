@@ -8,8 +8,15 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
+#include <memory>
+#include <span>
 
 #include "engine/groth16/params_file.hpp"
 #include "engine/groth16/toy_circuit.hpp"
@@ -66,17 +73,20 @@ TEST_P(KeyCheckOnce, AFileIsCheckedOnceThenTrustedByItsDigest) {
   EXPECT_EQ(first->points, wl::KeyPoints::checked);
   EXPECT_TRUE(first->record_note.empty()) << first->record_note;
   EXPECT_GT(first->digest_s, 0);
+  EXPECT_TRUE(first->digest_beside);  // the record holds no file of its size
 
   // A copy is the same bytes: checked before.
   std::filesystem::copy_file(path, dir.path("copy"));
   auto second = load(dir.path("copy"), record);
   ASSERT_TRUE(second) << second.error().what();
   EXPECT_EQ(second->points, wl::KeyPoints::checked_before);
+  EXPECT_FALSE(second->digest_beside);
   EXPECT_EQ(second->key.points.bytes(), first->key.points.bytes());
 
   auto again = load(path, record, /*recheck=*/true);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->points, wl::KeyPoints::checked);
+  EXPECT_TRUE(again->digest_beside);
 
   auto trusted = load(path, record, false, /*check=*/false);
   ASSERT_TRUE(trusted);
@@ -100,12 +110,76 @@ TEST_P(KeyCheckOnce, AnotherFileOfTheSameSizeIsCheckedAndRecordedToo) {
     EXPECT_EQ(loaded->points, wl::KeyPoints::checked) << path;
     EXPECT_TRUE(loaded->record_note.empty()) << loaded->record_note;
     EXPECT_GT(loaded->digest_s, 0);
+    EXPECT_EQ(loaded->digest_beside, path == a) << path;  // b's digest first: a's size is held
   }
   for (const auto& path : {a, b}) {
     auto again = load(path, record);
     ASSERT_TRUE(again) << again.error().what();
     EXPECT_EQ(again->points, wl::KeyPoints::checked_before) << path;
   }
+}
+
+// A key file whose first read changes the file (its change time, as a
+// write would): the bytes the digest beside the load read may not be the
+// checked ones, so nothing is recorded, whichever thread read first.
+class ChangedOnFirstRead : public g16::KeyFile {
+ public:
+  explicit ChangedOnFirstRead(std::unique_ptr<g16::KeyFile> inner) : inner_(std::move(inner)) {
+    head_ = inner_->head();
+    counts_ = inner_->counts();
+    struct stat st {};
+    ::fstat(inner_->fd(), &st);
+    changed_ = st.st_ctim;
+  }
+  const std::string& path() const noexcept override { return inner_->path(); }
+  int fd() const noexcept override { return inner_->fd(); }
+  g16::PointForm stored_form() const noexcept override { return inner_->stored_form(); }
+  Error read(g16::Query q, std::size_t first, std::span<kernels::G1Affine> out, unsigned threads,
+             g16::PointForm form) const override {
+    touch();
+    return inner_->read(q, first, out, threads, form);
+  }
+  Error read_b_g2(std::size_t first, std::span<kernels::G2Affine> out, unsigned threads,
+                  g16::PointForm form) const override {
+    touch();
+    return inner_->read_b_g2(first, out, threads, form);
+  }
+
+ private:
+  // The same mode again: only the change time moves, once the kernel's
+  // coarse clock has ticked past the one the file had.
+  void touch() const {
+    if (touched_.exchange(true)) return;
+    for (int i = 0; i < 1000; ++i) {
+      struct stat st {};
+      ::fstat(inner_->fd(), &st);
+      ::fchmod(inner_->fd(), st.st_mode & 07777);
+      ::fstat(inner_->fd(), &st);
+      if (st.st_ctim.tv_sec != changed_.tv_sec || st.st_ctim.tv_nsec != changed_.tv_nsec) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  std::unique_ptr<g16::KeyFile> inner_;
+  struct timespec changed_ {};
+  mutable std::atomic<bool> touched_{false};
+};
+
+TEST_P(KeyCheckOnce, AFileChangedDuringItsCheckedLoadIsNotRecorded) {
+  const g16::CheckedKeys record(dir.path("checked-keys"));
+  const std::string path = write("k", toy_key());
+  ChangedOnFirstRead file(open(path));
+  auto loaded = wl::load_groth16_key_once(engine, file, "key", {.record = &record});
+  ASSERT_TRUE(loaded) << loaded.error().what();
+  EXPECT_EQ(loaded->points, wl::KeyPoints::checked);
+  EXPECT_TRUE(loaded->digest_beside);
+  EXPECT_NE(loaded->record_note.find("not recorded as checked"), std::string::npos)
+      << loaded->record_note;
+  EXPECT_FALSE(std::filesystem::exists(record.file()));
+  // Unchanged, the next load records it.
+  auto again = load(path, record);
+  ASSERT_TRUE(again) << again.error().what();
+  EXPECT_TRUE(again->record_note.empty()) << again->record_note;
+  EXPECT_TRUE(std::filesystem::exists(record.file()));
 }
 
 TEST_P(KeyCheckOnce, AFileWhosePointsFailIsNeverRecorded) {
