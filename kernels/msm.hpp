@@ -286,8 +286,8 @@ G2Xyzz sum_points(const G2Affine* points, std::size_t n, unsigned threads = 0);
 // group is checked by 64 subsets drawn from the OS CSPRNG, each subset's
 // sum tested exactly: a point outside the group passes with probability
 // at most 2^-64, for about a third of the products of testing each point
-// (point_check_cpu.cpp says why); only a failed sum leads to the test of
-// each point, which names the first bad one.
+// in G1 and four fifths in G2 (point_check_cpu.cpp says why); only a failed
+// sum leads to the test of each point, which names the first bad one.
 std::size_t check_points(const G1Affine* points, std::size_t n, unsigned threads = 0);
 std::size_t check_points(const G2Affine* points, std::size_t n, unsigned threads = 0);
 }  // namespace cpu

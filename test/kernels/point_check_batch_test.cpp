@@ -11,6 +11,7 @@
 
 #include "g1_test_util.hpp"
 #include "g2_test_util.hpp"
+#include "kernels/detail/group_batch_check.hpp"
 #include "kernels/g1.cuh"
 #include "kernels/g2.cuh"
 #include "kernels/msm.hpp"
@@ -49,6 +50,8 @@ TEST(PointCheckBatch, G1FindsEveryKindOfBadPointAnywhere) {
   good[6000] = G1Affine::infinity();
   EXPECT_EQ(cpu::check_points(good.data(), n, 1), n);
   EXPECT_EQ(cpu::check_points(good.data(), n, 2), n);
+  // The batch itself, without the per-point test behind it.
+  EXPECT_TRUE(cpu::detail::all_in_group(good.data(), n, 2));
 
   const G1Affine t3 = g1_of_order_3();
   ASSERT_TRUE(on_curve(t3));
@@ -62,7 +65,16 @@ TEST(PointCheckBatch, G1FindsEveryKindOfBadPointAnywhere) {
       auto p = good;
       p[at] = bad;
       EXPECT_EQ(cpu::check_points(p.data(), n, 2), at) << at;
+      EXPECT_FALSE(cpu::detail::all_in_group(p.data(), n, 2)) << at;
     }
+  }
+  // Only one off the curve, past the batch's threshold: the batch passes
+  // the points before it and that point is named.
+  {
+    auto q = good;
+    q[5000] = off;
+    EXPECT_EQ(cpu::check_points(q.data(), n, 2), 5000u);
+    EXPECT_TRUE(cpu::detail::all_in_group(q.data(), 5000, 2));
   }
   auto p = good;
   p[n - 1] = shifted;
@@ -75,6 +87,7 @@ TEST(PointCheckBatch, G1FindsEveryKindOfBadPointAnywhere) {
   p[7000] = plus<G1Affine, G1Xyzz>(good[7000], t3);
   p[8000] = plus<G1Affine, G1Xyzz>(good[8000], neg(t3));
   EXPECT_EQ(cpu::check_points(p.data(), n, 2), 60u);
+  EXPECT_FALSE(cpu::detail::all_in_group(p.data(), n, 2));
   // Off the curve after one outside the group, and before it: the first.
   p = good;
   p[30] = shifted;
@@ -97,6 +110,7 @@ TEST(PointCheckBatch, G2FindsAPointOutsideG2AndOneOffTheCurve) {
   }
   good[17] = G2Affine::infinity();
   EXPECT_EQ(cpu::check_points(good.data(), n, 2), n);
+  EXPECT_TRUE(cpu::detail::all_in_group(good.data(), n, 2));
 
   const G2Affine e = test::random_e2_point(rng);  // on E', outside G2
   const G2Affine torsion = to_affine(scalar_mul(e, kR));
@@ -105,6 +119,7 @@ TEST(PointCheckBatch, G2FindsAPointOutsideG2AndOneOffTheCurve) {
     auto p = good;
     p[25] = bad;
     EXPECT_EQ(cpu::check_points(p.data(), n, 2), 25u);
+    EXPECT_FALSE(cpu::detail::all_in_group(p.data(), n, 2));
   }
   auto p = good;
   p[n - 1] = torsion;
