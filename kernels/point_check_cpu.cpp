@@ -18,16 +18,14 @@
 // 320 Fq products in G1 against about 1020 for its own test, about 900
 // against 1150 in G2 (over Fq2); below kBatchFrom points the per-point
 // test is cheaper than the 64 sums' tests.
-#include <sys/random.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cerrno>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "common/os_random.hpp"
 #include "kernels/detail/group_batch_check.hpp"
 #include "kernels/detail/parallel.hpp"
 #include "kernels/g1.cuh"
@@ -40,23 +38,6 @@ namespace {
 constexpr int kSubsets = 64;
 constexpr std::size_t kBatchFrom = 4096;
 constexpr std::size_t kCoinsAtOnce = 4096;  // 32 KiB of coins a getrandom call
-
-// `out.size()` words from the OS CSPRNG. getrandom does not fail once the
-// pool is initialised, but for a signal (EINTR) or a short read; false for
-// anything else (a broken system), where the check falls back to testing
-// every point rather than pass on coins it did not get.
-bool random_words(std::span<std::uint64_t> out) {
-  auto* p = reinterpret_cast<unsigned char*>(out.data());
-  std::size_t left = out.size_bytes();
-  while (left) {
-    const ssize_t got = ::getrandom(p, left, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got;
-    left -= static_cast<std::size_t>(got);
-  }
-  return true;
-}
 
 template <typename Affine>
 std::size_t first_bad_point_by_point(const Affine* points, std::size_t n, unsigned threads) {
@@ -101,7 +82,9 @@ bool batch_in_group(const Affine* points, std::size_t n, unsigned t) {
     std::vector<std::uint64_t> coins(std::min(kCoinsAtOnce, e - b));
     for (std::size_t at = b; at < e; at += coins.size()) {
       const std::size_t m = std::min(coins.size(), e - at);
-      if (!random_words(std::span(coins.data(), m))) {
+      // No coins (a broken system): the per-point test rather than a pass
+      // on coins it did not get.
+      if (common::os_random(std::as_writable_bytes(std::span(coins.data(), m)))) {
         coins_missing[thread] = 1;
         return;
       }

@@ -8,8 +8,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <optional>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>

@@ -1,11 +1,11 @@
 #include "engine/groth16/proof_randomness.hpp"
 
-#include <sys/random.h>
-
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
+#include <span>
 #include <string>
+#include <system_error>
+
+#include "common/os_random.hpp"
 
 namespace stoker::engine::groth16 {
 namespace {
@@ -16,18 +16,8 @@ namespace {
 Result<kernels::Fr> random_fr() {
   for (;;) {
     std::uint64_t v[4];
-    auto* bytes = reinterpret_cast<unsigned char*>(v);
-    std::size_t got = 0;
-    while (got < sizeof v) {
-      const ssize_t k = ::getrandom(bytes + got, sizeof v - got, 0);
-      if (k < 0) {
-        if (errno == EINTR) continue;
-        return Error{
-            std::error_code(errno, std::generic_category()),
-            std::string("getrandom for a proof's blinding scalars: ") + std::strerror(errno)};
-      }
-      got += static_cast<std::size_t>(k);
-    }
+    if (const std::error_code ec = common::os_random(std::as_writable_bytes(std::span(v))))
+      return Error{ec, "getrandom for a proof's blinding scalars: " + ec.message()};
     v[3] &= 0x7fffffffffffffffull;
     if (kernels::Fr::is_canonical(v)) return kernels::Fr::from_canonical(v);
   }

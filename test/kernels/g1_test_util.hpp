@@ -65,6 +65,15 @@ inline std::vector<G1Affine> batch_to_affine(const std::vector<G1Xyzz>& xs) {
   return out;
 }
 
+// r, the order of G1 and G2 (Fr's modulus), as scalar_mul's limbs: [r] P
+// of a curve point is its part in the cofactor's torsion.
+inline constexpr std::uint64_t kGroupOrder[4] = {fr_detail::kP0, fr_detail::kP1, fr_detail::kP2,
+                                                 fr_detail::kP3};
+// h / 3 for G1's cofactor h = 3 * 11^2 * 10177^2 * 859267^2 * 52437899^2:
+// [h / 3] of a torsion point is a point of order 3 or infinity.
+inline constexpr std::uint64_t kG1CofactorOver3[4] = {0x2eaae38e55558e39ull,
+                                                      0x13242eaac71ca072ull, 0, 0};
+
 // [k] G for a random 64-bit k: points of G1 with known logarithms, cheap.
 inline G1Affine random_g1(std::mt19937_64& rng) {
   const std::uint64_t k[4] = {rng() | 1, 0, 0, 0};

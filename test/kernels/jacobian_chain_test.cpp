@@ -23,9 +23,6 @@ using detail::jacobian_add_affine;
 using detail::jacobian_dbl;
 using detail::jacobian_mul_u64;
 
-const std::uint64_t kR[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull,
-                             0x73eda753299d7d48ull};
-
 // Whether a Jacobian point is the affine (or XYZZ) point: X = x Z^2, Y = y Z^3.
 template <typename F, typename Affine>
 bool same(const Jacobian<F>& j, const Affine& a) {
@@ -121,7 +118,6 @@ TEST(JacobianChain, G2AgreesWithXyzz) {
 // orders dividing the cofactor: their chains meet P + P and P + (-P) and
 // infinity; each is refused, and a point of G1 plus one of them too.
 TEST(JacobianChain, G1TestRefusesPointsOfSmallOrder) {
-  const std::uint64_t h_over_3[4] = {0x2eaae38e55558e39ull, 0x13242eaac71ca072ull, 0, 0};
   // 11^2 divides h and the 11-part of the cofactor's group is Z_11 x Z_11:
   // [h / 121] leaves a point of order 11 (or infinity).
   const std::uint64_t h_over_121[4] = {0x627ab75c63702343ull, 0x00797dfbc5773068ull, 0, 0};
@@ -131,14 +127,14 @@ TEST(JacobianChain, G1TestRefusesPointsOfSmallOrder) {
     const Fq fx = Fq::from_u64(x);
     Fq y;
     if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
-    const G1Affine t = to_affine(scalar_mul(G1Affine{fx, y}, kR));  // order divides h
+    const G1Affine t = to_affine(scalar_mul(G1Affine{fx, y}, test::kGroupOrder));  // order divides h
     if (t.is_infinity()) continue;
     ++torsion;
     EXPECT_FALSE(in_subgroup(t)) << "x = " << x;
     G1Xyzz mixed = to_xyzz(G1Affine::generator());
     add_mixed(mixed, t);
     EXPECT_FALSE(in_subgroup(to_affine(mixed))) << "x = " << x;
-    const G1Affine t3 = to_affine(scalar_mul(t, h_over_3));
+    const G1Affine t3 = to_affine(scalar_mul(t, test::kG1CofactorOver3));
     if (!t3.is_infinity()) {
       ++of_order_3;
       ASSERT_TRUE(scalar_mul(t3, three).is_infinity());

@@ -14,6 +14,7 @@
 #include "fr_test_util.hpp"
 #include "kernels/detail/msm_group.hpp"
 #include "kernels/msm.hpp"
+#include "g1_test_util.hpp"
 #include "msm_cpu_test_util.hpp"
 #include "test/gpu_guard.hpp"
 
@@ -522,9 +523,6 @@ TEST(MsmGpu, CheckPointsInRangesFindsTheSmallestBadIndex) {
 namespace stoker::kernels {
 namespace {
 
-const std::uint64_t kOrderR[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull,
-                                  0x3339d80809a1d805ull, 0x73eda753299d7d48ull};
-
 // Whether the GPU's check passes each point on its own, one launch a point.
 template <typename Affine>
 std::vector<bool> gpu_passes(const std::vector<Affine>& points) {
@@ -558,7 +556,6 @@ void expect_gpu_agrees_with_host(const std::vector<Affine>& points, std::size_t 
 // the group plus one of them, beside points of the groups.
 TEST(MsmGpu, CheckPointsAgreesWithTheHostOutsideTheGroups) {
   STOKER_REQUIRE_GPU();
-  const std::uint64_t h_over_3[4] = {0x2eaae38e55558e39ull, 0x13242eaac71ca072ull, 0, 0};
   std::vector<G1Affine> g1 = random_points<G1Affine>(4, 31);
   std::size_t g1_bad = 0, of_order_3 = 0;
   for (std::uint64_t x = 1; x < 40; ++x) {
@@ -566,8 +563,8 @@ TEST(MsmGpu, CheckPointsAgreesWithTheHostOutsideTheGroups) {
     Fq y;
     if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
     const G1Affine p{fx, y};
-    const G1Affine t = to_affine(scalar_mul(p, kOrderR));
-    const G1Affine t3 = to_affine(scalar_mul(t, h_over_3));
+    const G1Affine t = to_affine(scalar_mul(p, test::kGroupOrder));
+    const G1Affine t3 = to_affine(scalar_mul(t, test::kG1CofactorOver3));
     G1Xyzz mixed = to_xyzz(g1[0]);
     add_mixed(mixed, t);
     of_order_3 += !t3.is_infinity();
@@ -588,7 +585,7 @@ TEST(MsmGpu, CheckPointsAgreesWithTheHostOutsideTheGroups) {
     Fq2 x{Fq::from_u64(rng() | 1), Fq::from_u64(rng())}, y;
     if (!(x.sqr() * x + g2_detail::curve_b()).sqrt(y)) continue;
     const G2Affine p{x, y};
-    const G2Affine t = to_affine(scalar_mul(p, kOrderR));
+    const G2Affine t = to_affine(scalar_mul(p, test::kGroupOrder));
     G2Xyzz mixed = to_xyzz(g2[0]);
     add_mixed(mixed, t);
     for (const G2Affine& q : {p, t, to_affine(mixed)}) {

@@ -19,18 +19,15 @@
 namespace stoker::kernels {
 namespace {
 
-const std::uint64_t kR[4] = {0xffffffff00000001ull, 0x53bda402fffe5bfeull, 0x3339d80809a1d805ull,
-                             0x73eda753299d7d48ull};
-
 // A point of order 3 on E: [r h / 3] of a curve point whose torsion has a
 // 3-part (h = 3 * 11^2 * ...).
 G1Affine g1_of_order_3() {
-  const std::uint64_t h_over_3[4] = {0x2eaae38e55558e39ull, 0x13242eaac71ca072ull, 0, 0};
   for (std::uint64_t x = 1;; ++x) {
     const Fq fx = Fq::from_u64(x);
     Fq y;
     if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
-    const G1Affine t = to_affine(scalar_mul(to_affine(scalar_mul(G1Affine{fx, y}, kR)), h_over_3));
+    const G1Affine t = to_affine(scalar_mul(to_affine(scalar_mul(G1Affine{fx, y}, test::kGroupOrder)),
+                                            test::kG1CofactorOver3));
     if (!t.is_infinity()) return t;
   }
 }
@@ -113,7 +110,7 @@ TEST(PointCheckBatch, G2FindsAPointOutsideG2AndOneOffTheCurve) {
   EXPECT_TRUE(cpu::detail::all_in_group(good.data(), n, 2));
 
   const G2Affine e = test::random_e2_point(rng);  // on E', outside G2
-  const G2Affine torsion = to_affine(scalar_mul(e, kR));
+  const G2Affine torsion = to_affine(scalar_mul(e, test::kGroupOrder));
   ASSERT_FALSE(torsion.is_infinity());
   for (const G2Affine& bad : {e, torsion, plus<G2Affine, G2Xyzz>(good[25], torsion)}) {
     auto p = good;

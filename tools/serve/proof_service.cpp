@@ -1,7 +1,6 @@
 // ProofService; see proof_service.hpp.
 #include "tools/serve/proof_service.hpp"
 
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,8 +16,10 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <span>
 #include <system_error>
 
+#include "common/os_random.hpp"
 #include "engine/groth16/bellman_witness_file.hpp"
 #include "engine/groth16/params_file.hpp"
 #include "engine/groth16/proof.hpp"
@@ -51,12 +52,8 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 // 128 bits from the OS's CSPRNG, as 32 hex digits: ids nobody can guess.
 std::string new_id() {
   unsigned char b[16];
-  std::size_t got = 0;
-  while (got < sizeof b) {
-    const ssize_t n = ::getrandom(b + got, sizeof b - got, 0);
-    if (n > 0) got += static_cast<std::size_t>(n);
-    else if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "getrandom");
-  }
+  if (const std::error_code ec = common::os_random(std::as_writable_bytes(std::span(b))))
+    throw std::system_error(ec, "getrandom");
   static const char* hex = "0123456789abcdef";
   std::string s;
   for (unsigned char c : b) {
