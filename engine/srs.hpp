@@ -101,6 +101,10 @@ struct SrsLoadTimes {
   double check_s = 0;
   double total_s = 0;
   bool broadcast_used = false;
+  // On GPUs, the group checked by random buckets (kernels::gpu::
+  // check_points_batched); false where each point was tested (trusted
+  // points, the host backend, or no room in the budget for its scratch).
+  bool check_batched = false;
 };
 
 class Srs {

@@ -207,6 +207,53 @@ std::error_code check_points_range(std::uint64_t* d_first_bad, const G1Affine* d
 std::error_code check_points_range(std::uint64_t* d_first_bad, const G2Affine* d_points,
                                    std::size_t begin, std::size_t end, cudaStream_t stream);
 
+// The batched check: what check_points_range answers, for a fraction of
+// the work. Each point of the range is checked on the curve (or E'); for
+// the group, each point joins one random bucket in each of W windows
+// (coins from ChaCha20 under `key`), the buckets are summed as a
+// Pippenger's are, and each bucket's sum is tested exactly: a range holding
+// a point outside the group passes with probability at most 2^-64
+// (detail/point_check_batch.hpp says why), for W mixed additions a point
+// and W 2^c tests a range, against a test of each point (about 100
+// additions' worth in G1). Only where a point or a sum fails is each point
+// of the range tested (check_points_range), which names the smallest bad
+// index as the plain check does. Below kBatchCheckFrom points a range is
+// cheaper tested point by point.
+struct PointCheckKey {
+  std::uint32_t words[8] = {};
+};
+// A key from the OS CSPRNG (getrandom): a file's author who cannot know it
+// cannot place points that pass.
+std::error_code random_point_check_key(PointCheckKey& key);
+
+inline constexpr std::size_t kBatchCheckFrom = 4096;
+
+// The shape for ranges of up to max_points points on `device`: the bucket
+// size (c bits) and windows (W, c W >= 64), and the scratch every such
+// range needs (256-byte aligned; the device's for one range at a time).
+struct BatchCheckPlan {
+  MsmGroup group = MsmGroup::g1;
+  std::size_t max_points = 0;
+  unsigned bucket_bits = 0;
+  unsigned windows = 0;
+  unsigned slice = 0;         // entries summed by one thread
+  std::size_t flag_at = 0;    // the range's "something failed" word in the scratch
+  std::size_t scratch_bytes = 0;
+};
+std::error_code plan_batch_check(MsmGroup group, std::size_t max_points, int device,
+                                 BatchCheckPlan& plan);
+// Lowers *d_first_bad (set by check_points_begin) to the smallest bad index
+// of [begin, end) as check_points_range does, end - begin <= max_points.
+// Ranges sharing a scratch must be ordered (one stream, or events).
+std::error_code check_points_batched(const BatchCheckPlan& plan, std::uint64_t* d_first_bad,
+                                     const G1Affine* d_points, std::size_t begin, std::size_t end,
+                                     const PointCheckKey& key, void* d_scratch,
+                                     std::size_t scratch_bytes, cudaStream_t stream);
+std::error_code check_points_batched(const BatchCheckPlan& plan, std::uint64_t* d_first_bad,
+                                     const G2Affine* d_points, std::size_t begin, std::size_t end,
+                                     const PointCheckKey& key, void* d_scratch,
+                                     std::size_t scratch_bytes, cudaStream_t stream);
+
 // Pseudo-random inputs for tests and benchmarks
 // (kernels/detail/msm_random_points.cuh says how the points are made).
 // random_points needs

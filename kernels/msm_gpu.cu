@@ -243,6 +243,14 @@ std::error_code detail::pippenger::sort_scalars(const MsmPlan& p, const Fr* d_sc
           launch<detail::scalar_digits_kernel>(p.n, stream, d_scalars, d_point_index, p.n,
                                                p.window_bits, p.windows, bounds, keys0, vals0))
     return ec;
+  return sort_entries(p, s, stream);
+}
+
+std::error_code detail::pippenger::sort_entries(const MsmPlan& p, const Scratch& s,
+                                                cudaStream_t stream) {
+  const Layout& l = s.l;
+  auto* keys0 = s.at<std::uint32_t>(l.keys[0]);
+  auto* vals0 = s.at<std::uint32_t>(l.values[0]);
   auto* keys1 = s.at<std::uint32_t>(l.keys[1]);
   auto* vals1 = s.at<std::uint32_t>(l.values[1]);
   // The whole array at once, or window by window (the same number of
@@ -273,6 +281,38 @@ std::error_code detail::pippenger::sort_scalars(const MsmPlan& p, const Fr* d_sc
   // the scratch, so msm_add_points needs no state from this call.
   return launch<publish_sorted_kernel>(1, stream, s.at<detail::SortedEntries>(l.sorted),
                                        sorted_keys, sorted_values);
+}
+
+std::error_code detail::pippenger::plan_bucket_sums(MsmGroup group, std::size_t n,
+                                                    unsigned bucket_bits, unsigned windows,
+                                                    unsigned slice, MsmPlan& plan) {
+  if (!detail::known_group(group) || n == 0 || bucket_bits < 1 ||
+      bucket_bits + 1 > detail::kMaxWindowBits || windows == 0 ||
+      std::uint64_t{n} * windows > detail::kMaxEntries || slice == 0 ||
+      (std::uint64_t{windows} << (bucket_bits + 1)) > detail::kNoKey)
+    return make_error_code(Errc::invalid_argument);
+  MsmPlan p;
+  p.group = group;
+  p.n = n;
+  p.window_bits = bucket_bits + 1;
+  p.windows = windows;
+  p.buckets = detail::buckets_per_window(p.window_bits);
+  p.entries = n * windows;
+  p.window_sorts = true;
+  p.slice = slice;
+  p.parts = 1;
+  p.part_begin[0] = 0;
+  p.part_begin[1] = n;
+  if (auto ec = sort_temp_bytes(p, p.sort_temp_bytes)) return ec;
+  p.scratch_bytes = layout(p).total;
+  plan = p;
+  return {};
+}
+
+unsigned detail::pippenger::accumulate_slice(std::size_t entries, int device) {
+  const DeviceFacts& f = device_facts(device);
+  if (f.error) return 0;
+  return detail::entries_per_thread(entries, std::uint64_t(f.sms) * f.threads_per_sm * 2);
 }
 
 std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_scratch,

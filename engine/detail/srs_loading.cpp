@@ -81,14 +81,46 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
     return slot <= g1_points ? std::size_t{0} : (slot - g1_points) / 2;
   };
 
-  // Every device's budget pays for its copy before anything is allocated.
+  const std::size_t n_dev = set_.size();
+  const bool gpu = set_.backend() == devices::Backend::cuda;
+  const bool gpu_check = !options.trust_points && gpu;
+  const bool cpu_check = !options.trust_points && !gpu;
+  const std::size_t chunk =
+      std::min(points, options.chunk_points != 0 ? options.chunk_points : kChunkPoints);
+
+  // The GPUs' check by random buckets, for ranges of up to a chunk's
+  // points: its plans (the engine's GPUs are of one kind), the coins' key
+  // from the OS CSPRNG, and scratch on each device. Without a key or room
+  // for the scratch, each point is tested.
+  kernels::gpu::BatchCheckPlan batch_plan[2];
+  kernels::gpu::PointCheckKey batch_key;
+  std::size_t batch_scratch = 0;
+  if (gpu_check && !kernels::gpu::random_point_check_key(batch_key)) {
+    int cuda_device = 0;
+    bool planned = !set_[0].make_current() && cudaGetDevice(&cuda_device) == cudaSuccess;
+    const std::size_t most[2] = {std::min(g1_points, chunk), std::min(g2_points, chunk / 2 + 1)};
+    for (int g = 0; g < 2 && planned; ++g) {
+      if (most[g] < kernels::gpu::kBatchCheckFrom) continue;
+      planned = !kernels::gpu::plan_batch_check(g ? kernels::MsmGroup::g2 : kernels::MsmGroup::g1,
+                                                most[g], cuda_device, batch_plan[g]);
+      batch_scratch = std::max(batch_scratch, batch_plan[g].scratch_bytes);
+    }
+    if (!planned) batch_scratch = 0;
+  }
+
+  // Every device's budget pays for its copy (and the check's scratch, where
+  // the budget has room for both) before anything is allocated.
+  std::size_t reserved_bytes = bytes + batch_scratch;
   auto reserved = run_and_wait(engine_, [&]() -> Error {
     if (closed_) return {Errc::shutting_down, "engine is shutting down; " + who + " not loaded"};
+    if (batch_scratch && !slots_.reserve_resident(reserved_bytes, who)) return {};
+    batch_scratch = 0;
+    reserved_bytes = bytes;
     return slots_.reserve_resident(bytes, who);
   });
   if (reserved) return reserved;
   auto unreserve = [&] {
-    run_and_wait(engine_, [&] { slots_.release_resident(bytes, /*resize_pools=*/false); });
+    run_and_wait(engine_, [&] { slots_.release_resident(reserved_bytes, /*resize_pools=*/false); });
   };
 
   auto r = std::make_shared<SrsResidency>();
@@ -99,6 +131,7 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
   // destructor waits for the communicators being made.
   std::future<MadeCommunicator> made_comm;
   std::vector<devices::Stream> streams, check_streams;
+  std::vector<devices::DeviceBuffer> batch_scratches;
   auto fail = [&](Error e, bool named = false) -> Result<Srs> {
     // The copies and checks queued before the failure still read the
     // buffers and the pinned blocks: they end before either is freed (the
@@ -106,14 +139,11 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
     for (auto* group : {&streams, &check_streams})
       for (auto& s : *group) (void)s.synchronize();
     r->buffers.clear();
+    batch_scratches.clear();
     unreserve();
     return named ? e : Error{e.code, who + ": " + e.what()};
   };
 
-  const std::size_t n_dev = set_.size();
-  const bool gpu = set_.backend() == devices::Backend::cuda;
-  const bool gpu_check = !options.trust_points && gpu;
-  const bool cpu_check = !options.trust_points && !gpu;
   // Per device: its share's first bad G1 index and first bad G2 index.
   std::vector<devices::DeviceBuffer> flags;
   for (std::size_t d = 0; d < n_dev; ++d) {
@@ -141,6 +171,11 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
         return fail(checking_failed(d, ec));
       check_streams.push_back(std::move(*cs));
       flags.push_back(std::move(*flag));
+      if (batch_scratch) {
+        auto scratch = dev.allocate(batch_scratch);
+        if (!scratch) return fail(std::move(scratch).error());
+        batch_scratches.push_back(std::move(*scratch));
+      }
     }
   }
 
@@ -177,6 +212,22 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
   // Each device checks one share of the points, so that n devices check in
   // 1/n of the time: an uploading device as each chunk lands (beside the
   // reads), the others after the broadcast.
+  // A range of one group's points: by random buckets, a plan's worth at a
+  // time, or point by point where the range is short or there is no plan.
+  const auto check_group = [&]<typename Affine>(std::size_t d, int g, const Affine* group_points,
+                                                std::size_t begin, std::size_t end,
+                                                cudaStream_t stream) -> std::error_code {
+    auto* first_bad = flags[d].as<std::uint64_t>() + g;
+    const auto& plan = batch_plan[g];
+    if (batch_scratch == 0 || plan.max_points == 0 || end - begin < kernels::gpu::kBatchCheckFrom)
+      return kernels::gpu::check_points_range(first_bad, group_points, begin, end, stream);
+    for (std::size_t at = begin; at < end; at += plan.max_points)
+      if (auto ec = kernels::gpu::check_points_batched(
+              plan, first_bad, group_points, at, std::min(end, at + plan.max_points), batch_key,
+              batch_scratches[d].data(), batch_scratch, stream))
+        return ec;
+    return {};
+  };
   const auto check = [&](std::size_t d, std::size_t begin, std::size_t end) -> std::error_code {
     begin = std::max(begin, point_slots * d / n_dev);
     end = std::min(end, point_slots * (d + 1) / n_dev);
@@ -185,13 +236,10 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
     const auto stream = static_cast<cudaStream_t>(check_streams[d].native());
     const auto* slots = r->buffers[d].as<const kernels::G1Affine>();
     if (begin < g1_points)
-      if (auto ec = kernels::gpu::check_points_range(flags[d].as<std::uint64_t>(), slots, begin,
-                                                     std::min(end, g1_points), stream))
-        return ec;
-    if (g2_points == 0) return {};
+      if (auto ec = check_group(d, 0, slots, begin, std::min(end, g1_points), stream)) return ec;
+    if (g2_points == 0 || g2_of(begin) >= g2_of(end)) return {};
     const auto* g2 = reinterpret_cast<const kernels::G2Affine*>(slots + g1_points);
-    return kernels::gpu::check_points_range(flags[d].as<std::uint64_t>() + 1, g2, g2_of(begin),
-                                            g2_of(end), stream);
+    return check_group(d, 1, g2, g2_of(begin), g2_of(end), stream);
   };
 
   // The CPU's check of one chunk of slots [first, first + size): the first
@@ -225,8 +273,6 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
     return points;
   };
 
-  const std::size_t chunk =
-      std::min(points, options.chunk_points != 0 ? options.chunk_points : kChunkPoints);
   const std::size_t chunk_bytes = chunk * sizeof(kernels::G1Affine);
   const std::size_t n_blocks = points > chunk ? 2 : 1;
   std::vector<alloc::PinnedBlock> blocks;
@@ -354,13 +400,19 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
       bad_g2 = std::min<std::size_t>(bad_g2, first_bad[2 * d + 1]);
     }
     r->times.check_s = seconds_since(t_check);
+    r->times.check_batched = batch_scratch != 0;
     if (bad_g1 < g1_points) return fail(Error{Errc::invalid_argument, name_point(bad_g1)});
     if (bad_g2 < g2_points)
       return fail(Error{Errc::invalid_argument, name_point(g1_points + 2 * bad_g2)});
   }
   r->times.total_s = seconds_since(t0);
+  // The check's scratch goes back to the devices and their budgets; the
+  // points stay.
+  batch_scratches.clear();
+  const std::size_t scratch_reserved = reserved_bytes - bytes;
 
   run_and_wait(engine_, [&] {
+    slots_.release_resident(scratch_reserved, /*resize_pools=*/false);
     srs_.push_back(r);
     slots_.resize_pools();
   });

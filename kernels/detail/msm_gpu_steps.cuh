@@ -103,6 +103,22 @@ std::error_code sort_scalars(const MsmPlan& p, const Fr* d_scalars,
                              const std::uint32_t* d_point_index, void* d_scratch,
                              std::size_t scratch_bytes, cudaStream_t stream);
 
+// The sort of the entries that a digits kernel left in keys[0] and
+// values[0] (s from check_call), the buckets marked empty, and where the
+// sorted entries lie published for the summing kernels.
+std::error_code sort_entries(const MsmPlan& p, const Scratch& s, cudaStream_t stream);
+
+// A plan for bucket sums that are not an MSM's: n points, `windows`
+// windows of 2^bucket_bits buckets each, each window's entries sorted on
+// their own (keys window << (bucket_bits + 1) | bucket, or kNoKey), one
+// part, `slice` entries a thread. add_points then leaves the sums in the
+// scratch's `buckets` with `filled` marking those that got a point.
+std::error_code plan_bucket_sums(MsmGroup group, std::size_t n, unsigned bucket_bits,
+                                 unsigned windows, unsigned slice, MsmPlan& plan);
+// plan_msm's entries a thread for `entries` on `device` (0: the device
+// could not be queried).
+unsigned accumulate_slice(std::size_t entries, int device);
+
 template <typename Affine>
 std::error_code add_points(const MsmPlan& p, unsigned part, const Affine* d_points, void* d_scratch,
                            std::size_t scratch_bytes, cudaStream_t stream) {

@@ -599,3 +599,182 @@ TEST(MsmGpu, CheckPointsAgreesWithTheHostOutsideTheGroups) {
 
 }  // namespace
 }  // namespace stoker::kernels
+
+namespace stoker::kernels {
+namespace {
+
+// The batched check over `points` in ranges of at most `range` points (0:
+// one range), the last range first: the smallest bad index it reports, and
+// whether the batch itself (the curve equations and the buckets' sums, read
+// from the scratch's flag) failed any range.
+struct Batched {
+  std::uint64_t first_bad = 0;
+  bool batch_failed = false;
+};
+template <typename Affine>
+Batched batched_check(const std::vector<Affine>& points, std::size_t range = 0) {
+  constexpr MsmGroup group = detail::MsmGroupTraits<Affine>::kGroup;
+  const std::size_t n = points.size();
+  if (range == 0) range = n;
+  int device = 0;
+  EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
+  gpu::BatchCheckPlan plan;
+  EXPECT_FALSE(gpu::plan_batch_check(group, range, device, plan));
+  Device<Affine> p(points);
+  Device<unsigned char> scratch(plan.scratch_bytes);
+  Device<std::uint64_t> first(1);
+  gpu::PointCheckKey key;
+  EXPECT_FALSE(gpu::random_point_check_key(key));
+  EXPECT_FALSE(gpu::check_points_begin(first.get(), n, nullptr));
+  Batched out;
+  for (std::size_t end = n; end > 0;) {
+    const std::size_t begin = end - std::min(end, range);
+    EXPECT_FALSE(gpu::check_points_batched(plan, first.get(), p.get(), begin, end, key,
+                                           scratch.get(), plan.scratch_bytes, nullptr));
+    unsigned flag = 0;
+    EXPECT_EQ(cudaMemcpy(&flag, scratch.get() + plan.flag_at, sizeof flag, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    out.batch_failed |= flag != 0;
+    end = begin;
+  }
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  out.first_bad = first.download()[0];
+  return out;
+}
+
+// A point of order 3 on E: a point outside G1 whose bad part cancels in
+// any bucket that holds three of them, the batch's hardest case.
+G1Affine g1_point_of_order_3() {
+  for (std::uint64_t x = 1;; ++x) {
+    const Fq fx = Fq::from_u64(x);
+    Fq y;
+    if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
+    const G1Affine t = to_affine(scalar_mul(G1Affine{fx, y}, test::kGroupOrder));
+    const G1Affine t3 = to_affine(scalar_mul(t, test::kG1CofactorOver3));
+    if (!t3.is_infinity()) return t3;
+  }
+}
+
+template <typename Affine>
+Affine plus(const Affine& a, const Affine& b) {
+  auto s = to_xyzz(a);
+  add_mixed(s, b);
+  return to_affine(s);
+}
+
+TEST(MsmGpu, BatchedCheckPassesPointsOfTheGroupsAndInfinity) {
+  STOKER_REQUIRE_GPU();
+  auto g1 = random_points<G1Affine>(20000, 41);
+  g1[7] = G1Affine{};
+  g1[19999] = G1Affine{};
+  const Batched a = batched_check(g1);
+  EXPECT_EQ(a.first_bad, g1.size());
+  EXPECT_FALSE(a.batch_failed);
+  const Batched b = batched_check(g1, 6000);
+  EXPECT_EQ(b.first_bad, g1.size());
+  EXPECT_FALSE(b.batch_failed);
+  auto g2 = random_points<G2Affine>(6000, 42);
+  g2[100] = G2Affine{};
+  const Batched c = batched_check(g2);
+  EXPECT_EQ(c.first_bad, g2.size());
+  EXPECT_FALSE(c.batch_failed);
+}
+
+// One bad point among good ones is always caught by the buckets (its bucket
+// has nothing to cancel it), and the answer is the plain check's: the
+// smallest bad index, off the curve or outside G1.
+TEST(MsmGpu, BatchedCheckFindsTheFirstBadPointAsThePlainCheckDoes) {
+  STOKER_REQUIRE_GPU();
+  const G1Affine t3 = g1_point_of_order_3();
+  auto points = random_points<G1Affine>(20000, 43);
+  points[17000] = on_curve_outside_g1();
+  points[12000].y = points[12000].y + Fq::one();
+  points[9000] = plus(points[9000], t3);
+  ASSERT_TRUE(on_curve(points[9000]));
+  ASSERT_FALSE(in_subgroup(points[9000]));
+  for (std::size_t want : {9000u, 12000u, 17000u}) {
+    const Batched whole = batched_check(points);
+    EXPECT_EQ(whole.first_bad, want);
+    EXPECT_TRUE(whole.batch_failed);
+    EXPECT_EQ(whole.first_bad, gpu_first_bad(points));
+    const Batched ranges = batched_check(points, 5000);
+    EXPECT_EQ(ranges.first_bad, want);
+    points[want] = points[want + 1];
+  }
+  const Batched good = batched_check(points);
+  EXPECT_EQ(good.first_bad, points.size());
+  EXPECT_FALSE(good.batch_failed);
+}
+
+// Every point moved off G1 by the same point of order 3: in each bucket
+// they cancel where its count is a multiple of 3, and one bucket of all
+// the windows' thousands that does not is enough.
+TEST(MsmGpu, BatchedCheckCatchesEveryPointShiftedByOneTorsionPoint) {
+  STOKER_REQUIRE_GPU();
+  const G1Affine t3 = g1_point_of_order_3();
+  auto points = random_points<G1Affine>(12000, 44);
+  for (auto& q : points) q = plus(q, t3);
+  for (int i = 0; i < 4; ++i) {
+    const Batched b = batched_check(points);
+    EXPECT_EQ(b.first_bad, 0u);
+    EXPECT_TRUE(b.batch_failed);
+  }
+}
+
+TEST(MsmGpu, BatchedCheckFindsPointsOfE2OutsideG2) {
+  STOKER_REQUIRE_GPU();
+  auto points = random_points<G2Affine>(6000, 45);
+  std::mt19937_64 rng(46);
+  std::vector<G2Affine> outside;
+  while (outside.size() < 2) {
+    Fq2 x{Fq::from_u64(rng() | 1), Fq::from_u64(rng())}, y;
+    if (!(x.sqr() * x + g2_detail::curve_b()).sqrt(y)) continue;
+    const G2Affine p{x, y};
+    if (!in_subgroup(p)) outside.push_back(p);
+  }
+  points[4000] = outside[0];
+  const G2Affine t = to_affine(scalar_mul(outside[1], test::kGroupOrder));
+  ASSERT_FALSE(t.is_infinity());
+  points[2500] = plus(points[2500], t);
+  const Batched b = batched_check(points);
+  EXPECT_EQ(b.first_bad, 2500u);
+  EXPECT_TRUE(b.batch_failed);
+  points[2500] = points[2501];
+  EXPECT_EQ(batched_check(points, 1500).first_bad, 4000u);
+}
+
+TEST(MsmGpu, BatchedCheckRefusesRangesItsPlanDoesNotHold) {
+  STOKER_REQUIRE_GPU();
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  gpu::BatchCheckPlan plan;
+  ASSERT_FALSE(gpu::plan_batch_check(MsmGroup::g1, 5000, device, plan));
+  EXPECT_GE(plan.bucket_bits * plan.windows, 64u);
+  const auto points = random_points<G1Affine>(6000, 47);
+  Device<G1Affine> p(points);
+  Device<unsigned char> scratch(plan.scratch_bytes);
+  Device<std::uint64_t> first(1);
+  gpu::PointCheckKey key;
+  ASSERT_FALSE(gpu::random_point_check_key(key));
+  const auto refused = make_error_code(Errc::invalid_argument);
+  auto call = [&](std::size_t begin, std::size_t end, std::size_t bytes) {
+    return gpu::check_points_batched(plan, first.get(), p.get(), begin, end, key, scratch.get(),
+                                     bytes, nullptr);
+  };
+  EXPECT_EQ(call(0, 6000, plan.scratch_bytes), refused);       // more than the plan's
+  EXPECT_EQ(call(10, 5, plan.scratch_bytes), refused);         // backwards
+  EXPECT_EQ(call(0, 5000, plan.scratch_bytes - 1), refused);  // too little scratch
+  Device<G2Affine> p2(std::vector<G2Affine>(4));
+  EXPECT_EQ(gpu::check_points_batched(plan, first.get(), p2.get(), 0, 4, key, scratch.get(),
+                                      plan.scratch_bytes, nullptr),
+            refused);  // a G1 plan
+  ASSERT_FALSE(gpu::check_points_begin(first.get(), 6000, nullptr));
+  EXPECT_FALSE(call(1000, 6000, plan.scratch_bytes));
+  EXPECT_FALSE(call(0, 1000, plan.scratch_bytes));
+  EXPECT_FALSE(call(3, 3, plan.scratch_bytes));  // empty
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(first.download()[0], 6000u);
+}
+
+}  // namespace
+}  // namespace stoker::kernels
