@@ -32,19 +32,21 @@ using kernels::G2Affine;
 using kernels::MsmGroup;
 
 constexpr const char* kUsage =
-    "usage: stoker bench msm [--group g1|g2] [--scalars dense|sparse|both] [--log-n "
+    "usage: stoker bench msm [--group g1|g2] [--scalars dense|sparse|both|none] [--log-n "
     "16,20,22,24,26]\n"
-    "                        [--reps N] [--window C] [--parts P] [--device N]\n"
+    "                        [--reps N] [--window C] [--parts P] [--check] [--device N]\n"
     "  --group   the points' group: G1 (96-byte points, default) or G2 (192 bytes)\n"
     "  --scalars dense: random scalars below r (e2e, resident); sparse: a witness's mix, 40 %\n"
     "            zeros, 50 % ones, 10 % full-size, by the dense path and by sparse_msm, with\n"
-    "            the ones' and the rest's parts timed alone; both (default)\n"
+    "            the ones' and the rest's parts timed alone; both (default); none\n"
     "  --log-n   sizes 2^K to run, K in 1..27 (default 16,20,22,24,26)\n"
     "  --reps    timed runs per figure, after one warm-up (default 5)\n"
     "  --window  force the window size c (2..26) instead of the cost model's, the\n"
     "            sparse path's rest too\n"
     "  --parts   point ranges of the e2e run, each summed while the next is copied (1..4, "
-    "default 2)\n";
+    "default 2)\n"
+    "  --check   also the check a key's load runs over the same points (on the curve, in the\n"
+    "            group): each point tested, and by random buckets in ranges of a load's chunk\n";
 
 struct Options {
   MsmGroup group = MsmGroup::g1;
@@ -53,8 +55,15 @@ struct Options {
   int reps = 5;
   unsigned window = 0;
   unsigned parts = 2;
+  bool points_check = false;
   int device = 0;
 };
+
+// The points a key's load hands the check at a time (engine/detail/
+// srs_loading.cpp: pinned chunks of 2^21 slots, a G2 point two of them).
+std::size_t load_range(MsmGroup group) {
+  return group == MsmGroup::g2 ? std::size_t{1} << 20 : std::size_t{1} << 21;
+}
 
 // sppark's mult_pippenger on one H200, from pinned host memory (DESIGN.md).
 std::optional<double> sppark_ms(unsigned log_n) {
@@ -82,10 +91,10 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
     return {};
   });
   cl.custom("--scalars", [&o](std::string_view text) -> std::string {
-    if (text != "dense" && text != "sparse" && text != "both")
-      return "--scalars: '" + std::string(text) + "' is not dense, sparse or both";
-    o.dense = text != "sparse";
-    o.sparse = text != "dense";
+    if (text != "dense" && text != "sparse" && text != "both" && text != "none")
+      return "--scalars: '" + std::string(text) + "' is not dense, sparse, both or none";
+    o.dense = text == "dense" || text == "both";
+    o.sparse = text == "sparse" || text == "both";
     return {};
   });
   cl.custom("--log-n", [&o](std::string_view text) -> std::string {
@@ -103,6 +112,7 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   cl.number("--reps", o.reps, 1, 1000);
   cl.number("--window", o.window, 2u, 26u);
   cl.number("--parts", o.parts, 1u, 4u);
+  cl.flag("--check", o.points_check);
   std::optional<int> device;
   cl.gpu("--device", device);
   auto rc = cl.parse(argc, argv);
@@ -173,6 +183,9 @@ struct Row {
   double dense_path = 0, split = 0, ones = 0, tail = 0;
   double bound_split = 0, bound_ones = 0, bound_tail = 0;
   unsigned c_tail = 0, w_tail = 0;
+  // The load's point check: each point tested, batched (c, W).
+  double check_each = 0, check_batched = 0;
+  unsigned check_c = 0, check_w = 0;
   bool consistent = true;
 };
 
@@ -343,6 +356,48 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
         },
         "sort");
   }
+  if (o.points_check) {
+    // Good points: both checks must leave first_bad at n.
+    const std::size_t range = std::min(n, load_range(o.group));
+    kernels::gpu::BatchCheckPlan bp;
+    check(kernels::gpu::plan_batch_check(o.group, range, dev.index(), bp), at + ": check plan");
+    row.check_c = bp.bucket_bits;
+    row.check_w = bp.windows;
+    auto first_bad = take(dev.allocate(sizeof(std::uint64_t)), at + ": check");
+    auto batch_scratch = take(dev.allocate(bp.scratch_bytes), at + ": check scratch");
+    kernels::gpu::PointCheckKey key;
+    check(kernels::gpu::random_point_check_key(key), at + ": check key");
+    auto* bad = first_bad.as<std::uint64_t>();
+    auto expect_passed = [&](const char* how) {
+      std::uint64_t h = 0;
+      check(main.synchronize(), at + ": check");
+      check(make_cuda_error(cudaMemcpy(&h, bad, sizeof h, cudaMemcpyDeviceToHost)),
+            at + ": check result");
+      if (h != n)
+        throw Failure{at + ": the check " + how + " refused point " + std::to_string(h) +
+                      " of points made in the group"};
+    };
+    row.check_each = timed(
+        [&] {
+          check(kernels::gpu::check_points_begin(bad, n, stream), at + ": check");
+          check(kernels::gpu::check_points_range(bad, points.as<Affine>(), 0, n, stream),
+                at + ": check");
+        },
+        "check each");
+    expect_passed("of each point");
+    row.check_batched = timed(
+        [&] {
+          check(kernels::gpu::check_points_begin(bad, n, stream), at + ": check");
+          for (std::size_t b = 0; b < n; b += range)
+            check(kernels::gpu::check_points_batched(bp, bad, points.as<Affine>(), b,
+                                                     std::min(n, b + range), key,
+                                                     batch_scratch.data(), batch_scratch.size(),
+                                                     stream),
+                  at + ": batched check");
+        },
+        "check batched");
+    expect_passed("by random buckets");
+  }
   if (!o.sparse) return row;
 
   // Witness-like scalars by the dense path, then split on the host (not
@@ -473,6 +528,22 @@ int bench_msm(int argc, char** argv) {
           "scalars split on the host beforehand (zeros left out); ones: its sum of the points "
           "whose scalar is 1 alone, bound one mixed addition each; rest: its Pippenger over the "
           "others alone, bound as the dense path's for their count at its window c\n");
+    }
+    if (o.points_check) {
+      std::printf("the points' check (on the curve, in the group), resident:\n");
+      std::printf("%5s %11s %11s %8s %9s %9s %3s %3s\n", "log_n", "each ms", "batched ms",
+                  "x each", "ns/pt", "ns/pt", "c", "W");
+      for (const Row& r : rows) {
+        const double n = double(std::size_t{1} << r.log_n);
+        std::printf("%5u %11.2f %11.2f %7.2fx %9.2f %9.2f %3u %3u\n", r.log_n, r.check_each,
+                    r.check_batched, r.check_each / r.check_batched, r.check_each * 1e6 / n,
+                    r.check_batched * 1e6 / n, r.check_c, r.check_w);
+      }
+      std::printf(
+          "each: one thread a point, its curve equation and membership test; batched: ranges of "
+          "%zu points (a key load's chunk), each point's curve equation and W random buckets "
+          "of 2^c, every bucket's sum tested; both over the same points, of the group\n",
+          load_range(o.group));
     }
   } catch (const Failure& f) {
     std::fprintf(stderr, "stoker bench msm: %s\n", f.what.c_str());
