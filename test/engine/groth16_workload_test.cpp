@@ -22,9 +22,11 @@
 #include "engine/groth16/verifier.hpp"
 #include "engine/groth16/wtns_file.hpp"
 #include "engine/groth16/zkey_file.hpp"
+#include "kernels/msm.hpp"
 #include "test/backend.hpp"
 #include "test/engine/engine_test_util.hpp"
 #include "test/engine/groth16/groth16_files_test_util.hpp"
+#include "test/kernels/g1_test_util.hpp"
 
 namespace stoker::engine {
 namespace {
@@ -177,6 +179,92 @@ TEST_P(Groth16Workload, KeyPointsAreCheckedOnTheDevicesNamingTheQueryAndIndex) {
     EXPECT_TRUE(workloads::load_groth16_key(f.engine, std::make_shared<const g16::ProvingKey>(*key),
                                             "trusted", false));
   }
+}
+
+// Points on the curves outside the groups: a point of order 3 on E (what
+// the GPU's random buckets find hardest: three of them cancel), and points
+// of E and E' whose cofactors were not cleared.
+kernels::G1Affine g1_of_order_3() {
+  for (std::uint64_t x = 1;; ++x) {
+    const auto fx = kernels::Fq::from_u64(x);
+    kernels::Fq y;
+    if (!(fx.sqr() * fx + kernels::Fq::from_u64(4)).sqrt(y)) continue;
+    const auto t = to_affine(scalar_mul(kernels::G1Affine{fx, y}, kernels::test::kGroupOrder));
+    const auto t3 = to_affine(scalar_mul(t, kernels::test::kG1CofactorOver3));
+    if (!t3.is_infinity()) return t3;
+  }
+}
+kernels::G1Affine g1_outside_the_group() {
+  for (std::uint64_t x = 1;; ++x) {
+    const auto fx = kernels::Fq::from_u64(x);
+    kernels::Fq y;
+    if (!(fx.sqr() * fx + kernels::Fq::from_u64(4)).sqrt(y)) continue;
+    const kernels::G1Affine p{fx, y};
+    if (!in_subgroup(p)) return p;
+  }
+}
+kernels::G2Affine g2_outside_the_group() {
+  for (std::uint64_t x = 1;; ++x) {
+    const kernels::Fq2 fx{kernels::Fq::from_u64(x), kernels::Fq::one()};
+    kernels::Fq2 y;
+    if (!(fx.sqr() * fx + kernels::g2_detail::curve_b()).sqrt(y)) continue;
+    const kernels::G2Affine p{fx, y};
+    if (!in_subgroup(p)) return p;
+  }
+}
+kernels::G1Affine plus(const kernels::G1Affine& a, const kernels::G1Affine& b) {
+  auto s = to_xyzz(a);
+  add_mixed(s, b);
+  return to_affine(s);
+}
+
+// A key large enough that GPUs check its queries by random buckets: points
+// on the curves outside the groups, one among thousands or every H point
+// moved by the same point of order 3, are named as one point off the curve
+// is, and the load leaves nothing behind.
+TEST_P(Groth16Workload, LargeKeysPointsOutsideTheGroupsAreNamed) {
+  STOKER_REQUIRE_BACKEND();
+  if (kBigConstraints == 0)
+    GTEST_SKIP() << "GPUs only: the CPU's batched check has its own tests (kernels)";
+  Fixture f;
+  const auto format = GetParam();
+  const auto circuit = g16::make_toy_circuit({.constraints = kBigConstraints, .num_public = 2}, 23);
+  auto key = g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(24), format, 0, 2);
+  ASSERT_TRUE(key) << key.error().what();
+  ASSERT_GE(key->h.size(), 4 * kernels::gpu::kBatchCheckFrom);
+  const auto t3 = g1_of_order_3();
+  const std::size_t h_at = key->h.size() / 2, a_at = key->a.size() - 2,
+                    g2_at = key->b_g2.size() / 3;
+  struct Case {
+    std::function<void(g16::ProvingKey&)> spoil;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {[&](g16::ProvingKey& k) { k.h[h_at] = plus(k.h[h_at], t3); },
+       "H point " + std::to_string(h_at) + " is not on the curve or not in G1"},
+      {[&](g16::ProvingKey& k) { k.a[a_at] = g1_outside_the_group(); },
+       "A point " + std::to_string(a_at) + " is not on the curve or not in G1"},
+      {[&](g16::ProvingKey& k) { k.b_g2[g2_at] = g2_outside_the_group(); },
+       "B_G2 point " + std::to_string(g2_at) + " is not on the curve or not in G2"},
+      {[&](g16::ProvingKey& k) {
+         for (auto& p : k.h) p = plus(p, t3);
+       },
+       "H point 0 is not on the curve or not in G1"},
+  };
+  const auto resident = f.engine.stats().srs_resident;
+  for (const auto& c : cases) {
+    auto spoilt = *key;
+    c.spoil(spoilt);
+    auto loaded = workloads::load_groth16_key(
+        f.engine, std::make_shared<const g16::ProvingKey>(std::move(spoilt)), "spoilt", true);
+    ASSERT_FALSE(loaded) << c.says;
+    EXPECT_NE(loaded.error().what().find(c.says), std::string::npos) << loaded.error().what();
+    EXPECT_EQ(f.engine.stats().srs_resident, resident) << c.says;
+  }
+  auto good = workloads::load_groth16_key(f.engine, std::make_shared<const g16::ProvingKey>(*key),
+                                          "good", true);
+  ASSERT_TRUE(good) << good.error().what();
+  EXPECT_GT(f.engine.stats().srs_resident, resident);
 }
 
 // A key loaded from its file (read straight into the pinned blocks) and
