@@ -330,11 +330,12 @@ G2Xyzz sum_points(const G2Affine* points, std::size_t n, unsigned threads = 0);
 // The smallest i with points[i] off the curve (E for G1, E' for G2) or
 // outside the group (the point at infinity passes), or n when every point
 // is good; on `threads` threads (0: hardware). From 4096 points on, the
-// group is checked by 64 subsets drawn from the OS CSPRNG, each subset's
-// sum tested exactly: a point outside the group passes with probability
-// at most 2^-64, for about a third of the products of testing each point
-// in G1 and four fifths in G2 (point_check_cpu.cpp says why); only a failed
-// sum leads to the test of each point, which names the first bad one.
+// group is checked by random buckets as the GPU's check_points_batched
+// does (coins from the OS CSPRNG), each bucket's sum tested exactly: a
+// point outside the group passes with probability at most 2^-64, for 4-16
+// mixed additions a point against about 100 additions' worth of products
+// to test each point (point_check_cpu.cpp); only a failed sum leads to the
+// test of each point, which names the first bad one.
 std::size_t check_points(const G1Affine* points, std::size_t n, unsigned threads = 0);
 std::size_t check_points(const G2Affine* points, std::size_t n, unsigned threads = 0);
 }  // namespace cpu

@@ -1,4 +1,4 @@
-// The CPU check's batched group test on its own (point_check_cpu.cpp): for
+// The CPU check's batched group test (random buckets) on its own (point_check_cpu.cpp): for
 // points all on their curve, whether every one is in the group, but for a
 // chance of at most 2^-64; false too when the OS gave no coins. What
 // cpu::check_points does from 4096 points on, exposed so that tests can

@@ -1,5 +1,5 @@
-// cpu::check_points from 4096 points on, where the group is checked by 64
-// random subsets' sums: every bad point is found, whatever its place, its
+// cpu::check_points from 4096 points on, where the group is checked by
+// random buckets' sums: every bad point is found, whatever its place, its
 // kind (off the curve, of small order, torsion plus a point of the group)
 // or company (bad points whose torsion parts cancel), on one thread or
 // several; good points, infinity among them, all pass.
