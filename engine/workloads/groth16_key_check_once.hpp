@@ -3,12 +3,14 @@
 // for a file whose digest it holds.
 //
 // Checking every point on its curve and in its group is most of a key's
-// load (a 2^26 key of 30.2 GB: 12.3 s checked against 2.9 s trusted on an
-// H100), and a daemon that restarts, or a CLI that proves again, loads the
-// same file many times. The digest is one pass over the file (about 2 s for
-// 30 GB on 16 threads), so a file checked before loads in the digest and
-// the trusted time (5.0 s), and any change to its bytes makes it a new
-// file that is checked again.
+// read on the CPU (minutes for a large key), and on GPUs, by random
+// buckets, about what a digest costs (a 2^26 key of 30.2 GB on an H100:
+// 4.9-5.6 s checked with the digest beside, 3.3 s trusted); a daemon that
+// restarts, or a CLI that proves again, loads the same file many times.
+// The digest is one pass over the file (about 2 s for 30 GB on 16
+// threads), so a file checked before loads in the digest and the trusted
+// time (5.5 s), and any change to its bytes makes it a new file that is
+// checked again.
 //
 // Thread safety: as load_groth16_key.
 #pragma once
