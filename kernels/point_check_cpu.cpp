@@ -36,20 +36,27 @@ namespace {
 constexpr std::size_t kBatchFrom = 4096;
 constexpr std::size_t kCoinsAtOnce = 2048;  // 32 KiB of coins a getrandom call
 constexpr unsigned kSecurityBits = 64;
-// Each thread's buckets: G2's 6 windows of 2^11 are 4.7 MB.
+// Each thread's buckets: G2's 6 windows of 2^11 are 4.7 MB; all threads'
+// together at most kMaxBucketBytes (a host of 128 threads would otherwise
+// hold 600 MB of them), but for the smallest buckets.
 constexpr unsigned kMinBucketBits = 4, kMaxBucketBits = 11;
+constexpr std::size_t kMaxBucketBytes = std::size_t{256} << 20;
 constexpr double kTestCost = 150.0, kMergeCost = 1.4;  // in mixed additions
 
 struct BucketShape {
   unsigned c = 0, windows = 0;
 };
 
-// The file comment's costs for n points on t threads, the least over c.
-BucketShape bucket_shape(std::size_t n, unsigned t) {
+// The file comment's costs for n points on t threads, the least over c
+// whose buckets (of `bucket_bytes` each) fit kMaxBucketBytes.
+BucketShape bucket_shape(std::size_t n, unsigned t, std::size_t bucket_bytes) {
   BucketShape best;
   double best_cost = 0;
   for (unsigned c = kMinBucketBits; c <= kMaxBucketBits; ++c) {
     const unsigned w = (kSecurityBits + c - 1) / c;
+    if (c > kMinBucketBits &&
+        std::size_t{t} * w * (std::size_t{1} << c) * bucket_bytes > kMaxBucketBytes)
+      break;
     const double buckets = double(w) * double((1u << c) - 1);
     const double cost = double(n) * w + buckets * (kMergeCost * t + kTestCost);
     if (best.c == 0 || cost < best_cost) {
@@ -95,7 +102,7 @@ std::size_t first_off_curve(const Affine* points, std::size_t n, unsigned t) {
 // coins could not be had.
 template <typename Affine, typename Xyzz>
 bool batch_in_group(const Affine* points, std::size_t n, unsigned t) {
-  const BucketShape shape = bucket_shape(n, t);
+  const BucketShape shape = bucket_shape(n, t, sizeof(Xyzz));
   // Window w's digit d != 0 is bucket w 2^c + d - 1 (0: no bucket).
   const std::size_t per_window = std::size_t{1} << shape.c;
   const std::size_t total = shape.windows * per_window;
