@@ -102,8 +102,9 @@ struct SrsLoadTimes {
   double total_s = 0;
   bool broadcast_used = false;
   // On GPUs, the group checked by random buckets (kernels::gpu::
-  // check_points_batched); false where each point was tested (trusted
-  // points, the host backend, or no room in the budget for its scratch).
+  // check_points_batched), but for ranges of fewer than kBatchCheckFrom
+  // points; false where each point was tested (trusted points, the host
+  // backend, or no room on the devices for the batch's scratch).
   bool check_batched = false;
 };
 

@@ -109,6 +109,11 @@ std::error_code check_batched(const BatchCheckPlan& plan, std::uint64_t* d_first
                               cudaStream_t stream) {
   namespace pip = detail::pippenger;
   constexpr MsmGroup group = detail::MsmGroupTraits<Affine>::kGroup;
+  // A plan not of plan_batch_check's shape could hold fewer than 64 bits of
+  // coins, or read past a point's.
+  if (plan.bucket_bits < detail::kCheckMinBits || plan.bucket_bits > detail::kCheckMaxBits ||
+      plan.windows != detail::check_windows(plan.bucket_bits) || plan.slice == 0)
+    return make_error_code(Errc::invalid_argument);
   if (plan.group != group || !d_first_bad || begin > end || end - begin > plan.max_points ||
       (end > begin && !d_points) || reinterpret_cast<std::uintptr_t>(d_points) % 16 ||
       !d_scratch || reinterpret_cast<std::uintptr_t>(d_scratch) % kAlign ||

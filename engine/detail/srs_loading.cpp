@@ -172,9 +172,18 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
       check_streams.push_back(std::move(*cs));
       flags.push_back(std::move(*flag));
       if (batch_scratch) {
-        auto scratch = dev.allocate(batch_scratch);
-        if (!scratch) return fail(std::move(scratch).error());
-        batch_scratches.push_back(std::move(*scratch));
+        // Where the budget had room but the device has not, each point is
+        // tested rather than the load refused.
+        if (auto scratch = dev.allocate(batch_scratch)) {
+          batch_scratches.push_back(std::move(*scratch));
+        } else {
+          batch_scratches.clear();
+          run_and_wait(engine_, [&] {
+            slots_.release_resident(batch_scratch, /*resize_pools=*/false);
+          });
+          reserved_bytes = bytes;
+          batch_scratch = 0;
+        }
       }
     }
   }
@@ -221,11 +230,16 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
     const auto& plan = batch_plan[g];
     if (batch_scratch == 0 || plan.max_points == 0 || end - begin < kernels::gpu::kBatchCheckFrom)
       return kernels::gpu::check_points_range(first_bad, group_points, begin, end, stream);
-    for (std::size_t at = begin; at < end; at += plan.max_points)
-      if (auto ec = kernels::gpu::check_points_batched(
-              plan, first_bad, group_points, at, std::min(end, at + plan.max_points), batch_key,
-              batch_scratches[d].data(), batch_scratch, stream))
-        return ec;
+    for (std::size_t at = begin; at < end; at += plan.max_points) {
+      const std::size_t to = std::min(end, at + plan.max_points);
+      const auto ec = to - at < kernels::gpu::kBatchCheckFrom
+                          ? kernels::gpu::check_points_range(first_bad, group_points, at, to, stream)
+                          : kernels::gpu::check_points_batched(plan, first_bad, group_points, at,
+                                                               to, batch_key,
+                                                               batch_scratches[d].data(),
+                                                               batch_scratch, stream);
+      if (ec) return ec;
+    }
     return {};
   };
   const auto check = [&](std::size_t d, std::size_t begin, std::size_t end) -> std::error_code {
