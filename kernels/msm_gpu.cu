@@ -55,6 +55,12 @@ const DeviceFacts& device_facts(int device) {
   return facts[device];
 }
 
+// The accumulation's threads to aim for (msm_window.hpp's
+// entries_per_thread): the device's resident capacity, twice.
+std::uint64_t accumulate_threads(const DeviceFacts& f) {
+  return std::uint64_t(f.sms) * f.threads_per_sm * 2;
+}
+
 ReduceLevels reduce_levels(std::uint32_t buckets) {
   ReduceLevels l;
   std::size_t m = buckets;
@@ -163,7 +169,7 @@ std::error_code plan_msm(MsmGroup group, std::size_t n, int device, MsmPlan& pla
   if (window_bits != 0 &&
       (window_bits < detail::kMinWindowBits || window_bits > detail::kMaxWindowBits))
     return make_error_code(Errc::invalid_argument);
-  const std::uint64_t min_threads = std::uint64_t(f.sms) * f.threads_per_sm * 2;
+  const std::uint64_t min_threads = accumulate_threads(f);
   unsigned best = 0;
   double best_cost = 0;
   for (unsigned c = detail::kMinWindowBits; c <= detail::kMaxWindowBits; ++c) {
@@ -312,7 +318,7 @@ std::error_code detail::pippenger::plan_bucket_sums(MsmGroup group, std::size_t 
 unsigned detail::pippenger::accumulate_slice(std::size_t entries, int device) {
   const DeviceFacts& f = device_facts(device);
   if (f.error) return 0;
-  return detail::entries_per_thread(entries, std::uint64_t(f.sms) * f.threads_per_sm * 2);
+  return detail::entries_per_thread(entries, accumulate_threads(f));
 }
 
 std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_scratch,

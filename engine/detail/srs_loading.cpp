@@ -218,30 +218,31 @@ Result<Srs> KeyRegistry::load_srs(std::size_t points, const SrsFill& read,
     }
   }
 
-  // Each device checks one share of the points, so that n devices check in
-  // 1/n of the time: an uploading device as each chunk lands (beside the
-  // reads), the others after the broadcast.
   // A range of one group's points: by random buckets, a plan's worth at a
-  // time, or point by point where the range is short or there is no plan.
+  // time, or point by point where a piece is short or there is no plan.
   const auto check_group = [&]<typename Affine>(std::size_t d, int g, const Affine* group_points,
                                                 std::size_t begin, std::size_t end,
                                                 cudaStream_t stream) -> std::error_code {
     auto* first_bad = flags[d].as<std::uint64_t>() + g;
     const auto& plan = batch_plan[g];
-    if (batch_scratch == 0 || plan.max_points == 0 || end - begin < kernels::gpu::kBatchCheckFrom)
-      return kernels::gpu::check_points_range(first_bad, group_points, begin, end, stream);
-    for (std::size_t at = begin; at < end; at += plan.max_points) {
-      const std::size_t to = std::min(end, at + plan.max_points);
-      const auto ec = to - at < kernels::gpu::kBatchCheckFrom
-                          ? kernels::gpu::check_points_range(first_bad, group_points, at, to, stream)
-                          : kernels::gpu::check_points_batched(plan, first_bad, group_points, at,
+    const bool batched = batch_scratch != 0 && plan.max_points != 0;
+    const std::size_t step = batched ? plan.max_points : end - begin;
+    for (std::size_t at = begin; at < end; at += step) {
+      const std::size_t to = std::min(end, at + step);
+      const auto ec = batched && to - at >= kernels::gpu::kBatchCheckFrom
+                          ? kernels::gpu::check_points_batched(plan, first_bad, group_points, at,
                                                                to, batch_key,
                                                                batch_scratches[d].data(),
-                                                               batch_scratch, stream);
+                                                               batch_scratch, stream)
+                          : kernels::gpu::check_points_range(first_bad, group_points, at, to,
+                                                             stream);
       if (ec) return ec;
     }
     return {};
   };
+  // Each device checks one share of the points, so that n devices check in
+  // 1/n of the time: an uploading device as each chunk lands (beside the
+  // reads), the others after the broadcast.
   const auto check = [&](std::size_t d, std::size_t begin, std::size_t end) -> std::error_code {
     begin = std::max(begin, point_slots * d / n_dev);
     end = std::min(end, point_slots * (d + 1) / n_dev);

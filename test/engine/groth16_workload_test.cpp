@@ -26,7 +26,7 @@
 #include "test/backend.hpp"
 #include "test/engine/engine_test_util.hpp"
 #include "test/engine/groth16/groth16_files_test_util.hpp"
-#include "test/kernels/g1_test_util.hpp"
+#include "test/kernels/g2_test_util.hpp"
 
 namespace stoker::engine {
 namespace {
@@ -181,43 +181,6 @@ TEST_P(Groth16Workload, KeyPointsAreCheckedOnTheDevicesNamingTheQueryAndIndex) {
   }
 }
 
-// Points on the curves outside the groups: a point of order 3 on E (what
-// the GPU's random buckets find hardest: three of them cancel), and points
-// of E and E' whose cofactors were not cleared.
-kernels::G1Affine g1_of_order_3() {
-  for (std::uint64_t x = 1;; ++x) {
-    const auto fx = kernels::Fq::from_u64(x);
-    kernels::Fq y;
-    if (!(fx.sqr() * fx + kernels::Fq::from_u64(4)).sqrt(y)) continue;
-    const auto t = to_affine(scalar_mul(kernels::G1Affine{fx, y}, kernels::test::kGroupOrder));
-    const auto t3 = to_affine(scalar_mul(t, kernels::test::kG1CofactorOver3));
-    if (!t3.is_infinity()) return t3;
-  }
-}
-kernels::G1Affine g1_outside_the_group() {
-  for (std::uint64_t x = 1;; ++x) {
-    const auto fx = kernels::Fq::from_u64(x);
-    kernels::Fq y;
-    if (!(fx.sqr() * fx + kernels::Fq::from_u64(4)).sqrt(y)) continue;
-    const kernels::G1Affine p{fx, y};
-    if (!in_subgroup(p)) return p;
-  }
-}
-kernels::G2Affine g2_outside_the_group() {
-  for (std::uint64_t x = 1;; ++x) {
-    const kernels::Fq2 fx{kernels::Fq::from_u64(x), kernels::Fq::one()};
-    kernels::Fq2 y;
-    if (!(fx.sqr() * fx + kernels::g2_detail::curve_b()).sqrt(y)) continue;
-    const kernels::G2Affine p{fx, y};
-    if (!in_subgroup(p)) return p;
-  }
-}
-kernels::G1Affine plus(const kernels::G1Affine& a, const kernels::G1Affine& b) {
-  auto s = to_xyzz(a);
-  add_mixed(s, b);
-  return to_affine(s);
-}
-
 // A key large enough that GPUs check its queries by random buckets: points
 // on the curves outside the groups, one among thousands or every H point
 // moved by the same point of order 3, are named as one point off the curve
@@ -232,7 +195,10 @@ TEST_P(Groth16Workload, LargeKeysPointsOutsideTheGroupsAreNamed) {
   auto key = g16::make_toy_key(circuit.r1cs, g16::ToySecrets::from_seed(24), format, 0, 2);
   ASSERT_TRUE(key) << key.error().what();
   ASSERT_GE(key->h.size(), 4 * kernels::gpu::kBatchCheckFrom);
-  const auto t3 = g1_of_order_3();
+  const auto t3 = kernels::test::g1_point_of_order_3();
+  std::mt19937_64 rng(25);
+  const auto e2_point = kernels::test::random_e2_point(rng);  // outside G2
+  ASSERT_FALSE(in_subgroup(e2_point));
   const std::size_t h_at = key->h.size() / 2, a_at = key->a.size() - 2,
                     g2_at = key->b_g2.size() / 3;
   struct Case {
@@ -240,14 +206,14 @@ TEST_P(Groth16Workload, LargeKeysPointsOutsideTheGroupsAreNamed) {
     std::string says;
   };
   const std::vector<Case> cases = {
-      {[&](g16::ProvingKey& k) { k.h[h_at] = plus(k.h[h_at], t3); },
+      {[&](g16::ProvingKey& k) { k.h[h_at] = kernels::test::plus(k.h[h_at], t3); },
        "H point " + std::to_string(h_at) + " is not on the curve or not in G1"},
-      {[&](g16::ProvingKey& k) { k.a[a_at] = g1_outside_the_group(); },
+      {[&](g16::ProvingKey& k) { k.a[a_at] = kernels::test::g1_point_outside_the_group(); },
        "A point " + std::to_string(a_at) + " is not on the curve or not in G1"},
-      {[&](g16::ProvingKey& k) { k.b_g2[g2_at] = g2_outside_the_group(); },
+      {[&](g16::ProvingKey& k) { k.b_g2[g2_at] = e2_point; },
        "B_G2 point " + std::to_string(g2_at) + " is not on the curve or not in G2"},
       {[&](g16::ProvingKey& k) {
-         for (auto& p : k.h) p = plus(p, t3);
+         for (auto& p : k.h) p = kernels::test::plus(p, t3);
        },
        "H point 0 is not on the curve or not in G1"},
   };

@@ -74,6 +74,38 @@ inline constexpr std::uint64_t kGroupOrder[4] = {fr_detail::kP0, fr_detail::kP1,
 inline constexpr std::uint64_t kG1CofactorOver3[4] = {0x2eaae38e55558e39ull,
                                                       0x13242eaac71ca072ull, 0, 0};
 
+// a + b in affine form (any points of E, infinity and a = +-b too).
+inline G1Affine plus(const G1Affine& a, const G1Affine& b) {
+  G1Xyzz s = to_xyzz(a);
+  add_mixed(s, b);
+  return to_affine(s);
+}
+
+// The first point of E (by x) outside G1: the cofactor is large, so such
+// a point is almost never in G1 (checked).
+inline G1Affine g1_point_outside_the_group() {
+  for (std::uint64_t x = 1;; ++x) {
+    const Fq fx = Fq::from_u64(x);
+    Fq y;
+    if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
+    if (const G1Affine p{fx, y}; !in_subgroup(p)) return p;
+  }
+}
+
+// A point of order 3 on E: [r h / 3] of the first curve point (by x) whose
+// torsion has a 3-part. Outside G1, and the hardest case of the batched
+// group checks: three of them in one sum cancel.
+inline G1Affine g1_point_of_order_3() {
+  for (std::uint64_t x = 1;; ++x) {
+    const Fq fx = Fq::from_u64(x);
+    Fq y;
+    if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
+    const G1Affine t = to_affine(scalar_mul(G1Affine{fx, y}, kGroupOrder));
+    const G1Affine t3 = to_affine(scalar_mul(t, kG1CofactorOver3));
+    if (!t3.is_infinity()) return t3;
+  }
+}
+
 // [k] G for a random 64-bit k: points of G1 with known logarithms, cheap.
 inline G1Affine random_g1(std::mt19937_64& rng) {
   const std::uint64_t k[4] = {rng() | 1, 0, 0, 0};

@@ -27,6 +27,13 @@ inline G2Affine random_g2(std::mt19937_64& rng) {
   return to_affine(scalar_mul(G2Affine::generator(), k));
 }
 
+// a + b in affine form (any points of E', infinity and a = +-b too).
+inline G2Affine plus(const G2Affine& a, const G2Affine& b) {
+  G2Xyzz s = to_xyzz(a);
+  add_mixed(s, b);
+  return to_affine(s);
+}
+
 // A point of E' from a random x by solving for y, without clearing the
 // cofactor: outside G2 but for a chance of about 2^-508.
 inline G2Affine random_e2_point(std::mt19937_64& rng) {

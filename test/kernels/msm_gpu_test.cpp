@@ -15,6 +15,7 @@
 #include "kernels/detail/msm_group.hpp"
 #include "kernels/msm.hpp"
 #include "g1_test_util.hpp"
+#include "g2_test_util.hpp"
 #include "msm_cpu_test_util.hpp"
 #include "test/gpu_guard.hpp"
 
@@ -442,29 +443,7 @@ TEST(MsmGpu, PlanOfTheOtherGroupIsRefused) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
-// A point on the curve y^2 = x^3 + 4 outside G1: the first x whose
-// x^3 + 4 is a square (p = 3 mod 4, so sqrt(a) = a^((p+1)/4)); the
-// cofactor is large, so such a point is almost never in G1 (checked).
-G1Affine on_curve_outside_g1() {
-  // (p + 1) / 4, little-endian.
-  const std::uint64_t e[6] = {0xee7fbfffffffeaabull, 0x07aaffffac54ffffull, 0xd9cc34a83dac3d89ull,
-                              0xd91dd2e13ce144afull, 0x92c6e9ed90d2eb35ull, 0x0680447a8e5ff9a6ull};
-  for (std::uint64_t xi = 1;; ++xi) {
-    const std::uint64_t xv[6] = {xi, 0, 0, 0, 0, 0}, four[6] = {4, 0, 0, 0, 0, 0};
-    const Fq x = Fq::from_canonical(xv);
-    const Fq a = x * x * x + Fq::from_canonical(four);
-    Fq y = Fq::one();
-    for (int i = 5; i >= 0; --i)
-      for (int b = 63; b >= 0; --b) {
-        y = y * y;
-        if ((e[i] >> b) & 1) y = y * a;
-      }
-    if (y * y == a) {
-      const G1Affine pt{x, y};
-      if (on_curve(pt) && !in_subgroup(pt)) return pt;
-    }
-  }
-}
+using test::g1_point_outside_the_group;
 
 std::uint64_t gpu_first_bad(const std::vector<G1Affine>& points) {
   Device<G1Affine> p(points);
@@ -483,7 +462,7 @@ TEST(MsmGpu, CheckPointsFindsTheFirstBadIndex) {
   auto off = p;
   off[1500].y = off[1500].y + Fq::one();
   EXPECT_EQ(gpu_first_bad(off), 1500u);
-  off[700] = on_curve_outside_g1();
+  off[700] = g1_point_outside_the_group();
   EXPECT_EQ(gpu_first_bad(off), 700u);
   off[0].x = off[0].x + Fq::one();
   EXPECT_EQ(gpu_first_bad(off), 0u);
@@ -496,7 +475,7 @@ TEST(MsmGpu, CheckPointsInRangesFindsTheSmallestBadIndex) {
   STOKER_REQUIRE_GPU();
   const std::size_t n = 3000;
   auto points = random_points<G1Affine>(n, 19);
-  points[2500] = on_curve_outside_g1();
+  points[2500] = g1_point_outside_the_group();
   points[1200].y = points[1200].y + Fq::one();
   Device<G1Affine> p(points);
   Device<std::uint64_t> first(1);
@@ -642,25 +621,8 @@ Batched batched_check(const std::vector<Affine>& points, std::size_t range = 0) 
   return out;
 }
 
-// A point of order 3 on E: a point outside G1 whose bad part cancels in
-// any bucket that holds three of them, the batch's hardest case.
-G1Affine g1_point_of_order_3() {
-  for (std::uint64_t x = 1;; ++x) {
-    const Fq fx = Fq::from_u64(x);
-    Fq y;
-    if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
-    const G1Affine t = to_affine(scalar_mul(G1Affine{fx, y}, test::kGroupOrder));
-    const G1Affine t3 = to_affine(scalar_mul(t, test::kG1CofactorOver3));
-    if (!t3.is_infinity()) return t3;
-  }
-}
-
-template <typename Affine>
-Affine plus(const Affine& a, const Affine& b) {
-  auto s = to_xyzz(a);
-  add_mixed(s, b);
-  return to_affine(s);
-}
+using test::g1_point_of_order_3;
+using test::plus;
 
 TEST(MsmGpu, BatchedCheckPassesPointsOfTheGroupsAndInfinity) {
   STOKER_REQUIRE_GPU();
@@ -687,7 +649,7 @@ TEST(MsmGpu, BatchedCheckFindsTheFirstBadPointAsThePlainCheckDoes) {
   STOKER_REQUIRE_GPU();
   const G1Affine t3 = g1_point_of_order_3();
   auto points = random_points<G1Affine>(20000, 43);
-  points[17000] = on_curve_outside_g1();
+  points[17000] = g1_point_outside_the_group();
   points[12000].y = points[12000].y + Fq::one();
   points[9000] = plus(points[9000], t3);
   ASSERT_TRUE(on_curve(points[9000]));
@@ -726,12 +688,8 @@ TEST(MsmGpu, BatchedCheckFindsPointsOfE2OutsideG2) {
   auto points = random_points<G2Affine>(6000, 45);
   std::mt19937_64 rng(46);
   std::vector<G2Affine> outside;
-  while (outside.size() < 2) {
-    Fq2 x{Fq::from_u64(rng() | 1), Fq::from_u64(rng())}, y;
-    if (!(x.sqr() * x + g2_detail::curve_b()).sqrt(y)) continue;
-    const G2Affine p{x, y};
-    if (!in_subgroup(p)) outside.push_back(p);
-  }
+  while (outside.size() < 2)
+    if (const G2Affine p = test::random_e2_point(rng); !in_subgroup(p)) outside.push_back(p);
   points[4000] = outside[0];
   const G2Affine t = to_affine(scalar_mul(outside[1], test::kGroupOrder));
   ASSERT_FALSE(t.is_infinity());

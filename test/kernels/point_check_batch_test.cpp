@@ -19,25 +19,8 @@
 namespace stoker::kernels {
 namespace {
 
-// A point of order 3 on E: [r h / 3] of a curve point whose torsion has a
-// 3-part (h = 3 * 11^2 * ...).
-G1Affine g1_of_order_3() {
-  for (std::uint64_t x = 1;; ++x) {
-    const Fq fx = Fq::from_u64(x);
-    Fq y;
-    if (!(fx.sqr() * fx + Fq::from_u64(4)).sqrt(y)) continue;
-    const G1Affine t = to_affine(scalar_mul(to_affine(scalar_mul(G1Affine{fx, y}, test::kGroupOrder)),
-                                            test::kG1CofactorOver3));
-    if (!t.is_infinity()) return t;
-  }
-}
-
-template <typename Affine, typename Xyzz>
-Affine plus(const Affine& a, const Affine& b) {
-  Xyzz s = to_xyzz(a);
-  add_mixed(s, b);
-  return to_affine(s);
-}
+using test::g1_point_of_order_3;
+using test::plus;
 
 TEST(PointCheckBatch, G1FindsEveryKindOfBadPointAnywhere) {
   // 8200 points: two threads' ranges at the batch's grain.
@@ -50,11 +33,11 @@ TEST(PointCheckBatch, G1FindsEveryKindOfBadPointAnywhere) {
   // The batch itself, without the per-point test behind it.
   EXPECT_TRUE(cpu::detail::all_in_group(good.data(), n, 2));
 
-  const G1Affine t3 = g1_of_order_3();
+  const G1Affine t3 = g1_point_of_order_3();
   ASSERT_TRUE(on_curve(t3));
   G1Affine off = good[7];
   off.y = off.y + Fq::one();
-  const G1Affine shifted = plus<G1Affine, G1Xyzz>(good[100], t3);  // G1 plus torsion
+  const G1Affine shifted = plus(good[100], t3);  // G1 plus torsion
   // Where the per-point search after a failed batch is short, every kind;
   // at the end, once, on two threads.
   for (std::size_t at : {0ul, 40ul}) {
@@ -79,10 +62,10 @@ TEST(PointCheckBatch, G1FindsEveryKindOfBadPointAnywhere) {
   // Torsion parts that cancel in pairs: T and -T on two points (and a
   // second pair) are still found, the first of them named.
   p = good;
-  p[60] = plus<G1Affine, G1Xyzz>(good[60], t3);
-  p[5000] = plus<G1Affine, G1Xyzz>(good[5000], neg(t3));
-  p[7000] = plus<G1Affine, G1Xyzz>(good[7000], t3);
-  p[8000] = plus<G1Affine, G1Xyzz>(good[8000], neg(t3));
+  p[60] = plus(good[60], t3);
+  p[5000] = plus(good[5000], neg(t3));
+  p[7000] = plus(good[7000], t3);
+  p[8000] = plus(good[8000], neg(t3));
   EXPECT_EQ(cpu::check_points(p.data(), n, 2), 60u);
   EXPECT_FALSE(cpu::detail::all_in_group(p.data(), n, 2));
   // Off the curve after one outside the group, and before it: the first.
@@ -112,7 +95,7 @@ TEST(PointCheckBatch, G2FindsAPointOutsideG2AndOneOffTheCurve) {
   const G2Affine e = test::random_e2_point(rng);  // on E', outside G2
   const G2Affine torsion = to_affine(scalar_mul(e, test::kGroupOrder));
   ASSERT_FALSE(torsion.is_infinity());
-  for (const G2Affine& bad : {e, torsion, plus<G2Affine, G2Xyzz>(good[25], torsion)}) {
+  for (const G2Affine& bad : {e, torsion, plus(good[25], torsion)}) {
     auto p = good;
     p[25] = bad;
     EXPECT_EQ(cpu::check_points(p.data(), n, 2), 25u);
