@@ -112,17 +112,34 @@ std::error_code msm_finish(const MsmPlan& plan, G2Xyzz* d_result, void* d_scratc
 // A sparse MSM: the scalars of a witness's queries are mostly 0 and 1.
 // Split by value (cpu::split_scalars does it on the host, where a prover's
 // witness is): zeros are left out; the points whose scalar is 1 are summed
-// by mixed additions, each thread a slice of them, then the threads' sums
-// by XYZZ additions (no sort, no buckets, one addition per point); the rest
-// go through the Pippenger above over their own points, read through their
-// indices (no copy). *d_result = sum_j P[ones[j]] + sum_j rest_scalars[j]
-// P[rest[j]]. The dense path sorts W entries for every scalar, zeros and
-// ones too, and reduces buckets sized for all n points.
+// without a sort or buckets, one addition per point (see OnesSum), each
+// thread a share of them, then the threads' sums by XYZZ additions; the
+// rest go through the Pippenger above over their own points, read through
+// their indices (no copy). *d_result = sum_j P[ones[j]] + sum_j
+// rest_scalars[j] P[rest[j]]. The dense path sorts W entries for every
+// scalar, zeros and ones too, and reduces buckets sized for all n points.
+//
+// How the ones are summed:
+// - mixed_additions: each thread a contiguous slice by mixed XYZZ
+//   additions (28 Fq products a G2 addition, 10 in G1);
+// - batch_affine: each thread a strided share by affine additions, a batch
+//   of them sharing one inversion (detail/ones_batch_affine.cuh: about 21.5
+//   Fq products a G2 addition, 10.5 in G1), with batch accumulators per
+//   thread in scratch (1.2 GB in G2 at 2^25 ones);
+// - automatic: batch_affine in G2 where every thread gets at least
+//   kOnesBatchRounds batches, mixed_additions otherwise.
+enum class OnesSum : std::uint8_t { automatic, mixed_additions, batch_affine };
+inline constexpr unsigned kOnesBatch = 128;       // accumulators per thread
+inline constexpr unsigned kOnesBatchRounds = 4;   // automatic's least rounds
+inline constexpr unsigned kOnesBatchThreadsPerSm = 256;
 struct SparseMsmPlan {
   MsmGroup group = MsmGroup::g1;
-  std::size_t ones = 0;          // points with scalar 1
-  std::size_t ones_threads = 0;  // the first level's threads, a slice each
-  std::size_t ones_slice = 0;
+  std::size_t ones = 0;  // points with scalar 1
+  OnesSum ones_sum = OnesSum::mixed_additions;  // never automatic in a plan
+  std::size_t ones_threads = 0;  // the first level's threads, a share each
+  std::size_t ones_slice = 0;    // mixed_additions: points per thread
+  unsigned ones_batch = 0;       // batch_affine: accumulators per thread
+  std::size_t ones_accumulators_at = 0, ones_prefixes_at = 0;  // batch_affine
   MsmPlan rest;                     // the Pippenger over the rest (rest.n of them), scratch first
   std::size_t partials_at[2] = {};  // the levels' sums, alternating
   std::size_t scratch_bytes = 0;
@@ -130,7 +147,8 @@ struct SparseMsmPlan {
 // `rest_window_bits`: the rest's Pippenger window as plan_msm's
 // `window_bits` (0: the cost model's).
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
-                                SparseMsmPlan& plan, unsigned rest_window_bits = 0);
+                                SparseMsmPlan& plan, unsigned rest_window_bits = 0,
+                                OnesSum ones_sum = OnesSum::automatic);
 // Indices (u32) and rest scalars 16-byte aligned, points 16-byte aligned,
 // scratch 256-byte aligned; indices below 2^31 and within the points.
 std::error_code sparse_msm(const SparseMsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_points,

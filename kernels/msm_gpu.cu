@@ -327,8 +327,10 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
 }
 
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
-                                SparseMsmPlan& plan, unsigned rest_window_bits) {
-  if (!detail::known_group(group) || ones > detail::kMaxEntries)
+                                SparseMsmPlan& plan, unsigned rest_window_bits, OnesSum ones_sum) {
+  if (!detail::known_group(group) || ones > detail::kMaxEntries ||
+      (ones_sum != OnesSum::automatic && ones_sum != OnesSum::mixed_additions &&
+       ones_sum != OnesSum::batch_affine))
     return make_error_code(Errc::invalid_argument);
   const DeviceFacts& f = device_facts(device);
   if (f.error) return make_cuda_error(f.error);
@@ -337,11 +339,31 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
   p.ones = ones;
   if (auto ec = plan_msm(group, rest, device, p.rest, rest_window_bits)) return ec;
   std::size_t at = align_up(p.rest.scratch_bytes);
-  if (ones) {
+  // Batched affine additions: threads as many as the kernel keeps resident
+  // (its G2 form sits near 255 registers: 8 warps an SM), each with at
+  // least kOnesBatchRounds batches where the ones allow.
+  const std::size_t batch_threads = std::size_t(f.sms) * kOnesBatchThreadsPerSm;
+  const std::size_t per_round = std::size_t{kOnesBatch} * kOnesBatchRounds;
+  if (ones_sum == OnesSum::automatic)
+    ones_sum = group == MsmGroup::g2 && ones >= batch_threads * per_round
+                   ? OnesSum::batch_affine
+                   : OnesSum::mixed_additions;
+  p.ones_sum = ones_sum;
+  if (ones && ones_sum == OnesSum::batch_affine) {
+    p.ones_batch = kOnesBatch;
+    p.ones_threads = std::clamp<std::size_t>(ones / per_round, 1, batch_threads);
+    const std::size_t slots = p.ones_threads * p.ones_batch;
+    p.ones_accumulators_at = at;
+    at += align_up(slots * detail::affine_bytes(group));
+    p.ones_prefixes_at = at;
+    at += align_up(slots * detail::affine_bytes(group) / 2);  // one coordinate
+  } else if (ones) {
     // Every thread the SMs hold, or one per point where there are fewer.
     const std::size_t most = std::size_t(f.sms) * f.threads_per_sm;
     p.ones_slice = (ones + most - 1) / most;
     p.ones_threads = (ones + p.ones_slice - 1) / p.ones_slice;
+  }
+  if (ones) {
     const std::size_t xyzz = detail::xyzz_bytes(group);
     p.partials_at[0] = at;
     at += align_up(p.ones_threads * xyzz);

@@ -319,6 +319,13 @@ std::error_code run_sparse_msm(const SparseMsmPlan& p, XyzzOf<Affine>* d_result,
       (p.rest.n && (!d_points || !d_rest || !d_rest_scalars)) ||
       (d_points && !aligned(d_points, 16)))
     return make_error_code(Errc::invalid_argument);
+  // A plan of plan_sparse_msm's shape: every one in some thread's share.
+  if (p.ones && (p.ones_threads == 0 ||
+                 (p.ones_sum == OnesSum::batch_affine
+                      ? p.ones_batch == 0
+                      : p.ones_sum != OnesSum::mixed_additions ||
+                            p.ones_threads * p.ones_slice < p.ones)))
+    return make_error_code(Errc::invalid_argument);
   auto* base = static_cast<unsigned char*>(d_scratch);
   const std::size_t tail_bytes = p.rest.scratch_bytes;
   Scratch tail{};
@@ -349,9 +356,17 @@ std::error_code run_sparse_msm(const SparseMsmPlan& p, XyzzOf<Affine>* d_result,
   if (p.ones) {
     Xyzz* buffers[2] = {reinterpret_cast<Xyzz*>(base + p.partials_at[0]),
                         reinterpret_cast<Xyzz*>(base + p.partials_at[1])};
-    if (auto ec = launch<detail::sum_indexed_kernel<Affine>>(
-            p.ones_threads, ones_stream, buffers[0], d_points, d_ones, p.ones, p.ones_slice))
+    if (p.ones_sum == OnesSum::batch_affine) {
+      if (auto ec = launch<detail::sum_ones_batch_affine_kernel<Affine>>(
+              p.ones_threads, ones_stream, buffers[0], d_points, d_ones, p.ones, p.ones_threads,
+              p.ones_batch, reinterpret_cast<Affine*>(base + p.ones_accumulators_at),
+              reinterpret_cast<detail::FieldOf<Affine>*>(base + p.ones_prefixes_at)))
+        return ec;
+    } else if (auto ec = launch<detail::sum_indexed_kernel<Affine>>(
+                   p.ones_threads, ones_stream, buffers[0], d_points, d_ones, p.ones,
+                   p.ones_slice)) {
       return ec;
+    }
     std::size_t count = p.ones_threads;
     int side = 0;
     while (count > 1) {

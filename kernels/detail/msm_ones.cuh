@@ -1,8 +1,10 @@
 // The kernels of a sparse MSM's ones (msm.hpp, sparse_msm): the points
 // whose scalar is 1 summed by mixed additions, each thread a slice of them
-// (read through their indices), then the threads' sums by XYZZ additions
-// in groups, level by level, until one is left; and the last step, which
-// adds that sum to the tail's. Templates over the group.
+// (read through their indices), or by batched affine additions
+// (ones_batch_affine.cuh), each thread a strided share; then the threads'
+// sums by XYZZ additions in groups, level by level, until one is left; and
+// the last step, which adds that sum to the tail's. Templates over the
+// group.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +12,7 @@
 
 #include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/msm_point_io.cuh"
+#include "kernels/detail/ones_batch_affine.cuh"
 
 namespace stoker::kernels::gpu::detail {
 
@@ -31,6 +34,61 @@ __global__ void sum_indexed_kernel(XyzzOf<Affine>* partials, const Affine* __res
   auto acc = XyzzOf<Affine>::infinity();
   for (std::size_t i = begin; i < end; ++i) add_mixed(acc, load_affine(points + __ldg(index + i)));
   store_xyzz(partials + t, acc);
+}
+
+// Device memory for sum_ones_batch_affine: the key's points through the
+// read-only path, the accumulators and prefixes (written by the same
+// kernel) without it, all in 16-byte words.
+struct OnesDeviceMemory {
+  template <typename Affine>
+  static __device__ __forceinline__ Affine point(const Affine* p) {
+    return load_affine(p);
+  }
+  static __device__ __forceinline__ Fq point_x(const G1Affine* p) {
+    return load_fq(reinterpret_cast<const ulonglong2*>(p));
+  }
+  static __device__ __forceinline__ Fq2 point_x(const G2Affine* p) {
+    return load_fq2(reinterpret_cast<const ulonglong2*>(p));
+  }
+  template <typename Affine>
+  static __device__ __forceinline__ Affine load(const Affine* p) {
+    return load_affine_rw(p);
+  }
+  static __device__ __forceinline__ Fq load_x(const G1Affine* p) {
+    return load_fq_rw(reinterpret_cast<const ulonglong2*>(p));
+  }
+  static __device__ __forceinline__ Fq2 load_x(const G2Affine* p) {
+    return load_fq2_rw(reinterpret_cast<const ulonglong2*>(p));
+  }
+  static __device__ __forceinline__ Fq load(const Fq* p) {
+    return load_fq_rw(reinterpret_cast<const ulonglong2*>(p));
+  }
+  static __device__ __forceinline__ Fq2 load(const Fq2* p) {
+    return load_fq2_rw(reinterpret_cast<const ulonglong2*>(p));
+  }
+  template <typename Affine>
+  static __device__ __forceinline__ void store(Affine* p, const Affine& a) {
+    store_affine(p, a);
+  }
+  static __device__ __forceinline__ void store(Fq* p, const Fq& v) {
+    store_fq(reinterpret_cast<ulonglong2*>(p), v);
+  }
+  static __device__ __forceinline__ void store(Fq2* p, const Fq2& v) {
+    store_fq2(reinterpret_cast<ulonglong2*>(p), v);
+  }
+};
+
+template <typename Affine>
+__global__ void sum_ones_batch_affine_kernel(XyzzOf<Affine>* partials,
+                                             const Affine* __restrict__ points,
+                                             const std::uint32_t* __restrict__ index,
+                                             std::size_t count, std::size_t threads,
+                                             unsigned batch, Affine* acc,
+                                             FieldOf<Affine>* prefix) {
+  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (t >= threads) return;
+  store_xyzz(partials + t, sum_ones_batch_affine<OnesDeviceMemory>(points, index, count, threads,
+                                                                   t, batch, acc, prefix));
 }
 
 template <typename Xyzz>

@@ -48,6 +48,17 @@ __device__ __forceinline__ G1Affine load_affine(const G1Affine* p) {
   return G1Affine{load_fq(q), load_fq(q + 3)};
 }
 
+// Affine points the kernel itself writes (a sparse MSM's accumulators).
+__device__ __forceinline__ G1Affine load_affine_rw(const G1Affine* p) {
+  const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
+  return G1Affine{load_fq_rw(q), load_fq_rw(q + 3)};
+}
+__device__ __forceinline__ void store_affine(G1Affine* p, const G1Affine& a) {
+  ulonglong2* q = reinterpret_cast<ulonglong2*>(p);
+  store_fq(q, a.x);
+  store_fq(q + 3, a.y);
+}
+
 __device__ __forceinline__ G1Xyzz load_xyzz(const G1Xyzz* p) {
   const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
   return G1Xyzz{load_fq_rw(q), load_fq_rw(q + 3), load_fq_rw(q + 6), load_fq_rw(q + 9)};
@@ -64,6 +75,16 @@ __device__ __forceinline__ void store_xyzz(G1Xyzz* p, const G1Xyzz& x) {
 __device__ __forceinline__ G2Affine load_affine(const G2Affine* p) {
   const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
   return G2Affine{load_fq2(q), load_fq2(q + 6)};
+}
+
+__device__ __forceinline__ G2Affine load_affine_rw(const G2Affine* p) {
+  const ulonglong2* q = reinterpret_cast<const ulonglong2*>(p);
+  return G2Affine{load_fq2_rw(q), load_fq2_rw(q + 6)};
+}
+__device__ __forceinline__ void store_affine(G2Affine* p, const G2Affine& a) {
+  ulonglong2* q = reinterpret_cast<ulonglong2*>(p);
+  store_fq2(q, a.x);
+  store_fq2(q + 6, a.y);
 }
 
 __device__ __forceinline__ G2Xyzz load_xyzz(const G2Xyzz* p) {

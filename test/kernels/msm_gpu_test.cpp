@@ -137,14 +137,18 @@ Affine cpu_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars
 enum class SparseOut { device_sum, window_sums };
 template <typename Affine>
 Affine gpu_sparse_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars,
-                      SparseOut out = SparseOut::device_sum) {
+                      SparseOut out = SparseOut::device_sum,
+                      gpu::OnesSum ones_sum = gpu::OnesSum::automatic) {
   using Xyzz = detail::XyzzOf<Affine>;
   const auto split = cpu::split_scalars(scalars.data(), scalars.size());
   int device = 0;
   EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
   gpu::SparseMsmPlan plan;
   EXPECT_FALSE(gpu::plan_sparse_msm(detail::MsmGroupTraits<Affine>::kGroup, split.ones.size(),
-                                    split.rest.size(), device, plan));
+                                    split.rest.size(), device, plan, 0, ones_sum));
+  if (ones_sum != gpu::OnesSum::automatic && !split.ones.empty()) {
+    EXPECT_EQ(plan.ones_sum, ones_sum);
+  }
   Device<Affine> p(points);
   Device<std::uint32_t> ones(split.ones), rest(split.rest);
   Device<Fr> rest_scalars(split.rest_scalars);
@@ -298,32 +302,44 @@ TYPED_TEST(MsmGpu, SparseWitnessScalars) {
       same(gpu_msm(p, std::vector<Fr>(n, Fr::one())), cpu_msm(p, std::vector<Fr>(n, Fr::one()))));
 }
 
-// The split path against the CPU, bit for bit: a witness's mix at random
-// sizes up to 2^16, and the edges (all zeros, all ones, no ones, no zeros,
-// a repeated point and P, -P among the ones, infinity among them, a single
-// point).
+// The split path against the CPU, bit for bit, with the ones summed either
+// way: a witness's mix at random sizes up to 2^16, and the edges (all
+// zeros, all ones, no ones, no zeros, a repeated point and P, -P among the
+// ones, infinity among them, a single point).
 TYPED_TEST(MsmGpu, SparseSplitEqualsCpu) {
   STOKER_REQUIRE_GPU();
   const std::size_t max_n = std::size_t{1} << 16;
   const auto points = random_points<TypeParam>(max_n, 31);
-  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{1000},
-                        std::size_t{12345}, max_n}) {
-    const std::vector<TypeParam> p(points.begin(), points.begin() + n);
-    const auto s = test::mixed_scalars(n, 40, 50, 32 + n);
-    ASSERT_TRUE(same(gpu_sparse_msm(p, s), cpu_msm(p, s))) << "n " << n;
+  for (gpu::OnesSum sum : {gpu::OnesSum::mixed_additions, gpu::OnesSum::batch_affine}) {
+    SCOPED_TRACE(sum == gpu::OnesSum::batch_affine ? "batch_affine" : "mixed_additions");
+    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{1000},
+                          std::size_t{12345}, max_n}) {
+      const std::vector<TypeParam> p(points.begin(), points.begin() + n);
+      const auto s = test::mixed_scalars(n, 40, 50, 32 + n);
+      ASSERT_TRUE(same(gpu_sparse_msm(p, s, SparseOut::device_sum, sum), cpu_msm(p, s)))
+          << "n " << n;
+    }
+    const std::size_t n = 5000;
+    auto p = std::vector<TypeParam>(points.begin(), points.begin() + n);
+    for (const auto& s : {std::vector<Fr>(n, Fr::zero()), std::vector<Fr>(n, Fr::one()),
+                          test::mixed_scalars(n, 50, 0, 33), test::mixed_scalars(n, 0, 60, 34)})
+      ASSERT_TRUE(same(gpu_sparse_msm(p, s, SparseOut::device_sum, sum), cpu_msm(p, s)));
+    auto s = test::mixed_scalars(n, 30, 60, 35);
+    p[10] = p[11];       // a point twice among the ones: a doubling
+    p[12] = neg(p[13]);  // P and -P among the ones cancel
+    p[14] = TypeParam::infinity();
+    for (std::size_t i = 10; i < 15; ++i) s[i] = Fr::one();
+    s[20] = -Fr::one();
+    ASSERT_TRUE(same(gpu_sparse_msm(p, s, SparseOut::device_sum, sum), cpu_msm(p, s)));
+    // Few distinct points among many ones: accumulators meet their own
+    // point, its opposite and infinity round after round.
+    for (std::size_t i = 0; i < n; ++i) {
+      p[i] = i % 5 == 4 ? TypeParam::infinity() : i % 5 < 2 ? points[i % 3] : neg(points[i % 3]);
+      s[i] = Fr::one();
+    }
+    ASSERT_TRUE(same(gpu_sparse_msm(p, s, SparseOut::device_sum, sum), cpu_msm(p, s)));
+    ASSERT_TRUE(same(gpu_sparse_msm(p, s, SparseOut::window_sums, sum), cpu_msm(p, s)));
   }
-  const std::size_t n = 5000;
-  auto p = std::vector<TypeParam>(points.begin(), points.begin() + n);
-  for (const auto& s : {std::vector<Fr>(n, Fr::zero()), std::vector<Fr>(n, Fr::one()),
-                        test::mixed_scalars(n, 50, 0, 33), test::mixed_scalars(n, 0, 60, 34)})
-    ASSERT_TRUE(same(gpu_sparse_msm(p, s), cpu_msm(p, s)));
-  auto s = test::mixed_scalars(n, 30, 60, 35);
-  p[10] = p[11];       // a point twice among the ones: a doubling
-  p[12] = neg(p[13]);  // P and -P among the ones cancel
-  p[14] = TypeParam::infinity();
-  for (std::size_t i = 10; i < 15; ++i) s[i] = Fr::one();
-  s[20] = -Fr::one();
-  ASSERT_TRUE(same(gpu_sparse_msm(p, s), cpu_msm(p, s)));
 }
 
 // The window sums finished on the host give the same point as the CPU, for
@@ -366,6 +382,26 @@ TYPED_TEST(MsmGpu, SparseRefusesAPlanOfTheOtherGroupAndTooLittleScratch) {
   ASSERT_FALSE(gpu::plan_sparse_msm(detail::MsmGroupTraits<TypeParam>::kGroup, 10, 10, 0, mine));
   EXPECT_TRUE(gpu::sparse_msm(mine, result.get(), p.get(), idx.get(), idx.get(), sc.get(),
                               scratch.get(), mine.scratch_bytes - 1, nullptr));
+}
+
+// automatic: batch affine additions in G2 where every thread gets several
+// batches, mixed additions in G1 and for few ones; a forced choice is kept,
+// an unknown one refused.
+TYPED_TEST(MsmGpu, SparsePlanChoosesHowTheOnesAreSummed) {
+  STOKER_REQUIRE_GPU();
+  constexpr MsmGroup group = detail::MsmGroupTraits<TypeParam>::kGroup;
+  gpu::SparseMsmPlan plan;
+  ASSERT_FALSE(gpu::plan_sparse_msm(group, std::size_t{1} << 25, 1000, 0, plan));
+  EXPECT_EQ(plan.ones_sum, group == MsmGroup::g2 ? gpu::OnesSum::batch_affine
+                                                 : gpu::OnesSum::mixed_additions);
+  ASSERT_FALSE(gpu::plan_sparse_msm(group, 5000, 1000, 0, plan));
+  EXPECT_EQ(plan.ones_sum, gpu::OnesSum::mixed_additions);
+  ASSERT_FALSE(gpu::plan_sparse_msm(group, 5000, 1000, 0, plan, 0, gpu::OnesSum::batch_affine));
+  EXPECT_EQ(plan.ones_sum, gpu::OnesSum::batch_affine);
+  EXPECT_GE(plan.ones_threads * plan.ones_batch, std::size_t{1});
+  EXPECT_GE(plan.scratch_bytes,
+            plan.ones_prefixes_at + plan.ones_threads * plan.ones_batch * sizeof(TypeParam) / 2);
+  EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 1000, 0, plan, 0, static_cast<gpu::OnesSum>(7)));
 }
 
 TYPED_TEST(MsmGpu, RepeatedCallsGiveTheSameBits) {

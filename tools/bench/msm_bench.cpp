@@ -172,6 +172,24 @@ Rates measure_add_rates(devices::Device& dev, devices::Stream& s, Timer& t, MsmG
   return r;
 }
 
+// The bound of the ones by batched affine additions, in Fq products at the
+// rate the mixed addition's micro-kernel implies (detail/ones_batch_affine.cuh
+// counts them): each accumulator's first point a mixed addition (28 Fq
+// products in G2, 10 in G1), every later one an affine addition (17, 6),
+// and each thread's round one inversion (x^(q-2): 384 squarings and 229
+// products, and 4 more for Fq2's norm).
+double batch_affine_ms(const kernels::gpu::SparseMsmPlan& p, const Rates& rates) {
+  if (!p.ones || p.ones_sum != kernels::gpu::OnesSum::batch_affine) return 0;
+  const bool g2 = p.group == MsmGroup::g2;
+  const double mixed = g2 ? 28 : 10, affine = g2 ? 17 : 6, inversion = g2 ? 617 : 613;
+  const std::size_t per_thread = (p.ones + p.ones_threads - 1) / p.ones_threads;
+  const std::size_t rounds = (per_thread + p.ones_batch - 1) / p.ones_batch;
+  const double opened = double(std::min(p.ones, p.ones_threads * p.ones_batch));
+  const double products = opened * mixed + double(p.ones - std::size_t(opened)) * affine +
+                          double(p.ones_threads) * double(rounds > 0 ? rounds - 1 : 0) * inversion;
+  return products / (rates.mixed_per_s * mixed) * 1e3;
+}
+
 struct Row {
   unsigned log_n = 0, c = 0, windows = 0;
   double e2e = 0, resident = 0, sort = 0, h2d_gbs = 0;
@@ -182,6 +200,9 @@ struct Row {
   // alone (the ones' sum; the rest's Pippenger, of window c_tail).
   double dense_path = 0, split = 0, ones = 0, tail = 0;
   double bound_split = 0, bound_ones = 0, bound_tail = 0;
+  // The ones each way: mixed additions, batched affine additions.
+  double ones_mixed = 0, ones_affine = 0, bound_ones_mixed = 0, bound_ones_affine = 0;
+  bool ones_by_affine = false;  // what plan_sparse_msm chose
   unsigned c_tail = 0, w_tail = 0;
   // The load's point check: each point tested, batched (c, W).
   double check_each = 0, check_batched = 0;
@@ -414,20 +435,27 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   check(main.synchronize(), at + ": sparse scalars");
   const auto parts = kernels::cpu::split_scalars(h_sparse.data(), n);
   const std::size_t n_ones = parts.ones.size(), n_rest = parts.rest.size();
-  kernels::gpu::SparseMsmPlan sp, ones_only, rest_only;
+  kernels::gpu::SparseMsmPlan sp, ones_only, rest_only, ones_mixed, ones_affine;
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp, o.window),
         at + ": sparse plan");
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_only),
         at + ": sparse plan");
   check(kernels::gpu::plan_sparse_msm(o.group, 0, n_rest, dev.index(), rest_only, o.window),
         at + ": sparse plan");
+  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_mixed, 0,
+                                      kernels::gpu::OnesSum::mixed_additions),
+        at + ": sparse plan");
+  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_affine, 0,
+                                      kernels::gpu::OnesSum::batch_affine),
+        at + ": sparse plan");
   auto ones = take(dev.allocate(std::max<std::size_t>(1, n_ones * 4)), at + ": ones");
   auto rest = take(dev.allocate(std::max<std::size_t>(1, n_rest * 4)), at + ": rest");
   auto rest_scalars =
       take(dev.allocate(std::max<std::size_t>(1, n_rest * sizeof(Fr))), at + ": rest");
-  auto sp_scratch = take(
-      dev.allocate(std::max({sp.scratch_bytes, ones_only.scratch_bytes, rest_only.scratch_bytes})),
-      at + ": sparse scratch");
+  auto sp_scratch = take(dev.allocate(std::max({sp.scratch_bytes, ones_only.scratch_bytes,
+                                                rest_only.scratch_bytes, ones_mixed.scratch_bytes,
+                                                ones_affine.scratch_bytes})),
+                         at + ": sparse scratch");
   check(main.copy(ones.data(), parts.ones.data(), n_ones * 4), at + ": ones");
   check(main.copy(rest.data(), parts.rest.data(), n_rest * 4), at + ": rest");
   check(main.copy(rest_scalars.data(), parts.rest_scalars.data(), n_rest * sizeof(Fr)),
@@ -446,10 +474,18 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   row.split = timed(sparse_msm(sp), "split") + finish_ms(0);
   row.consistent = row.consistent && same_point(dense_sum, finished<Xyzz>(h_sums[0], at));
   row.ones = timed(sparse_msm(ones_only), "ones") + finish_ms(0);
+  row.ones_by_affine = ones_only.ones_sum == kernels::gpu::OnesSum::batch_affine;
+  const Xyzz ones_sum = finished<Xyzz>(h_sums[0], at);
+  row.ones_mixed = timed(sparse_msm(ones_mixed), "ones mixed") + finish_ms(0);
+  row.consistent = row.consistent && same_point(ones_sum, finished<Xyzz>(h_sums[0], at));
+  row.ones_affine = timed(sparse_msm(ones_affine), "ones affine") + finish_ms(0);
+  row.consistent = row.consistent && same_point(ones_sum, finished<Xyzz>(h_sums[0], at));
   row.tail = timed(sparse_msm(rest_only), "tail") + finish_ms(0);
   row.c_tail = sp.rest.window_bits;
   row.w_tail = sp.rest.windows;
-  row.bound_ones = double(n_ones) / rates.mixed_per_s * 1e3;
+  row.bound_ones_mixed = double(n_ones) / rates.mixed_per_s * 1e3;
+  row.bound_ones_affine = batch_affine_ms(ones_affine, rates);
+  row.bound_ones = row.ones_by_affine ? row.bound_ones_affine : row.bound_ones_mixed;
   row.bound_tail = pippenger_ms(n_rest, sp.rest);
   row.bound_split = row.bound_ones + row.bound_tail;
   return row;
@@ -517,17 +553,25 @@ int bench_msm(int argc, char** argv) {
           "GPU leaves (one core), included in e2e and resident; GiB: scratch\n");
     if (o.sparse) {
       std::printf("sparse scalars (40 %% zeros, 50 %% ones, 10 %% full-size), resident:\n");
-      std::printf("%5s %9s %9s %9s %7s %9s %9s %3s %3s %9s %9s\n", "log_n", "dense ms", "split",
-                  "bound", "x dense", "ones", "bound", "c", "W", "rest", "bound");
+      std::printf("%5s %9s %9s %9s %7s %9s %9s %3s %3s %9s %9s %9s %9s %9s %9s\n", "log_n",
+                  "dense ms", "split", "bound", "x dense", "ones", "bound", "c", "W", "rest",
+                  "bound", "mixed", "bound", "affine", "bound");
       for (const Row& r : rows)
-        std::printf("%5u %9.2f %9.2f %9.2f %6.2fx %9.2f %9.2f %3u %3u %9.2f %9.2f\n", r.log_n,
-                    r.dense_path, r.split, r.bound_split, r.dense_path / r.split, r.ones,
-                    r.bound_ones, r.c_tail, r.w_tail, r.tail, r.bound_tail);
+        std::printf(
+            "%5u %9.2f %9.2f %9.2f %6.2fx %9.2f %9.2f %3u %3u %9.2f %9.2f %9.2f %9.2f %9.2f "
+            "%9.2f %s\n",
+            r.log_n, r.dense_path, r.split, r.bound_split, r.dense_path / r.split, r.ones,
+            r.bound_ones, r.c_tail, r.w_tail, r.tail, r.bound_tail, r.ones_mixed,
+            r.bound_ones_mixed, r.ones_affine, r.bound_ones_affine,
+            r.ones_by_affine ? "(ones: affine)" : "(ones: mixed)");
       std::printf(
           "dense: the dense path (every scalar sorted into W windows); split: sparse_msm on the "
           "scalars split on the host beforehand (zeros left out); ones: its sum of the points "
-          "whose scalar is 1 alone, bound one mixed addition each; rest: its Pippenger over the "
-          "others alone, bound as the dense path's for their count at its window c\n");
+          "whose scalar is 1 alone, as the plan chose; mixed, affine: the ones by mixed "
+          "additions (bound one each at the measured rate) and by batched affine additions "
+          "(bound: their Fq products at the rate the mixed addition implies); rest: its "
+          "Pippenger over the others alone, bound as the dense path's for their count at its "
+          "window c\n");
     }
     if (o.points_check) {
       std::printf("the points' check (on the curve, in the group), resident:\n");
