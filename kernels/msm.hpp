@@ -144,11 +144,15 @@ struct SparseMsmPlan {
   std::size_t partials_at[2] = {};  // the levels' sums, alternating
   std::size_t scratch_bytes = 0;
 };
-// `rest_window_bits`: the rest's Pippenger window as plan_msm's
-// `window_bits` (0: the cost model's).
+// What a caller may force; zeros take the defaults.
+struct SparseMsmShape {
+  unsigned rest_window_bits = 0;  // the rest's window as plan_msm's `window_bits`
+  OnesSum ones_sum = OnesSum::automatic;
+  unsigned ones_batch = 0;           // batch_affine: accumulators per thread, kOnesBatch
+  unsigned ones_threads_per_sm = 0;  // batch_affine: kOnesBatchThreadsPerSm
+};
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
-                                SparseMsmPlan& plan, unsigned rest_window_bits = 0,
-                                OnesSum ones_sum = OnesSum::automatic);
+                                SparseMsmPlan& plan, const SparseMsmShape& shape = {});
 // Indices (u32) and rest scalars 16-byte aligned, points 16-byte aligned,
 // scratch 256-byte aligned; indices below 2^31 and within the points.
 std::error_code sparse_msm(const SparseMsmPlan& plan, G1Xyzz* d_result, const G1Affine* d_points,

@@ -327,30 +327,35 @@ std::error_code msm_sort_scalars(const MsmPlan& p, const Fr* d_scalars, void* d_
 }
 
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
-                                SparseMsmPlan& plan, unsigned rest_window_bits, OnesSum ones_sum) {
+                                SparseMsmPlan& plan, const SparseMsmShape& shape) {
+  OnesSum ones_sum = shape.ones_sum;
   if (!detail::known_group(group) || ones > detail::kMaxEntries ||
       (ones_sum != OnesSum::automatic && ones_sum != OnesSum::mixed_additions &&
-       ones_sum != OnesSum::batch_affine))
+       ones_sum != OnesSum::batch_affine) ||
+      shape.ones_batch > 4096 || shape.ones_threads_per_sm > 2048)
     return make_error_code(Errc::invalid_argument);
   const DeviceFacts& f = device_facts(device);
   if (f.error) return make_cuda_error(f.error);
   SparseMsmPlan p;
   p.group = group;
   p.ones = ones;
-  if (auto ec = plan_msm(group, rest, device, p.rest, rest_window_bits)) return ec;
+  if (auto ec = plan_msm(group, rest, device, p.rest, shape.rest_window_bits)) return ec;
   std::size_t at = align_up(p.rest.scratch_bytes);
   // Batched affine additions: threads as many as the kernel keeps resident
   // (its G2 form sits near 255 registers: 8 warps an SM), each with at
   // least kOnesBatchRounds batches where the ones allow.
-  const std::size_t batch_threads = std::size_t(f.sms) * kOnesBatchThreadsPerSm;
-  const std::size_t per_round = std::size_t{kOnesBatch} * kOnesBatchRounds;
+  const unsigned batch = shape.ones_batch ? shape.ones_batch : kOnesBatch;
+  const std::size_t batch_threads =
+      std::size_t(f.sms) *
+      (shape.ones_threads_per_sm ? shape.ones_threads_per_sm : kOnesBatchThreadsPerSm);
+  const std::size_t per_round = std::size_t{batch} * kOnesBatchRounds;
   if (ones_sum == OnesSum::automatic)
     ones_sum = group == MsmGroup::g2 && ones >= batch_threads * per_round
                    ? OnesSum::batch_affine
                    : OnesSum::mixed_additions;
   p.ones_sum = ones_sum;
   if (ones && ones_sum == OnesSum::batch_affine) {
-    p.ones_batch = kOnesBatch;
+    p.ones_batch = batch;
     p.ones_threads = std::clamp<std::size_t>(ones / per_round, 1, batch_threads);
     const std::size_t slots = p.ones_threads * p.ones_batch;
     p.ones_accumulators_at = at;

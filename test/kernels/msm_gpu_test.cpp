@@ -145,7 +145,7 @@ Affine gpu_sparse_msm(const std::vector<Affine>& points, const std::vector<Fr>& 
   EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
   gpu::SparseMsmPlan plan;
   EXPECT_FALSE(gpu::plan_sparse_msm(detail::MsmGroupTraits<Affine>::kGroup, split.ones.size(),
-                                    split.rest.size(), device, plan, 0, ones_sum));
+                                    split.rest.size(), device, plan, {0, ones_sum}));
   if (ones_sum != gpu::OnesSum::automatic && !split.ones.empty()) {
     EXPECT_EQ(plan.ones_sum, ones_sum);
   }
@@ -396,12 +396,12 @@ TYPED_TEST(MsmGpu, SparsePlanChoosesHowTheOnesAreSummed) {
                                                  : gpu::OnesSum::mixed_additions);
   ASSERT_FALSE(gpu::plan_sparse_msm(group, 5000, 1000, 0, plan));
   EXPECT_EQ(plan.ones_sum, gpu::OnesSum::mixed_additions);
-  ASSERT_FALSE(gpu::plan_sparse_msm(group, 5000, 1000, 0, plan, 0, gpu::OnesSum::batch_affine));
+  ASSERT_FALSE(gpu::plan_sparse_msm(group, 5000, 1000, 0, plan, {0, gpu::OnesSum::batch_affine}));
   EXPECT_EQ(plan.ones_sum, gpu::OnesSum::batch_affine);
   EXPECT_GE(plan.ones_threads * plan.ones_batch, std::size_t{1});
   EXPECT_GE(plan.scratch_bytes,
             plan.ones_prefixes_at + plan.ones_threads * plan.ones_batch * sizeof(TypeParam) / 2);
-  EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 1000, 0, plan, 0, static_cast<gpu::OnesSum>(7)));
+  EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 1000, 0, plan, {0, static_cast<gpu::OnesSum>(7)}));
 }
 
 TYPED_TEST(MsmGpu, RepeatedCallsGiveTheSameBits) {

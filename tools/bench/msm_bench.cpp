@@ -46,7 +46,10 @@ constexpr const char* kUsage =
     "  --parts   point ranges of the e2e run, each summed while the next is copied (1..4, "
     "default 2)\n"
     "  --check   also the check a key's load runs over the same points (on the curve, in the\n"
-    "            group): each point tested, and by random buckets in ranges of a load's chunk\n";
+    "            group): each point tested, and by random buckets in ranges of a load's chunk\n"
+    "  --ones-batch B, --ones-threads T\n"
+    "            the sparse path's ones by batched affine additions: force B accumulators a\n"
+    "            thread (1..4096) and T threads an SM (1..2048) instead of the defaults\n";
 
 struct Options {
   MsmGroup group = MsmGroup::g1;
@@ -55,6 +58,7 @@ struct Options {
   int reps = 5;
   unsigned window = 0;
   unsigned parts = 2;
+  unsigned ones_batch = 0, ones_threads = 0;
   bool points_check = false;
   int device = 0;
 };
@@ -113,6 +117,8 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   cl.number("--window", o.window, 2u, 26u);
   cl.number("--parts", o.parts, 1u, 4u);
   cl.flag("--check", o.points_check);
+  cl.number("--ones-batch", o.ones_batch, 1u, 4096u);
+  cl.number("--ones-threads", o.ones_threads, 1u, 2048u);
   std::optional<int> device;
   cl.gpu("--device", device);
   auto rc = cl.parse(argc, argv);
@@ -436,17 +442,21 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   const auto parts = kernels::cpu::split_scalars(h_sparse.data(), n);
   const std::size_t n_ones = parts.ones.size(), n_rest = parts.rest.size();
   kernels::gpu::SparseMsmPlan sp, ones_only, rest_only, ones_mixed, ones_affine;
-  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp, o.window),
+  kernels::gpu::SparseMsmShape shape;
+  shape.rest_window_bits = o.window;
+  shape.ones_batch = o.ones_batch;
+  shape.ones_threads_per_sm = o.ones_threads;
+  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp, shape),
         at + ": sparse plan");
-  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_only),
+  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_only, shape),
         at + ": sparse plan");
-  check(kernels::gpu::plan_sparse_msm(o.group, 0, n_rest, dev.index(), rest_only, o.window),
+  check(kernels::gpu::plan_sparse_msm(o.group, 0, n_rest, dev.index(), rest_only, shape),
         at + ": sparse plan");
-  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_mixed, 0,
-                                      kernels::gpu::OnesSum::mixed_additions),
+  shape.ones_sum = kernels::gpu::OnesSum::mixed_additions;
+  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_mixed, shape),
         at + ": sparse plan");
-  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_affine, 0,
-                                      kernels::gpu::OnesSum::batch_affine),
+  shape.ones_sum = kernels::gpu::OnesSum::batch_affine;
+  check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_affine, shape),
         at + ": sparse plan");
   auto ones = take(dev.allocate(std::max<std::size_t>(1, n_ones * 4)), at + ": ones");
   auto rest = take(dev.allocate(std::max<std::size_t>(1, n_rest * 4)), at + ": rest");
