@@ -153,25 +153,5 @@ TEST(MsmWindow, SlicesShrinkForSmallInputsOnly) {
   EXPECT_EQ(entries_per_thread(1000, 1u << 18), 4u);
 }
 
-// An H200 holds 132 x 2048 threads. The reduction's first level keeps 2^6
-// buckets a thread where that gives it a quarter of them (a dense 2^26 MSM,
-// c = 22) or where it is small (2^16 points, c = 13); a sparse MSM's rest
-// (15 windows of 2^16 buckets) folds 2^3, the least, for 122880 threads.
-TEST(MsmWindow, ReductionFirstLevelFillsTheDevice) {
-  const std::uint64_t h200 = 132 * 2048;
-  EXPECT_EQ(reduce_first_log(12 * buckets_per_window(22), h200), kReduceFirstGroupLog);
-  EXPECT_EQ(reduce_first_log(20 * buckets_per_window(13), h200), kReduceFirstGroupLog);
-  EXPECT_EQ(reduce_first_log(15 * buckets_per_window(17), h200), kReduceGroupLog);
-  // 13 windows of 2^19 (2^24 points, c = 20): 106496 threads at 2^6.
-  EXPECT_EQ(reduce_first_log(13 * buckets_per_window(20), h200), kReduceFirstGroupLog);
-  // Just under a quarter at 2^6 and enough at 2^5.
-  EXPECT_EQ(reduce_first_log(std::uint64_t{67583} << 6, h200), 5u);
-  for (std::uint64_t b = 1; b < (std::uint64_t{1} << 26); b = b * 3 + 1) {
-    const unsigned log = reduce_first_log(b, h200);
-    EXPECT_GE(log, kReduceGroupLog);
-    EXPECT_LE(log, kReduceFirstGroupLog);
-  }
-}
-
 }  // namespace
 }  // namespace stoker::kernels::gpu::detail
