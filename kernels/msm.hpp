@@ -47,7 +47,6 @@ struct MsmPlan {
   std::size_t entries = 0;    // n * W sort entries
   bool window_sorts = false;  // each window's entries sorted on their own (one part)
   unsigned slice = 0;         // entries summed by one thread
-  unsigned reduce_first_log = 6;  // the reduction's first level: 2^this buckets a thread (1..6)
   static constexpr unsigned kMaxParts = 4;
   unsigned parts = 1;  // ranges of points summed one after the other
   // Part k is points [part_begin[k], part_begin[k + 1]); part_begin[parts] = n.

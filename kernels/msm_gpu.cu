@@ -61,11 +61,11 @@ std::uint64_t accumulate_threads(const DeviceFacts& f) {
   return std::uint64_t(f.sms) * f.threads_per_sm * 2;
 }
 
-ReduceLevels reduce_levels(std::uint32_t buckets, unsigned first_log) {
+ReduceLevels reduce_levels(std::uint32_t buckets) {
   ReduceLevels l;
   std::size_t m = buckets;
   while (m > 1) {
-    const unsigned log = l.count == 0 ? first_log : detail::kReduceGroupLog;
+    const unsigned log = l.count == 0 ? detail::kReduceFirstGroupLog : detail::kReduceGroupLog;
     const unsigned g = static_cast<unsigned>(std::min<std::size_t>(m, std::size_t{1} << log));
     m /= g;
     l.group[l.count] = g;
@@ -99,7 +99,7 @@ Layout layout(const MsmPlan& p) {
     l.head_keys[i] = take(heads[i] * sizeof(std::uint32_t));
     l.heads[i] = take(heads[i] * xyzz);
   }
-  const ReduceLevels r = reduce_levels(p.buckets, p.reduce_first_log);
+  const ReduceLevels r = reduce_levels(p.buckets);
   const std::size_t items[2] = {r.count > 0 ? r.out_per_window[0] : 1,
                                 r.count > 1 ? r.out_per_window[1] : 1};
   for (int i = 0; i < 2; ++i) {
@@ -194,8 +194,6 @@ std::error_code plan_msm(MsmGroup group, std::size_t n, int device, MsmPlan& pla
   p.buckets = detail::buckets_per_window(best);
   p.entries = n * p.windows;
   p.slice = detail::entries_per_thread(p.entries, min_threads);
-  p.reduce_first_log = detail::reduce_first_log(std::uint64_t{p.windows} * p.buckets,
-                                                std::uint64_t(f.sms) * f.threads_per_sm);
   p.parts = parts;
   p.window_sorts = detail::sort_by_window(best, parts);
   // Shares of 1, 2, 2, ...: the first part's copy hides under the sort.
@@ -223,8 +221,7 @@ std::error_code detail::pippenger::check_call(const MsmPlan& p, MsmGroup group, 
       p.n > detail::kMaxEntries || p.entries != p.n * std::size_t{p.windows} ||
       p.buckets != detail::buckets_per_window(p.window_bits) || p.slice == 0 || p.parts < 1 ||
       p.parts > detail::kMaxParts || p.part_begin[0] != 0 || p.part_begin[p.parts] != p.n ||
-      (p.window_sorts && p.parts != 1) || p.reduce_first_log < 1 ||
-      p.reduce_first_log > detail::kReduceFirstGroupLog)
+      (p.window_sorts && p.parts != 1))
     return make_error_code(Errc::invalid_argument);
   for (unsigned k = 0; k < p.parts; ++k)
     if (p.part_begin[k] > p.part_begin[k + 1]) return make_error_code(Errc::invalid_argument);

@@ -36,19 +36,6 @@ inline constexpr std::uint64_t kMaxEntries = (std::uint64_t{1} << 31) - 1;
 // each level enough threads and a chain of 24 additions.
 inline constexpr unsigned kReduceFirstGroupLog = 6;
 inline constexpr unsigned kReduceGroupLog = 3;
-// Where 2^6 buckets a thread leaves the first level fewer threads than a
-// quarter of what the device holds (a sparse MSM's rest: 15 windows of
-// 2^16 buckets, 15360 threads of 128 additions on an H200 that holds 33792
-// of G2's), plan_msm folds fewer, down to 2^3, when the level has at least
-// kReduceRefineFrom buckets: below that it is short anyway and a smaller
-// fold would only add a later level, a chain of a few lone threads.
-inline constexpr std::uint64_t kReduceRefineFrom = std::uint64_t{1} << 19;
-constexpr unsigned reduce_first_log(std::uint64_t buckets, std::uint64_t device_threads) {
-  unsigned log = kReduceFirstGroupLog;
-  if (buckets >= kReduceRefineFrom)
-    while (log > kReduceGroupLog && (buckets >> log) < device_threads / 4) --log;
-  return log;
-}
 
 inline constexpr double kXyzzPerMixed = 2.67 / 1.86;
 inline constexpr double kSortPassPerEntry = 0.01;
