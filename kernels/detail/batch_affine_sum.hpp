@@ -7,9 +7,9 @@
 // that no longer pays (CpuGroup::kTreeStop), the rest going into an XYZZ
 // sum by mixed additions.
 //
-// Complete: a pair with a point at infinity takes the other point, P + P
-// doubles (slope 3x^2 / 2y; no point but infinity has y = 0 in G1 or on
-// E'), P + (-P) gives infinity. The inputs must be on the curve.
+// Complete (affine_pair.hpp, the pair steps it shares with the GPU's sum of
+// a sparse MSM's ones): infinity, P + P and P + (-P) among the inputs. The
+// inputs must be on the curve.
 //
 // BatchAffineSum is one thread's state (its scratch is reused across
 // calls); sum_points runs one per thread over ranges of the input.
@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/detail/affine_pair.hpp"
 #include "kernels/detail/cpu_group.hpp"
 #include "kernels/detail/parallel.hpp"
 
@@ -54,8 +55,6 @@ class BatchAffineSum {
   }
 
  private:
-  enum class Pair : std::uint8_t { add, dbl, keep_first, take_second, cancel };
-
   // Levels over points_[0, m) until at most `stop` are left; returns the count.
   std::size_t reduce(std::size_t m, std::size_t stop) {
     while (m > stop) {
@@ -77,57 +76,28 @@ class BatchAffineSum {
     for (std::size_t i = 0; i < half; ++i) {
       const Affine& a = points_[i];
       const Affine& b = points_[i + half];
-      Pair k;
-      if (b.is_infinity())
-        k = Pair::keep_first;
-      else if (a.is_infinity())
-        k = Pair::take_second;
-      else if (a.x != b.x)
-        k = Pair::add;
-      else
-        k = a.y == b.y ? Pair::dbl : Pair::cancel;
+      const AffinePair k = classify_pair(a, b);
       kind_[i] = k;
-      if (k != Pair::add && k != Pair::dbl) continue;
-      denom_[i] = k == Pair::add ? b.x - a.x : a.y.dbl();
+      if (k != AffinePair::add && k != AffinePair::dbl) continue;
+      denom_[i] = pair_denominator(k, a.x, b.x, a.y);
       prefix_[i] = acc;
       acc = acc * denom_[i];
     }
     Field inv = acc.inverse();
     for (std::size_t i = half; i-- > 0;) {
-      Affine& a = points_[i];
-      const Affine& b = points_[i + half];
-      switch (kind_[i]) {
-        case Pair::keep_first:
-          break;
-        case Pair::take_second:
-          a = b;
-          break;
-        case Pair::cancel:
-          a = Affine::infinity();
-          break;
-        case Pair::add:
-        case Pair::dbl: {
-          const Field d_inv = inv * prefix_[i];
-          inv = inv * denom_[i];
-          Field num;
-          if (kind_[i] == Pair::add) {
-            num = b.y - a.y;
-          } else {
-            const Field x2 = a.x.sqr();
-            num = x2.dbl() + x2;
-          }
-          const Field lambda = num * d_inv;
-          const Field x3 = lambda.sqr() - a.x - b.x;
-          a.y = lambda * (a.x - x3) - a.y;
-          a.x = x3;
-          break;
-        }
+      const AffinePair k = kind_[i];
+      if (k == AffinePair::keep_first) continue;
+      Field d_inv = Field::zero();
+      if (k == AffinePair::add || k == AffinePair::dbl) {
+        d_inv = inv * prefix_[i];
+        inv = inv * denom_[i];
       }
+      points_[i] = pair_sum(k, points_[i], points_[i + half], d_inv);
     }
   }
 
   std::vector<Affine> points_;
-  std::vector<Pair> kind_;
+  std::vector<AffinePair> kind_;
   std::vector<Field> prefix_, denom_;
 };
 

@@ -18,10 +18,9 @@
 // below; the scratch, batch * threads accumulators and prefixes (288 bytes
 // each in G2), from above.
 //
-// Complete like cpu::sum_points (batch_affine_sum.hpp): a pair with the
-// point at infinity takes the other point, P + P doubles, P + (-P) gives
-// infinity. The inputs must be points of the group (no y = 0 but at
-// infinity: a zero denominator would spoil the round's shared inverse).
+// Complete like cpu::sum_points, through the same pair steps
+// (affine_pair.hpp). The inputs must be points of the group (no y = 0 but
+// at infinity: a zero denominator would spoil the round's shared inverse).
 //
 // __host__ __device__ over a memory policy, so that the host tests run the
 // same steps as the kernel (msm_ones.cuh) over plain memory:
@@ -38,27 +37,13 @@
 #include <cstdint>
 
 #include "common/host_device.hpp"
+#include "kernels/detail/affine_pair.hpp"
 #include "kernels/detail/msm_group.hpp"
 
 namespace stoker::kernels::gpu::detail {
 
-template <typename Affine>
-using FieldOf = typename kernels::detail::MsmGroupTraits<Affine>::Field;
-
-enum class AffinePair : std::uint8_t { keep_first, take_second, add, dbl, cancel };
-
-// What a + b needs. Most pairs differ in x and neither is at infinity; only
-// the rest read y, so the forward pass loads x alone.
-template <typename Field, typename LoadYs>
-STOKER_HD AffinePair classify_pair(const Field& ax, const Field& bx, LoadYs&& load_ys) {
-  if (ax != bx && !ax.is_zero() && !bx.is_zero()) return AffinePair::add;
-  Field ay, by;
-  load_ys(ay, by);
-  if (bx.is_zero() && by.is_zero()) return AffinePair::keep_first;
-  if (ax.is_zero() && ay.is_zero()) return AffinePair::take_second;
-  if (ax != bx) return AffinePair::add;
-  return ay == by ? AffinePair::dbl : AffinePair::cancel;
-}
+using kernels::detail::AffinePair;
+using kernels::detail::FieldOf;
 
 // Thread t's XYZZ sum of its ones' points: points[index[k * threads + t]]
 // for k * threads + t < count. Accumulator j and its prefix live at
@@ -86,51 +71,30 @@ STOKER_HD kernels::detail::XyzzOf<Affine> sum_ones_batch_affine(
                              : Mem::load_x(acc + slot(j));
       const Field bx = Mem::point_x(points + index[(base + j) * threads + t]);
       Field ay;
-      const AffinePair kind = classify_pair(ax, bx, [&](Field& a_y, Field& b_y) {
-        a_y = ay = first_of(j).y;
-        b_y = point(base + j).y;
-      });
+      const AffinePair kind =
+          kernels::detail::classify_pair(ax, bx, [&](Field& a_y, Field& b_y) {
+            a_y = ay = first_of(j).y;
+            b_y = point(base + j).y;
+          });
       if (kind != AffinePair::add && kind != AffinePair::dbl) continue;
       Mem::store(prefix + slot(j), product);
-      product = product * (kind == AffinePair::add ? bx - ax : ay.dbl());
+      product = product * kernels::detail::pair_denominator(kind, ax, bx, ay);
     }
     if (first)
       for (unsigned j = pairs; j < batch; ++j) Mem::store(acc + slot(j), point(j));
     Field inverse = product.inverse();
     for (unsigned j = pairs; j-- > 0;) {
       const Affine a = first_of(j), b = point(base + j);
-      const AffinePair kind = classify_pair(a.x, b.x, [&](Field& ay, Field& by) {
-        ay = a.y;
-        by = b.y;
-      });
-      switch (kind) {
-        case AffinePair::keep_first:
-          if (first) Mem::store(acc + slot(j), a);
-          break;
-        case AffinePair::take_second:
-          Mem::store(acc + slot(j), b);
-          break;
-        case AffinePair::cancel:
-          Mem::store(acc + slot(j), Affine::infinity());
-          break;
-        case AffinePair::add:
-        case AffinePair::dbl: {
-          const Field denominator = kind == AffinePair::add ? b.x - a.x : a.y.dbl();
-          const Field d_inverse = inverse * Mem::load(prefix + slot(j));
-          inverse = inverse * denominator;
-          Field numerator;
-          if (kind == AffinePair::add) {
-            numerator = b.y - a.y;
-          } else {
-            const Field x2 = a.x.sqr();
-            numerator = x2.dbl() + x2;
-          }
-          const Field lambda = numerator * d_inverse;
-          const Field x3 = lambda.sqr() - a.x - b.x;
-          Mem::store(acc + slot(j), Affine{x3, lambda * (a.x - x3) - a.y});
-          break;
-        }
+      const AffinePair kind = kernels::detail::classify_pair(a, b);
+      // A kept accumulator stays where it is, except in the first round,
+      // when it is still the key's point.
+      if (kind == AffinePair::keep_first && !first) continue;
+      Field d_inverse = Field::zero();
+      if (kind == AffinePair::add || kind == AffinePair::dbl) {
+        d_inverse = inverse * Mem::load(prefix + slot(j));
+        inverse = inverse * kernels::detail::pair_denominator(kind, a.x, b.x, a.y);
       }
+      Mem::store(acc + slot(j), kernels::detail::pair_sum(kind, a, b, d_inverse));
     }
   }
   Xyzz sum = Xyzz::infinity();
