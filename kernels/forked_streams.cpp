@@ -12,11 +12,12 @@ struct ThreadStreams {
   cudaStream_t high = nullptr;
   cudaStream_t low = nullptr;
   cudaEvent_t fork = nullptr;
+  cudaEvent_t step = nullptr;
   cudaEvent_t joined[2] = {};
 };
 
 void destroy(const ThreadStreams& t) {
-  for (cudaEvent_t e : {t.fork, t.joined[0], t.joined[1]})
+  for (cudaEvent_t e : {t.fork, t.step, t.joined[0], t.joined[1]})
     if (e) (void)cudaEventDestroy(e);
   for (cudaStream_t s : {t.high, t.low})
     if (s) (void)cudaStreamDestroy(s);
@@ -39,7 +40,7 @@ class ThreadCache {
     cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
     if (!e) e = cudaStreamCreateWithPriority(&t.high, cudaStreamNonBlocking, greatest);
     if (!e) e = cudaStreamCreateWithPriority(&t.low, cudaStreamNonBlocking, least);
-    for (cudaEvent_t* ev : {&t.fork, &t.joined[0], &t.joined[1]})
+    for (cudaEvent_t* ev : {&t.fork, &t.step, &t.joined[0], &t.joined[1]})
       if (!e) e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
     if (e) {
       destroy(t);
@@ -70,10 +71,17 @@ ForkedStreams::ForkedStreams(cudaStream_t caller) : caller_(caller) {
   low_ = t.low;
   joined_[0] = t.joined[0];
   joined_[1] = t.joined[1];
+  step_ = t.step;
   forked_ = true;
 }
 
 ForkedStreams::~ForkedStreams() { (void)join(); }
+
+std::error_code ForkedStreams::low_follows_high() {
+  if (!forked_) return make_error_code(Errc::invalid_argument);
+  if (auto ec = make_cuda_error(cudaEventRecord(step_, high_))) return ec;
+  return make_cuda_error(cudaStreamWaitEvent(low_, step_, 0));
+}
 
 std::error_code ForkedStreams::join() {
   if (!forked_) return {};

@@ -129,6 +129,12 @@ std::error_code msm_finish(const MsmPlan& plan, G2Xyzz* d_result, void* d_scratc
 // - automatic: batch_affine in G2 where every thread gets at least
 //   kOnesBatchRounds batches, mixed_additions otherwise.
 enum class OnesSum : std::uint8_t { automatic, mixed_additions, batch_affine };
+// When the ones' sum starts, where there are both parts (each on a stream
+// of its own): with the rest (its blocks take what the rest's sort and
+// bucket sums leave free), or once the rest's bucket sums are done (it then
+// runs beside the rest's joins and reduction, chains of dependent additions
+// on few threads).
+enum class OnesStart : std::uint8_t { with_the_rest, after_the_buckets };
 inline constexpr unsigned kOnesBatch = 128;       // accumulators per thread
 inline constexpr unsigned kOnesBatchRounds = 4;   // automatic's least rounds
 inline constexpr unsigned kOnesBatchThreadsPerSm = 256;
@@ -140,6 +146,7 @@ struct SparseMsmPlan {
   std::size_t ones_slice = 0;    // mixed_additions: points per thread
   unsigned ones_batch = 0;       // batch_affine: accumulators per thread
   std::size_t ones_accumulators_at = 0, ones_prefixes_at = 0;  // batch_affine
+  OnesStart ones_start = OnesStart::with_the_rest;
   MsmPlan rest;                     // the Pippenger over the rest (rest.n of them), scratch first
   std::size_t partials_at[2] = {};  // the levels' sums, alternating
   std::size_t scratch_bytes = 0;
@@ -150,6 +157,7 @@ struct SparseMsmShape {
   OnesSum ones_sum = OnesSum::automatic;
   unsigned ones_batch = 0;           // batch_affine: accumulators per thread, kOnesBatch
   unsigned ones_threads_per_sm = 0;  // batch_affine: kOnesBatchThreadsPerSm
+  OnesStart ones_start = OnesStart::with_the_rest;
 };
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
                                 SparseMsmPlan& plan, const SparseMsmShape& shape = {});

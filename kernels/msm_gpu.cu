@@ -332,7 +332,9 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
   if (!detail::known_group(group) || ones > detail::kMaxEntries ||
       (ones_sum != OnesSum::automatic && ones_sum != OnesSum::mixed_additions &&
        ones_sum != OnesSum::batch_affine) ||
-      shape.ones_batch > 4096 || shape.ones_threads_per_sm > 2048)
+      shape.ones_batch > 4096 || shape.ones_threads_per_sm > 2048 ||
+      (shape.ones_start != OnesStart::with_the_rest &&
+       shape.ones_start != OnesStart::after_the_buckets))
     return make_error_code(Errc::invalid_argument);
   const DeviceFacts& f = device_facts(device);
   if (f.error) return make_cuda_error(f.error);
@@ -354,6 +356,7 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
                    ? OnesSum::batch_affine
                    : OnesSum::mixed_additions;
   p.ones_sum = ones_sum;
+  p.ones_start = shape.ones_start;
   if (ones && ones_sum == OnesSum::batch_affine) {
     p.ones_batch = batch;
     p.ones_threads = std::clamp<std::size_t>(ones / per_round, 1, batch_threads);

@@ -27,6 +27,10 @@ class ForkedStreams {
   cudaStream_t high() const { return high_; }
   cudaStream_t low() const { return low_; }
 
+  // Work enqueued on low() from now on follows the work enqueued on high()
+  // so far.
+  std::error_code low_follows_high();
+
   // Work enqueued on `caller` from now on follows the work on both streams.
   std::error_code join();
 
@@ -35,6 +39,7 @@ class ForkedStreams {
   cudaStream_t high_ = nullptr;
   cudaStream_t low_ = nullptr;
   cudaEvent_t joined_[2] = {};
+  cudaEvent_t step_ = nullptr;
   bool forked_ = false;
   std::error_code error_;
 };

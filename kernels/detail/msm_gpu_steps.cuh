@@ -350,6 +350,8 @@ std::error_code run_sparse_msm(const SparseMsmPlan& p, XyzzOf<Affine>* d_result,
     if (auto ec = sort_scalars(p.rest, d_rest_scalars, d_rest, base, tail_bytes, rest_stream))
       return ec;
     if (auto ec = add_points(p.rest, 0, d_points, base, tail_bytes, rest_stream)) return ec;
+    if (p.ones && p.ones_start == OnesStart::after_the_buckets && fork && !fork->error())
+      if (auto ec = fork->low_follows_high()) return ec;
     if (auto ec = reduce(p.rest, tail, y, window_sums, rest_stream)) return ec;
   }
   const Xyzz* ones_sum = nullptr;

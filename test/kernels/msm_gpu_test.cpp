@@ -138,17 +138,18 @@ enum class SparseOut { device_sum, window_sums };
 template <typename Affine>
 Affine gpu_sparse_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars,
                       SparseOut out = SparseOut::device_sum,
-                      gpu::OnesSum ones_sum = gpu::OnesSum::automatic) {
+                      const gpu::SparseMsmShape& shape = {}) {
   using Xyzz = detail::XyzzOf<Affine>;
   const auto split = cpu::split_scalars(scalars.data(), scalars.size());
   int device = 0;
   EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
   gpu::SparseMsmPlan plan;
   EXPECT_FALSE(gpu::plan_sparse_msm(detail::MsmGroupTraits<Affine>::kGroup, split.ones.size(),
-                                    split.rest.size(), device, plan, {0, ones_sum}));
-  if (ones_sum != gpu::OnesSum::automatic && !split.ones.empty()) {
-    EXPECT_EQ(plan.ones_sum, ones_sum);
+                                    split.rest.size(), device, plan, shape));
+  if (shape.ones_sum != gpu::OnesSum::automatic && !split.ones.empty()) {
+    EXPECT_EQ(plan.ones_sum, shape.ones_sum);
   }
+  EXPECT_EQ(plan.ones_start, shape.ones_start);
   Device<Affine> p(points);
   Device<std::uint32_t> ones(split.ones), rest(split.rest);
   Device<Fr> rest_scalars(split.rest_scalars);
@@ -303,15 +304,22 @@ TYPED_TEST(MsmGpu, SparseWitnessScalars) {
 }
 
 // The split path against the CPU, bit for bit, with the ones summed either
-// way: a witness's mix at random sizes up to 2^16, and the edges (all
+// way and started with the rest or after its buckets: a witness's mix at random sizes up to 2^16, and the edges (all
 // zeros, all ones, no ones, no zeros, a repeated point and P, -P among the
 // ones, infinity among them, a single point).
 TYPED_TEST(MsmGpu, SparseSplitEqualsCpu) {
   STOKER_REQUIRE_GPU();
   const std::size_t max_n = std::size_t{1} << 16;
   const auto points = random_points<TypeParam>(max_n, 31);
-  for (gpu::OnesSum sum : {gpu::OnesSum::mixed_additions, gpu::OnesSum::batch_affine}) {
-    SCOPED_TRACE(sum == gpu::OnesSum::batch_affine ? "batch_affine" : "mixed_additions");
+  for (const gpu::SparseMsmShape sum :
+       {gpu::SparseMsmShape{0, gpu::OnesSum::mixed_additions},
+        gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine},
+        gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine, 0, 0,
+                            gpu::OnesStart::after_the_buckets}}) {
+    SCOPED_TRACE(std::string(sum.ones_sum == gpu::OnesSum::batch_affine ? "batch_affine"
+                                                                         : "mixed_additions") +
+                 (sum.ones_start == gpu::OnesStart::after_the_buckets ? ", after the buckets"
+                                                                      : ""));
     for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{1000},
                           std::size_t{12345}, max_n}) {
       const std::vector<TypeParam> p(points.begin(), points.begin() + n);

@@ -49,7 +49,10 @@ constexpr const char* kUsage =
     "            group): each point tested, and by random buckets in ranges of a load's chunk\n"
     "  --ones-batch B, --ones-threads T\n"
     "            the sparse path's ones by batched affine additions: force B accumulators a\n"
-    "            thread (1..4096) and T threads an SM (1..2048) instead of the defaults\n";
+    "            thread (1..4096) and T threads an SM (1..2048) instead of the defaults\n"
+    "  --ones-start with|after\n"
+    "            the sparse path's ones start with the rest (default) or once the rest's\n"
+    "            bucket sums are done, beside its joins and reduction\n";
 
 struct Options {
   MsmGroup group = MsmGroup::g1;
@@ -59,6 +62,7 @@ struct Options {
   unsigned window = 0;
   unsigned parts = 2;
   unsigned ones_batch = 0, ones_threads = 0;
+  kernels::gpu::OnesStart ones_start = kernels::gpu::OnesStart::with_the_rest;
   bool points_check = false;
   int device = 0;
 };
@@ -119,6 +123,13 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   cl.flag("--check", o.points_check);
   cl.number("--ones-batch", o.ones_batch, 1u, 4096u);
   cl.number("--ones-threads", o.ones_threads, 1u, 2048u);
+  cl.custom("--ones-start", [&o](std::string_view text) -> std::string {
+    if (text != "with" && text != "after")
+      return "--ones-start: '" + std::string(text) + "' is not with or after";
+    o.ones_start = text == "after" ? kernels::gpu::OnesStart::after_the_buckets
+                                   : kernels::gpu::OnesStart::with_the_rest;
+    return {};
+  });
   std::optional<int> device;
   cl.gpu("--device", device);
   auto rc = cl.parse(argc, argv);
@@ -446,6 +457,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   shape.rest_window_bits = o.window;
   shape.ones_batch = o.ones_batch;
   shape.ones_threads_per_sm = o.ones_threads;
+  shape.ones_start = o.ones_start;
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp, shape),
         at + ": sparse plan");
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_only, shape),
