@@ -46,7 +46,11 @@ struct MsmPlan {
   std::uint32_t buckets = 0;  // per window
   std::size_t entries = 0;    // n * W sort entries
   bool window_sorts = false;  // each window's entries sorted on their own (one part)
-  unsigned slice = 0;         // entries summed by one thread
+  unsigned slice = 0;         // entries summed by one thread (a lane, with accumulate_batch)
+  // The bucket sums' first level: 0, mixed additions, a slice a thread; or
+  // batched affine additions, this many lanes of `slice` entries a thread
+  // (plan_batch_affine_buckets).
+  unsigned accumulate_batch = 0;
   static constexpr unsigned kMaxParts = 4;
   unsigned parts = 1;  // ranges of points summed one after the other
   // Part k is points [part_begin[k], part_begin[k + 1]); part_begin[parts] = n.
@@ -68,6 +72,15 @@ inline std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsign
                                 unsigned parts = 1) {
   return plan_msm(MsmGroup::g1, n, device, plan, window_bits, parts);
 }
+// The plan's bucket sums by batched affine additions instead of mixed ones
+// (detail/accumulate_batch_affine.cuh: about 0.8x the Fq products in G2,
+// no gain in G1), `batch` lanes a thread, threads_per_sm threads an SM
+// (0: the defaults below), with the scratch that takes (each lane an
+// affine accumulator and a prefix product, and a head). One part only.
+inline constexpr unsigned kAccumulateBatch = 128;
+inline constexpr unsigned kAccumulateBatchThreadsPerSm = 256;
+std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned batch = 0,
+                                          unsigned threads_per_sm = 0);
 // plan_msm(group, n, device).scratch_bytes; 0 when n is too large or the
 // device cannot be queried.
 std::size_t msm_scratch_bytes(MsmGroup group, std::size_t n, int device);
@@ -135,6 +148,9 @@ enum class OnesSum : std::uint8_t { automatic, mixed_additions, batch_affine };
 // runs beside the rest's joins and reduction, chains of dependent additions
 // on few threads).
 enum class OnesStart : std::uint8_t { with_the_rest, after_the_buckets };
+// How the rest's bucket sums add their points: by mixed additions, or by
+// batched affine additions (plan_batch_affine_buckets); automatic: mixed.
+enum class BucketSum : std::uint8_t { automatic, mixed_additions, batch_affine };
 inline constexpr unsigned kOnesBatch = 128;       // accumulators per thread
 inline constexpr unsigned kOnesBatchRounds = 4;   // automatic's least rounds
 inline constexpr unsigned kOnesBatchThreadsPerSm = 256;
@@ -158,6 +174,7 @@ struct SparseMsmShape {
   unsigned ones_batch = 0;           // batch_affine: accumulators per thread, kOnesBatch
   unsigned ones_threads_per_sm = 0;  // batch_affine: kOnesBatchThreadsPerSm
   OnesStart ones_start = OnesStart::with_the_rest;
+  BucketSum rest_buckets = BucketSum::automatic;
 };
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
                                 SparseMsmPlan& plan, const SparseMsmShape& shape = {});
@@ -266,7 +283,11 @@ struct BatchCheckPlan {
   std::size_t max_points = 0;
   unsigned bucket_bits = 0;
   unsigned windows = 0;
-  unsigned slice = 0;         // entries summed by one thread
+  unsigned slice = 0;         // entries summed by one thread (a lane, with accumulate_batch)
+  // The bucket sums' first level: 0, mixed additions, a slice a thread; or
+  // batched affine additions, this many lanes of `slice` entries a thread
+  // (plan_batch_affine_buckets).
+  unsigned accumulate_batch = 0;
   std::size_t flag_at = 0;    // the range's "something failed" word in the scratch
   std::size_t scratch_bytes = 0;
 };

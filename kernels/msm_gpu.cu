@@ -99,6 +99,14 @@ Layout layout(const MsmPlan& p) {
     l.head_keys[i] = take(heads[i] * sizeof(std::uint32_t));
     l.heads[i] = take(heads[i] * xyzz);
   }
+  l.lane_accs = l.lane_prefixes = at;
+  if (p.accumulate_batch) {
+    const std::size_t slots = (t1 + p.accumulate_batch - 1) / p.accumulate_batch *
+                              std::size_t{p.accumulate_batch};
+    const std::size_t affine = detail::affine_bytes(p.group);
+    l.lane_accs = take(slots * affine);
+    l.lane_prefixes = take(slots * affine / 2);  // one coordinate
+  }
   const ReduceLevels r = reduce_levels(p.buckets);
   const std::size_t items[2] = {r.count > 0 ? r.out_per_window[0] : 1,
                                 r.count > 1 ? r.out_per_window[1] : 1};
@@ -206,6 +214,27 @@ std::error_code plan_msm(MsmGroup group, std::size_t n, int device, MsmPlan& pla
   return {};
 }
 
+std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned batch,
+                                          unsigned threads_per_sm) {
+  const DeviceFacts& f = device_facts(device);
+  if (f.error) return make_cuda_error(f.error);
+  if (plan.parts != 1 || !detail::known_group(plan.group) || batch > 4096 ||
+      threads_per_sm > 2048)
+    return make_error_code(Errc::invalid_argument);
+  if (plan.n == 0) return {};
+  MsmPlan p = plan;
+  p.accumulate_batch = batch ? batch : kAccumulateBatch;
+  // As many threads as the kernel keeps resident (near 255 registers in
+  // G2: 8 warps an SM), each lane as long as that takes.
+  const std::size_t threads =
+      std::size_t(f.sms) * (threads_per_sm ? threads_per_sm : kAccumulateBatchThreadsPerSm);
+  const std::size_t lanes = threads * p.accumulate_batch;
+  p.slice = static_cast<unsigned>(std::max<std::size_t>(1, (p.entries + lanes - 1) / lanes));
+  p.scratch_bytes = layout(p).total;
+  plan = p;
+  return {};
+}
+
 std::size_t msm_scratch_bytes(MsmGroup group, std::size_t n, int device) {
   MsmPlan p;
   if (plan_msm(group, n, device, p)) return 0;
@@ -221,7 +250,7 @@ std::error_code detail::pippenger::check_call(const MsmPlan& p, MsmGroup group, 
       p.n > detail::kMaxEntries || p.entries != p.n * std::size_t{p.windows} ||
       p.buckets != detail::buckets_per_window(p.window_bits) || p.slice == 0 || p.parts < 1 ||
       p.parts > detail::kMaxParts || p.part_begin[0] != 0 || p.part_begin[p.parts] != p.n ||
-      (p.window_sorts && p.parts != 1))
+      (p.window_sorts && p.parts != 1) || (p.accumulate_batch && p.parts != 1))
     return make_error_code(Errc::invalid_argument);
   for (unsigned k = 0; k < p.parts; ++k)
     if (p.part_begin[k] > p.part_begin[k + 1]) return make_error_code(Errc::invalid_argument);
@@ -334,7 +363,10 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
        ones_sum != OnesSum::batch_affine) ||
       shape.ones_batch > 4096 || shape.ones_threads_per_sm > 2048 ||
       (shape.ones_start != OnesStart::with_the_rest &&
-       shape.ones_start != OnesStart::after_the_buckets))
+       shape.ones_start != OnesStart::after_the_buckets) ||
+      (shape.rest_buckets != BucketSum::automatic &&
+       shape.rest_buckets != BucketSum::mixed_additions &&
+       shape.rest_buckets != BucketSum::batch_affine))
     return make_error_code(Errc::invalid_argument);
   const DeviceFacts& f = device_facts(device);
   if (f.error) return make_cuda_error(f.error);
@@ -342,6 +374,8 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
   p.group = group;
   p.ones = ones;
   if (auto ec = plan_msm(group, rest, device, p.rest, shape.rest_window_bits)) return ec;
+  if (shape.rest_buckets == BucketSum::batch_affine)
+    if (auto ec = plan_batch_affine_buckets(p.rest, device)) return ec;
   std::size_t at = align_up(p.rest.scratch_bytes);
   // Batched affine additions: threads as many as the kernel keeps resident
   // (its G2 form sits near 255 registers: 8 warps an SM), each with at

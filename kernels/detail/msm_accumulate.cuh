@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/detail/accumulate_batch_affine.cuh"
 #include "kernels/detail/msm_group.hpp"
 #include "kernels/detail/msm_point_io.cuh"
 
@@ -187,6 +188,77 @@ __global__ void accumulate_kernel(AccumulateArgs<typename Source::Xyzz> a, Sourc
     }
     src.add_to(acc, item);
   }
+}
+
+// accumulate_batch_affine's memory on the device: thread t's lanes'
+// accumulators and prefixes at [j * threads + t] (a warp's loads coalesce),
+// the entries and the key's points through the read-only path, the runs'
+// sums to the buckets and heads as accumulate_kernel's first level leaves
+// them.
+template <typename Affine>
+struct LaneDeviceMemory {
+  using Xyzz = XyzzOf<Affine>;
+  using Field = kernels::detail::FieldOf<Affine>;
+  const AccumulateArgs<Xyzz>& a;
+  const std::uint32_t* keys;
+  const std::uint32_t* values;
+  const Affine* points;
+  Affine* accs;
+  Field* prefixes;
+  std::size_t threads, t;
+
+  __device__ __forceinline__ std::size_t slot(unsigned j) const {
+    return std::size_t{j} * threads + t;
+  }
+  __device__ __forceinline__ std::uint32_t key(std::size_t i) const { return __ldg(keys + i); }
+  __device__ __forceinline__ std::uint32_t value(std::size_t i) const {
+    return __ldg(values + i);
+  }
+  __device__ __forceinline__ Affine point(std::uint32_t v) const {
+    const Affine p = load_affine(points + (v & 0x7fffffffu));
+    return v >> 31 ? neg(p) : p;
+  }
+  __device__ __forceinline__ Field point_x(std::uint32_t v) const {
+    return load_affine_x(points + (v & 0x7fffffffu));
+  }
+  __device__ __forceinline__ Affine acc(unsigned j) const { return load_affine_rw(accs + slot(j)); }
+  __device__ __forceinline__ Field acc_x(unsigned j) const {
+    return load_affine_x_rw(accs + slot(j));
+  }
+  __device__ __forceinline__ void set_acc(unsigned j, const Affine& p) const {
+    store_affine(accs + slot(j), p);
+  }
+  __device__ __forceinline__ Field prefix(unsigned j) const {
+    return load_field_rw(prefixes + slot(j));
+  }
+  __device__ __forceinline__ void set_prefix(unsigned j, const Field& f) const {
+    store_field(prefixes + slot(j), f);
+  }
+  __device__ __forceinline__ void bucket(std::uint32_t key, const Xyzz& sum) const {
+    const std::uint32_t b = bucket_of(a, key);
+    store_xyzz(a.buckets + b, sum);
+    a.filled[b] = 1;
+  }
+  __device__ __forceinline__ void head(std::size_t lane, std::uint32_t key, const Xyzz& sum) const {
+    a.head_keys[lane] = key;
+    store_xyzz(a.heads + lane, sum);
+  }
+  __device__ __forceinline__ void no_head(std::size_t lane) const { a.head_keys[lane] = a.none; }
+};
+
+// The first level by batched affine additions: `threads` threads of
+// `batch` lanes of a.slice entries (one part, lo 0).
+template <typename Affine>
+__global__ void accumulate_batch_affine_kernel(AccumulateArgs<XyzzOf<Affine>> a,
+                                               const Affine* __restrict__ points,
+                                               const SortedEntries* sorted, Affine* accs,
+                                               kernels::detail::FieldOf<Affine>* prefixes, std::size_t threads,
+                                               unsigned batch) {
+  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (t >= threads) return;
+  const LaneDeviceMemory<Affine> mem{a,        sorted->keys, sorted->values, points, accs,
+                                     prefixes, threads,      t};
+  accumulate_batch_affine<Affine>(mem, a.count, a.slice, batch, t, a.hi);
 }
 
 }  // namespace stoker::kernels::gpu::detail

@@ -75,6 +75,7 @@ struct Layout {
   std::size_t keys[2], values[2], sort_temp, sorted;
   std::size_t buckets, filled;
   std::size_t head_keys[2], heads[2];
+  std::size_t lane_accs, lane_prefixes;  // accumulate_batch: threads * batch each
   std::size_t reduce_y[2], reduce_s[2];
   std::size_t total;
 };
@@ -149,10 +150,19 @@ std::error_code add_points(const MsmPlan& p, unsigned part, const Affine* d_poin
   a.head_keys = s.at<std::uint32_t>(l.head_keys[0]);
   a.heads = s.at<Xyzz>(l.heads[0]);
   std::size_t slices = (p.entries + p.slice - 1) / p.slice;
-  if (auto ec = launch<detail::accumulate_kernel<true, detail::EntrySource<Affine>>>(
-          slices, stream, a,
-          detail::EntrySource<Affine>{d_points, s.at<const detail::SortedEntries>(l.sorted)}))
+  if (p.accumulate_batch) {
+    const std::size_t threads = (slices + p.accumulate_batch - 1) / p.accumulate_batch;
+    if (auto ec = launch<detail::accumulate_batch_affine_kernel<Affine>>(
+            threads, stream, a, d_points, s.at<const detail::SortedEntries>(l.sorted),
+            s.at<Affine>(l.lane_accs), s.at<detail::FieldOf<Affine>>(l.lane_prefixes), threads,
+            p.accumulate_batch))
+      return ec;
+  } else if (auto ec = launch<detail::accumulate_kernel<true, detail::EntrySource<Affine>>>(
+                 slices, stream, a,
+                 detail::EntrySource<Affine>{d_points,
+                                             s.at<const detail::SortedEntries>(l.sorted)})) {
     return ec;
+  }
   int side = 0;
   while (slices > 1) {
     AccumulateArgs<Xyzz> h = a;

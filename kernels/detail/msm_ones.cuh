@@ -44,38 +44,26 @@ struct OnesDeviceMemory {
   static __device__ __forceinline__ Affine point(const Affine* p) {
     return load_affine(p);
   }
-  static __device__ __forceinline__ Fq point_x(const G1Affine* p) {
-    return load_fq(reinterpret_cast<const ulonglong2*>(p));
-  }
-  static __device__ __forceinline__ Fq2 point_x(const G2Affine* p) {
-    return load_fq2(reinterpret_cast<const ulonglong2*>(p));
+  template <typename Affine>
+  static __device__ __forceinline__ auto point_x(const Affine* p) {
+    return load_affine_x(p);
   }
   template <typename Affine>
   static __device__ __forceinline__ Affine load(const Affine* p) {
     return load_affine_rw(p);
   }
-  static __device__ __forceinline__ Fq load_x(const G1Affine* p) {
-    return load_fq_rw(reinterpret_cast<const ulonglong2*>(p));
+  template <typename Affine>
+  static __device__ __forceinline__ auto load_x(const Affine* p) {
+    return load_affine_x_rw(p);
   }
-  static __device__ __forceinline__ Fq2 load_x(const G2Affine* p) {
-    return load_fq2_rw(reinterpret_cast<const ulonglong2*>(p));
-  }
-  static __device__ __forceinline__ Fq load(const Fq* p) {
-    return load_fq_rw(reinterpret_cast<const ulonglong2*>(p));
-  }
-  static __device__ __forceinline__ Fq2 load(const Fq2* p) {
-    return load_fq2_rw(reinterpret_cast<const ulonglong2*>(p));
-  }
+  static __device__ __forceinline__ Fq load(const Fq* p) { return load_field_rw(p); }
+  static __device__ __forceinline__ Fq2 load(const Fq2* p) { return load_field_rw(p); }
   template <typename Affine>
   static __device__ __forceinline__ void store(Affine* p, const Affine& a) {
     store_affine(p, a);
   }
-  static __device__ __forceinline__ void store(Fq* p, const Fq& v) {
-    store_fq(reinterpret_cast<ulonglong2*>(p), v);
-  }
-  static __device__ __forceinline__ void store(Fq2* p, const Fq2& v) {
-    store_fq2(reinterpret_cast<ulonglong2*>(p), v);
-  }
+  static __device__ __forceinline__ void store(Fq* p, const Fq& v) { store_field(p, v); }
+  static __device__ __forceinline__ void store(Fq2* p, const Fq2& v) { store_field(p, v); }
 };
 
 template <typename Affine>

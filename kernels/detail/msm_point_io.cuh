@@ -100,4 +100,32 @@ __device__ __forceinline__ void store_xyzz(G2Xyzz* p, const G2Xyzz& x) {
   store_fq2(q + 18, x.zzz);
 }
 
+// An affine point's x alone (the batched affine additions read y only
+// where x does not settle the pair), from the key's points or from
+// accumulators the kernel writes; and a field element of scratch.
+__device__ __forceinline__ Fq load_affine_x(const G1Affine* p) {
+  return load_fq(reinterpret_cast<const ulonglong2*>(p));
+}
+__device__ __forceinline__ Fq2 load_affine_x(const G2Affine* p) {
+  return load_fq2(reinterpret_cast<const ulonglong2*>(p));
+}
+__device__ __forceinline__ Fq load_affine_x_rw(const G1Affine* p) {
+  return load_fq_rw(reinterpret_cast<const ulonglong2*>(p));
+}
+__device__ __forceinline__ Fq2 load_affine_x_rw(const G2Affine* p) {
+  return load_fq2_rw(reinterpret_cast<const ulonglong2*>(p));
+}
+__device__ __forceinline__ Fq load_field_rw(const Fq* p) {
+  return load_fq_rw(reinterpret_cast<const ulonglong2*>(p));
+}
+__device__ __forceinline__ Fq2 load_field_rw(const Fq2* p) {
+  return load_fq2_rw(reinterpret_cast<const ulonglong2*>(p));
+}
+__device__ __forceinline__ void store_field(Fq* p, const Fq& v) {
+  store_fq(reinterpret_cast<ulonglong2*>(p), v);
+}
+__device__ __forceinline__ void store_field(Fq2* p, const Fq2& v) {
+  store_fq2(reinterpret_cast<ulonglong2*>(p), v);
+}
+
 }  // namespace stoker::kernels::gpu::detail

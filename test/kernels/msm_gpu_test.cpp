@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -68,9 +69,12 @@ bool same(const Affine& a, const Affine& b) {
 enum class Calls { one, steps };
 
 // The GPU's result (with the plan given, or the default one) in affine form.
+// affine_batch: the buckets by batched affine additions, that many lanes a
+// thread (0: the default) and threads_per_sm threads an SM.
 template <typename Affine>
 Affine gpu_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars,
-               unsigned window_bits = 0, unsigned parts = 1, Calls calls = Calls::one) {
+               unsigned window_bits = 0, unsigned parts = 1, Calls calls = Calls::one,
+               std::optional<unsigned> affine_batch = std::nullopt, unsigned threads_per_sm = 0) {
   using Xyzz = detail::XyzzOf<Affine>;
   const std::size_t n = points.size();
   int device = 0;
@@ -78,6 +82,10 @@ Affine gpu_msm(const std::vector<Affine>& points, const std::vector<Fr>& scalars
   gpu::MsmPlan plan;
   EXPECT_FALSE(
       gpu::plan_msm(detail::MsmGroupTraits<Affine>::kGroup, n, device, plan, window_bits, parts));
+  if (affine_batch) {
+    EXPECT_FALSE(gpu::plan_batch_affine_buckets(plan, device, *affine_batch, threads_per_sm));
+    EXPECT_TRUE(n == 0 || plan.accumulate_batch > 0);
+  }
   Device<Affine> p(points);
   Device<Fr> s(scalars);
   Device<Xyzz> result(1);
@@ -253,6 +261,47 @@ TYPED_TEST(MsmGpu, EdgeScalarsAndPoints) {
   ASSERT_TRUE(same(gpu_msm(p, s, 4), cpu_msm(p, s)));
 }
 
+// The buckets by batched affine additions (the first level's lanes), bit
+// for bit the CPU's: random sizes, small windows whose buckets' runs cross
+// many lanes and threads, lanes of one entry, and the edges above.
+TYPED_TEST(MsmGpu, BatchAffineBucketsEqualCpu) {
+  STOKER_REQUIRE_GPU();
+  const std::size_t max_n = std::size_t{1} << 16;
+  const auto points = random_points<TypeParam>(max_n, 61);
+  std::mt19937_64 rng(62);
+  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{1000},
+                        std::size_t{12345}, max_n}) {
+    const std::vector<TypeParam> p(points.begin(), points.begin() + n);
+    std::vector<Fr> s(n);
+    for (auto& x : s) x = test::random_fr(rng);
+    const TypeParam want = cpu_msm(p, s);
+    ASSERT_TRUE(same(gpu_msm(p, s, 0, 1, Calls::one, 0u), want)) << "n " << n;
+    ASSERT_TRUE(same(gpu_msm(p, s, 5, 1, Calls::steps, 3u, 2), want)) << "n " << n << ", c 5";
+    ASSERT_TRUE(same(gpu_msm(p, s, 11, 1, Calls::one, 128u, 1), want)) << "n " << n << ", c 11";
+  }
+  const std::size_t n = 500;
+  auto p = std::vector<TypeParam>(points.begin(), points.begin() + n);
+  std::vector<Fr> s(n);
+  for (auto& x : s) x = test::random_fr(rng);
+  s[0] = Fr::zero();
+  s[1] = Fr::one();
+  s[2] = -Fr::one();
+  p[4] = p[3];  // a doubling in a bucket
+  s[3] = s[4] = Fr::one();
+  p[6] = neg(p[5]);  // P - P in a bucket
+  s[6] = s[5];
+  p[7] = TypeParam::infinity();
+  p[9] = p[2];
+  s[9] = Fr::one();
+  for (std::size_t i = 100; i < 200; ++i) p[i] = p[50];
+  for (unsigned c : {0u, 4u})
+    for (unsigned batch : {0u, 1u, 7u})
+      ASSERT_TRUE(same(gpu_msm(p, s, c, 1, Calls::one, batch, 1), cpu_msm(p, s)))
+          << "c " << c << ", batch " << batch;
+  for (const auto& all : {std::vector<Fr>(n, Fr::one()), std::vector<Fr>(n, Fr::zero())})
+    ASSERT_TRUE(same(gpu_msm(p, all, 0, 1, Calls::one, 2u, 1), cpu_msm(p, all)));
+}
+
 TYPED_TEST(MsmGpu, PointAndItsNegationGiveInfinity) {
   STOKER_REQUIRE_GPU();
   auto p = random_points<TypeParam>(2, 11);
@@ -315,11 +364,14 @@ TYPED_TEST(MsmGpu, SparseSplitEqualsCpu) {
        {gpu::SparseMsmShape{0, gpu::OnesSum::mixed_additions},
         gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine},
         gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine, 0, 0,
-                            gpu::OnesStart::after_the_buckets}}) {
+                            gpu::OnesStart::after_the_buckets},
+        gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine, 0, 0,
+                            gpu::OnesStart::after_the_buckets, gpu::BucketSum::batch_affine}}) {
     SCOPED_TRACE(std::string(sum.ones_sum == gpu::OnesSum::batch_affine ? "batch_affine"
                                                                          : "mixed_additions") +
                  (sum.ones_start == gpu::OnesStart::after_the_buckets ? ", after the buckets"
-                                                                      : ""));
+                                                                      : "") +
+                 (sum.rest_buckets == gpu::BucketSum::batch_affine ? ", affine buckets" : ""));
     for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{1000},
                           std::size_t{12345}, max_n}) {
       const std::vector<TypeParam> p(points.begin(), points.begin() + n);

@@ -52,7 +52,10 @@ constexpr const char* kUsage =
     "            thread (1..4096) and T threads an SM (1..2048) instead of the defaults\n"
     "  --ones-start with|after\n"
     "            the sparse path's ones start with the rest (default) or once the rest's\n"
-    "            bucket sums are done, beside its joins and reduction\n";
+    "            bucket sums are done, beside its joins and reduction\n"
+    "  --rest-buckets mixed|affine\n"
+    "            the sparse path's rest adds its points to the buckets by mixed additions\n"
+    "            (default) or by batched affine additions\n";
 
 struct Options {
   MsmGroup group = MsmGroup::g1;
@@ -63,6 +66,7 @@ struct Options {
   unsigned parts = 2;
   unsigned ones_batch = 0, ones_threads = 0;
   kernels::gpu::OnesStart ones_start = kernels::gpu::OnesStart::with_the_rest;
+  kernels::gpu::BucketSum rest_buckets = kernels::gpu::BucketSum::automatic;
   bool points_check = false;
   int device = 0;
 };
@@ -128,6 +132,13 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
       return "--ones-start: '" + std::string(text) + "' is not with or after";
     o.ones_start = text == "after" ? kernels::gpu::OnesStart::after_the_buckets
                                    : kernels::gpu::OnesStart::with_the_rest;
+    return {};
+  });
+  cl.custom("--rest-buckets", [&o](std::string_view text) -> std::string {
+    if (text != "mixed" && text != "affine")
+      return "--rest-buckets: '" + std::string(text) + "' is not mixed or affine";
+    o.rest_buckets = text == "affine" ? kernels::gpu::BucketSum::batch_affine
+                                      : kernels::gpu::BucketSum::mixed_additions;
     return {};
   });
   std::optional<int> device;
@@ -458,6 +469,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   shape.ones_batch = o.ones_batch;
   shape.ones_threads_per_sm = o.ones_threads;
   shape.ones_start = o.ones_start;
+  shape.rest_buckets = o.rest_buckets;
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp, shape),
         at + ": sparse plan");
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_only, shape),
