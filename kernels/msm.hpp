@@ -175,6 +175,8 @@ struct SparseMsmShape {
   unsigned ones_threads_per_sm = 0;  // batch_affine: kOnesBatchThreadsPerSm
   OnesStart ones_start = OnesStart::with_the_rest;
   BucketSum rest_buckets = BucketSum::automatic;
+  unsigned rest_bucket_batch = 0;           // batch_affine: lanes a thread, kAccumulateBatch
+  unsigned rest_bucket_threads_per_sm = 0;  // batch_affine: kAccumulateBatchThreadsPerSm
 };
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
                                 SparseMsmPlan& plan, const SparseMsmShape& shape = {});

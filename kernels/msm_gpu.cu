@@ -375,7 +375,9 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
   p.ones = ones;
   if (auto ec = plan_msm(group, rest, device, p.rest, shape.rest_window_bits)) return ec;
   if (shape.rest_buckets == BucketSum::batch_affine)
-    if (auto ec = plan_batch_affine_buckets(p.rest, device)) return ec;
+    if (auto ec = plan_batch_affine_buckets(p.rest, device, shape.rest_bucket_batch,
+                                            shape.rest_bucket_threads_per_sm))
+      return ec;
   std::size_t at = align_up(p.rest.scratch_bytes);
   // Batched affine additions: threads as many as the kernel keeps resident
   // (its G2 form sits near 255 registers: 8 warps an SM), each with at

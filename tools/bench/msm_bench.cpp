@@ -55,7 +55,10 @@ constexpr const char* kUsage =
     "            bucket sums are done, beside its joins and reduction\n"
     "  --rest-buckets mixed|affine\n"
     "            the sparse path's rest adds its points to the buckets by mixed additions\n"
-    "            (default) or by batched affine additions\n";
+    "            (default) or by batched affine additions\n"
+    "  --bucket-batch B, --bucket-threads T\n"
+    "            with --rest-buckets affine: B lanes a thread (1..4096) and T threads an SM\n"
+    "            (1..2048) instead of the defaults\n";
 
 struct Options {
   MsmGroup group = MsmGroup::g1;
@@ -67,6 +70,7 @@ struct Options {
   unsigned ones_batch = 0, ones_threads = 0;
   kernels::gpu::OnesStart ones_start = kernels::gpu::OnesStart::with_the_rest;
   kernels::gpu::BucketSum rest_buckets = kernels::gpu::BucketSum::automatic;
+  unsigned bucket_batch = 0, bucket_threads = 0;
   bool points_check = false;
   int device = 0;
 };
@@ -134,6 +138,8 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
                                    : kernels::gpu::OnesStart::with_the_rest;
     return {};
   });
+  cl.number("--bucket-batch", o.bucket_batch, 1u, 4096u);
+  cl.number("--bucket-threads", o.bucket_threads, 1u, 2048u);
   cl.custom("--rest-buckets", [&o](std::string_view text) -> std::string {
     if (text != "mixed" && text != "affine")
       return "--rest-buckets: '" + std::string(text) + "' is not mixed or affine";
@@ -470,6 +476,8 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   shape.ones_threads_per_sm = o.ones_threads;
   shape.ones_start = o.ones_start;
   shape.rest_buckets = o.rest_buckets;
+  shape.rest_bucket_batch = o.bucket_batch;
+  shape.rest_bucket_threads_per_sm = o.bucket_threads;
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp, shape),
         at + ": sparse plan");
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_only, shape),
