@@ -6,7 +6,9 @@
 // The sorted entries are cut into lanes of `lane` entries; lane g is what a
 // slice is to accumulate_kernel: a run that starts in it is its own and
 // goes to its bucket, the run it starts in (begun in an earlier lane) goes
-// to heads[g] with its key for the join levels (unchanged). Thread t walks
+// to heads[g] with its key for the join levels, in affine form (the first
+// join level adds it by a mixed addition: 28 Fq products in G2 against 40
+// for XYZZ + XYZZ, and half the bytes). Thread t walks
 // lanes t * batch .. t * batch + batch - 1 side by side, one entry of each
 // a round, each lane's running sum an affine accumulator in scratch. A
 // round's entries that continue their lane's run are added to it, and the
@@ -17,8 +19,8 @@
 //
 // Per G2 addition that is 17 Fq products plus the inversion's 613 spread
 // over the round's additions (4.8 at 128 lanes): about 21.8 against 28 for
-// a mixed addition; the join levels then take one XYZZ addition per lane
-// of a run that crosses lanes. In G1 the same count is 10.8 against 10, so
+// a mixed addition; the join levels then take one mixed addition per lane
+// whose first run began before it. In G1 the same count is 10.8 against 10, so
 // G1 keeps mixed additions (ones_batch_affine.cuh says the same of the
 // ones). What a lane's state is (whether it holds a run, which, and whether
 // that run is its head) follows from the sorted keys: the routine keeps
@@ -40,7 +42,7 @@
 //   Field  Mem::prefix(unsigned j)           lane j's prefix product
 //   void   Mem::set_prefix(unsigned j, const Field&)
 //   void   Mem::bucket(std::uint32_t key, const Xyzz&)   a run's sum, its owner's
-//   void   Mem::head(std::size_t lane, std::uint32_t key, const Xyzz&)
+//   void   Mem::head(std::size_t lane, std::uint32_t key, const Affine&)
 //   void   Mem::no_head(std::size_t lane)
 #pragma once
 
@@ -93,11 +95,10 @@ STOKER_HD void accumulate_batch_affine(Mem& mem, std::size_t count, unsigned lan
         if (cur < hi && (!in || k != cur)) {
           // The run `cur` ends at `at`: its head if it began before the
           // lane (then it is the lane's first run), else its bucket's.
-          const auto sum = to_xyzz(mem.acc(j));
           if (b > 0 && mem.key(b) == cur && mem.key(b - 1) == cur)
-            mem.head(first_lane + j, cur, sum);
+            mem.head(first_lane + j, cur, mem.acc(j));
           else
-            mem.bucket(cur, sum);
+            mem.bucket(cur, to_xyzz(mem.acc(j)));
         }
       }
       if (!in) continue;

@@ -77,6 +77,20 @@ struct HeadSource {
   }
 };
 
+// Head j of the lanes of accumulate_batch_affine_kernel, an affine sum.
+template <typename Affine>
+struct AffineHeadSource {
+  using Xyzz = XyzzOf<Affine>;
+  const Affine* heads;
+  __device__ __forceinline__ const std::uint32_t* keys() const { return nullptr; }
+  __device__ __forceinline__ void bind() {}
+  using Item = std::size_t;
+  __device__ __forceinline__ Item fetch(std::size_t j) const { return j; }
+  __device__ __forceinline__ void add_to(Xyzz& acc, Item j) const {
+    add_mixed(acc, load_affine_rw(heads + j));
+  }
+};
+
 template <typename Xyzz>
 struct AccumulateArgs {
   const std::uint32_t* keys;  // sorted (first level: taken from the source)
@@ -239,9 +253,11 @@ struct LaneDeviceMemory {
     store_xyzz(a.buckets + b, sum);
     a.filled[b] = 1;
   }
-  __device__ __forceinline__ void head(std::size_t lane, std::uint32_t key, const Xyzz& sum) const {
+  // The lanes' heads are affine, in the first half of each XYZZ slot.
+  __device__ __forceinline__ void head(std::size_t lane, std::uint32_t key,
+                                       const Affine& sum) const {
     a.head_keys[lane] = key;
-    store_xyzz(a.heads + lane, sum);
+    store_affine(reinterpret_cast<Affine*>(a.heads) + lane, sum);
   }
   __device__ __forceinline__ void no_head(std::size_t lane) const { a.head_keys[lane] = a.none; }
 };

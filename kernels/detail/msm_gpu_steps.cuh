@@ -164,18 +164,26 @@ std::error_code add_points(const MsmPlan& p, unsigned part, const Affine* d_poin
     return ec;
   }
   int side = 0;
-  while (slices > 1) {
+  for (bool first_join = true; slices > 1; first_join = false) {
     AccumulateArgs<Xyzz> h = a;
     h.keys = reinterpret_cast<const std::uint32_t*>(at(l.head_keys[side]));
     h.count = slices;
     h.slice = detail::kHeadSlice;
     h.head_keys = reinterpret_cast<std::uint32_t*>(at(l.head_keys[1 - side]));
     h.heads = reinterpret_cast<Xyzz*>(at(l.heads[1 - side]));
-    const detail::HeadSource<Xyzz> src{reinterpret_cast<const Xyzz*>(at(l.heads[side]))};
     slices = (slices + detail::kHeadSlice - 1) / detail::kHeadSlice;
-    if (auto ec = launch<detail::accumulate_kernel<false, detail::HeadSource<Xyzz>>>(slices, stream,
-                                                                                     h, src))
-      return ec;
+    // The lanes of the affine form leave affine heads (msm_accumulate.cuh).
+    if (p.accumulate_batch && first_join) {
+      const detail::AffineHeadSource<Affine> src{reinterpret_cast<const Affine*>(at(l.heads[0]))};
+      if (auto ec = launch<detail::accumulate_kernel<false, detail::AffineHeadSource<Affine>>>(
+              slices, stream, h, src))
+        return ec;
+    } else {
+      const detail::HeadSource<Xyzz> src{reinterpret_cast<const Xyzz*>(at(l.heads[side]))};
+      if (auto ec = launch<detail::accumulate_kernel<false, detail::HeadSource<Xyzz>>>(
+              slices, stream, h, src))
+        return ec;
+    }
     side = 1 - side;
   }
   return {};

@@ -41,7 +41,7 @@ struct Outcome {
   std::map<std::uint32_t, Xyzz> buckets;
   std::map<std::uint32_t, int> writes;
   std::vector<std::uint32_t> head_keys;
-  std::vector<Xyzz> heads;
+  std::vector<Affine> heads;
 };
 
 template <typename Affine>
@@ -72,7 +72,7 @@ struct HostLanes {
     out.buckets[key] = sum;
     ++out.writes[key];
   }
-  void head(std::size_t lane, std::uint32_t key, const Xyzz& sum) {
+  void head(std::size_t lane, std::uint32_t key, const Affine& sum) {
     out.head_keys.at(lane) = key;
     out.heads.at(lane) = sum;
   }
@@ -91,7 +91,7 @@ Outcome<Affine> run_lanes(const Entries& e, const std::vector<Affine>& points, u
   Outcome<Affine> out;
   // A head slot nobody writes stays a value no key has.
   out.head_keys.assign(lanes, kNone - 1);
-  out.heads.assign(lanes, test::XyzzOf<Affine>::infinity());
+  out.heads.assign(lanes, Affine::infinity());
   for (std::size_t t = 0; t < threads; ++t) {
     HostLanes<Affine> mem{e, points, accs, prefixes, out, threads, t};
     accumulate_batch_affine<Affine>(mem, count, lane, batch, t, hi);
@@ -125,7 +125,7 @@ void expect_bucket_sums(const Entries& e, const std::vector<Affine>& points, uns
     if (out.head_keys[g] == kNone) continue;
     auto it = out.buckets.find(out.head_keys[g]);
     ASSERT_NE(it, out.buckets.end()) << "a head without its bucket, lane " << g;
-    add(it->second, out.heads[g]);
+    add_mixed(it->second, out.heads[g]);
   }
   ASSERT_EQ(out.buckets.size(), expected.size());
   for (const auto& [key, sum] : expected) {
