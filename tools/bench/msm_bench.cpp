@@ -212,10 +212,16 @@ Rates measure_add_rates(devices::Device& dev, devices::Stream& s, Timer& t, MsmG
 // products in G2, 10 in G1), every later one an affine addition (17, 6),
 // and each thread's round one inversion (x^(q-2): 384 squarings and 229
 // products, and 4 more for Fq2's norm).
+struct FqProducts {
+  double mixed, affine, inversion;
+};
+FqProducts fq_products(MsmGroup group) {
+  return group == MsmGroup::g2 ? FqProducts{28, 17, 617} : FqProducts{10, 6, 613};
+}
+
 double batch_affine_ms(const kernels::gpu::SparseMsmPlan& p, const Rates& rates) {
   if (!p.ones || p.ones_sum != kernels::gpu::OnesSum::batch_affine) return 0;
-  const bool g2 = p.group == MsmGroup::g2;
-  const double mixed = g2 ? 28 : 10, affine = g2 ? 17 : 6, inversion = g2 ? 617 : 613;
+  const auto [mixed, affine, inversion] = fq_products(p.group);
   const std::size_t per_thread = (p.ones + p.ones_threads - 1) / p.ones_threads;
   const std::size_t rounds = (per_thread + p.ones_batch - 1) / p.ones_batch;
   const double opened = double(std::min(p.ones, p.ones_threads * p.ones_batch));
@@ -272,12 +278,22 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   check(kernels::gpu::plan_msm(o.group, n, dev.index(), plan, o.window), at + ": plan");
   check(kernels::gpu::plan_msm(o.group, n, dev.index(), split, plan.window_bits, o.parts),
         at + ": plan");
-  // The Pippenger bound of m points at a plan's window.
+  // The Pippenger bound of m points at a plan's window. Buckets by batched
+  // affine additions: every entry an affine addition, each thread's round
+  // an inversion, each lane's head a mixed addition, in Fq products at the
+  // rate the mixed addition implies.
   auto pippenger_ms = [&rates](std::size_t m, const kernels::gpu::MsmPlan& p) {
     if (m == 0) return 0.0;
-    return (double(m) * p.windows / rates.mixed_per_s +
-            2.0 * p.windows * p.buckets / rates.xyzz_per_s) *
-           1e3;
+    const double entries = double(m) * p.windows;
+    double additions_s = entries / rates.mixed_per_s;
+    if (p.accumulate_batch) {
+      const auto [mixed, affine, inversion] = fq_products(p.group);
+      const double lanes = entries / p.slice;
+      const double products = entries * affine +
+                              lanes / p.accumulate_batch * p.slice * inversion + lanes * mixed;
+      additions_s = products / (rates.mixed_per_s * mixed);
+    }
+    return (additions_s + 2.0 * p.windows * p.buckets / rates.xyzz_per_s) * 1e3;
   };
   Row row;
   row.log_n = log_n;
@@ -613,7 +629,7 @@ int bench_msm(int argc, char** argv) {
           "additions (bound one each at the measured rate) and by batched affine additions "
           "(bound: their Fq products at the rate the mixed addition implies); rest: its "
           "Pippenger over the others alone, bound as the dense path's for their count at its "
-          "window c\n");
+          "window c (with --rest-buckets affine: the affine additions' Fq products)\n");
     }
     if (o.points_check) {
       std::printf("the points' check (on the curve, in the group), resident:\n");
