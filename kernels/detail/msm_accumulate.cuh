@@ -213,7 +213,7 @@ template <typename Affine>
 struct LaneDeviceMemory {
   using Xyzz = XyzzOf<Affine>;
   using Field = kernels::detail::FieldOf<Affine>;
-  const AccumulateArgs<Xyzz>& a;
+  AccumulateArgs<Xyzz> a;  // a copy: a reference to a kernel parameter can put it in local memory
   const std::uint32_t* keys;
   const std::uint32_t* values;
   const Affine* points;
