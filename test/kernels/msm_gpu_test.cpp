@@ -276,7 +276,10 @@ TYPED_TEST(MsmGpu, BatchAffineBucketsEqualCpu) {
     for (auto& x : s) x = test::random_fr(rng);
     const TypeParam want = cpu_msm(p, s);
     ASSERT_TRUE(same(gpu_msm(p, s, 0, 1, Calls::one, 0u), want)) << "n " << n;
-    ASSERT_TRUE(same(gpu_msm(p, s, 5, 1, Calls::steps, 3u, 2), want)) << "n " << n << ", c 5";
+    // Two threads an SM: lanes of hundreds of entries (thousands at 2^16,
+    // too slow for the sanitizers).
+    if (n < max_n)
+      ASSERT_TRUE(same(gpu_msm(p, s, 5, 1, Calls::steps, 3u, 2), want)) << "n " << n << ", c 5";
     ASSERT_TRUE(same(gpu_msm(p, s, 11, 1, Calls::one, 128u, 1), want)) << "n " << n << ", c 11";
   }
   const std::size_t n = 500;
