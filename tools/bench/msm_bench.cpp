@@ -151,6 +151,13 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   cl.gpu("--device", device);
   auto rc = cl.parse(argc, argv);
   o.device = device.value_or(0);
+  if (!rc && (o.bucket_batch || o.bucket_threads) &&
+      o.rest_buckets != kernels::gpu::BucketSum::batch_affine) {
+    std::fprintf(stderr,
+                 "stoker bench msm: --bucket-batch and --bucket-threads shape the affine "
+                 "buckets: they need --rest-buckets affine\n");
+    return 2;
+  }
   return rc;
 }
 
