@@ -278,8 +278,9 @@ TYPED_TEST(MsmGpu, BatchAffineBucketsEqualCpu) {
     ASSERT_TRUE(same(gpu_msm(p, s, 0, 1, Calls::one, 0u), want)) << "n " << n;
     // Two threads an SM: lanes of hundreds of entries (thousands at 2^16,
     // too slow for the sanitizers).
-    if (n < max_n)
+    if (n < max_n) {
       ASSERT_TRUE(same(gpu_msm(p, s, 5, 1, Calls::steps, 3u, 2), want)) << "n " << n << ", c 5";
+    }
     ASSERT_TRUE(same(gpu_msm(p, s, 11, 1, Calls::one, 128u, 1), want)) << "n " << n << ", c 11";
   }
   const std::size_t n = 500;
@@ -465,6 +466,55 @@ TYPED_TEST(MsmGpu, SparsePlanChoosesHowTheOnesAreSummed) {
   EXPECT_GE(plan.scratch_bytes,
             plan.ones_prefixes_at + plan.ones_threads * plan.ones_batch * sizeof(TypeParam) / 2);
   EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 1000, 0, plan, {0, static_cast<gpu::OnesSum>(7)}));
+}
+
+// The affine buckets' plan: lanes that cover every entry, the scratch they
+// take, one part only, and the sparse plan's switches checked.
+TYPED_TEST(MsmGpu, BatchAffineBucketsPlan) {
+  STOKER_REQUIRE_GPU();
+  constexpr MsmGroup group = detail::MsmGroupTraits<TypeParam>::kGroup;
+  gpu::MsmPlan mixed, affine;
+  ASSERT_FALSE(gpu::plan_msm(group, 1'000'000, 0, mixed));
+  affine = mixed;
+  ASSERT_FALSE(gpu::plan_batch_affine_buckets(affine, 0));
+  EXPECT_EQ(affine.accumulate_batch, gpu::kAccumulateBatch);
+  EXPECT_EQ(affine.window_bits, mixed.window_bits);
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  const std::size_t lanes =
+      std::size_t(sms) * gpu::kAccumulateBatchThreadsPerSm * gpu::kAccumulateBatch;
+  EXPECT_GE(std::size_t{affine.slice} * lanes, affine.entries);
+  EXPECT_LT(std::size_t{affine.slice - 1} * lanes, affine.entries);
+  EXPECT_GT(affine.scratch_bytes,
+            mixed.scratch_bytes + affine.entries / affine.slice * sizeof(TypeParam));
+  gpu::MsmPlan two_parts;
+  ASSERT_FALSE(gpu::plan_msm(group, 1'000'000, 0, two_parts, 0, 2));
+  EXPECT_TRUE(gpu::plan_batch_affine_buckets(two_parts, 0));
+  EXPECT_EQ(two_parts.accumulate_batch, 0u);
+  EXPECT_TRUE(gpu::plan_batch_affine_buckets(affine, 0, 5000));
+  // A plan edited to two parts after the fact is refused by the call.
+  affine.parts = 2;
+  affine.part_begin[1] = affine.n / 2;
+  affine.part_begin[2] = affine.n;
+  Device<Fr> scalars(std::vector<Fr>(affine.n, Fr::one()));
+  Device<unsigned char> scratch(affine.scratch_bytes);
+  EXPECT_TRUE(gpu::msm_sort_scalars(affine, scalars.get(), scratch.get(), affine.scratch_bytes,
+                                    nullptr));
+  affine.parts = 1;
+  affine.part_begin[1] = affine.n;
+  EXPECT_FALSE(gpu::msm_sort_scalars(affine, scalars.get(), scratch.get(), affine.scratch_bytes,
+                                     nullptr));
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  gpu::SparseMsmPlan sparse;
+  gpu::SparseMsmShape shape;
+  shape.rest_buckets = gpu::BucketSum::batch_affine;
+  ASSERT_FALSE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
+  EXPECT_EQ(sparse.rest.accumulate_batch, gpu::kAccumulateBatch);
+  shape.rest_buckets = static_cast<gpu::BucketSum>(9);
+  EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
+  shape.rest_buckets = gpu::BucketSum::automatic;
+  shape.ones_start = static_cast<gpu::OnesStart>(9);
+  EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
 }
 
 TYPED_TEST(MsmGpu, RepeatedCallsGiveTheSameBits) {
