@@ -76,7 +76,9 @@ inline std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsign
 // (detail/accumulate_batch_affine.cuh: about 0.8x the Fq products in G2,
 // no gain in G1), `batch` lanes a thread, threads_per_sm threads an SM
 // (0: the defaults below), with the scratch that takes (each lane an
-// affine accumulator and a prefix product, and a head). One part only.
+// affine accumulator and a prefix product, and a head). One part only;
+// refused (the plan left as it was) where the scratch would pass half the
+// device's memory.
 inline constexpr unsigned kAccumulateBatch = 128;
 inline constexpr unsigned kAccumulateBatchThreadsPerSm = 256;
 std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned batch = 0,

@@ -231,6 +231,8 @@ std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned ba
   const std::size_t lanes = threads * p.accumulate_batch;
   p.slice = static_cast<unsigned>(std::max<std::size_t>(1, (p.entries + lanes - 1) / lanes));
   p.scratch_bytes = layout(p).total;
+  // As plan_msm's own choice: half the device to the points and the rest.
+  if (p.scratch_bytes > f.memory / 2) return make_error_code(Errc::invalid_argument);
   plan = p;
   return {};
 }

@@ -253,7 +253,8 @@ struct LaneDeviceMemory {
     store_xyzz(a.buckets + b, sum);
     a.filled[b] = 1;
   }
-  // The lanes' heads are affine, in the first half of each XYZZ slot.
+  // The lanes' heads are affine, packed at the affine stride in the array
+  // laid out for XYZZ heads (AffineHeadSource reads them so).
   __device__ __forceinline__ void head(std::size_t lane, std::uint32_t key,
                                        const Affine& sum) const {
     a.head_keys[lane] = key;
