@@ -70,16 +70,21 @@ STOKER_HD void accumulate_batch_affine(Mem& mem, std::size_t count, unsigned lan
   unsigned lanes = 0;
   while (lanes < batch && begin_of(lanes) < count) ++lanes;
 
-  // Entry b + r of a lane continues its run: the pair a round adds.
+  constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  // The key of the run a lane starting at b starts in, where that run began
+  // before it (the lane's head), else kNone.
+  auto head_key = [&](std::size_t b) {
+    const std::uint32_t k = b > 0 ? mem.key(b) : kNone;
+    return k < hi && k == mem.key(b - 1) ? k : kNone;
+  };
+  // Entry `at` of lane [b, e) continues its run: the pair a round adds.
   auto continues = [&](std::size_t b, std::size_t e, std::size_t at) {
     if (at == b || at >= e) return false;
     const std::uint32_t k = mem.key(at);
     return k < hi && k == mem.key(at - 1);
   };
-  for (unsigned j = 0; j < lanes; ++j) {
-    const std::size_t b = begin_of(j);
-    if (!(b > 0 && mem.key(b) < hi && mem.key(b) == mem.key(b - 1))) mem.no_head(first_lane + j);
-  }
+  for (unsigned j = 0; j < lanes; ++j)
+    if (head_key(begin_of(j)) == kNone) mem.no_head(first_lane + j);
   // Round r looks at entry b + r of each lane; round `lane` is one past
   // every lane's end, where the last runs go out.
   for (unsigned r = 0; r <= lane; ++r) {
@@ -88,22 +93,22 @@ STOKER_HD void accumulate_batch_affine(Mem& mem, std::size_t count, unsigned lan
     for (unsigned j = 0; j < lanes; ++j) {
       const std::size_t b = begin_of(j), e = end_of(j), at = b + r;
       if (at > e) continue;  // a short last lane, done
-      const std::uint32_t k = at < e ? mem.key(at) : ~std::uint32_t{0};
+      const std::uint32_t k = at < e ? mem.key(at) : kNone;
       const bool in = k < hi;
-      if (at > b) {
-        const std::uint32_t cur = mem.key(at - 1);
-        if (cur < hi && (!in || k != cur)) {
-          // The run `cur` ends at `at`: its head if it began before the
-          // lane (then it is the lane's first run), else its bucket's.
-          if (b > 0 && mem.key(b) == cur && mem.key(b - 1) == cur)
-            mem.head(first_lane + j, cur, mem.acc(j));
-          else
-            mem.bucket(cur, to_xyzz(mem.acc(j)));
-        }
+      // The lane's run so far (entries b .. at - 1 of one key), if any.
+      const std::uint32_t cur = at > b ? mem.key(at - 1) : kNone;
+      const bool pair = in && k == cur;  // continues(b, e, at)
+      if (cur < hi && !pair) {
+        // The run `cur` ends at `at`: its head if it began before the
+        // lane (then it is the lane's first run), else its bucket's.
+        if (head_key(b) == cur)
+          mem.head(first_lane + j, cur, mem.acc(j));
+        else
+          mem.bucket(cur, to_xyzz(mem.acc(j)));
       }
       if (!in) continue;
       const std::uint32_t v = mem.value(at);
-      if (!continues(b, e, at)) {
+      if (!pair) {
         mem.set_acc(j, mem.point(v));
         continue;
       }

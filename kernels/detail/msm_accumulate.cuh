@@ -62,33 +62,27 @@ struct EntrySource {
   }
 };
 
-// Head j of the previous level.
-template <typename XyzzT>
+// A head into a join level's sum: an XYZZ head of the previous level, or
+// an affine one of accumulate_batch_affine_kernel's lanes.
+template <typename Xyzz>
+__device__ __forceinline__ void add_head(Xyzz& acc, const Xyzz* head) {
+  add(acc, load_xyzz(head));
+}
+template <typename Xyzz, typename Affine>
+__device__ __forceinline__ void add_head(Xyzz& acc, const Affine* head) {
+  add_mixed(acc, load_affine_rw(head));
+}
+
+// Head j of the previous level (Head: the Xyzz, or an Affine of the lanes).
+template <typename XyzzT, typename Head = XyzzT>
 struct HeadSource {
   using Xyzz = XyzzT;
-  const Xyzz* heads;
+  const Head* heads;
   __device__ __forceinline__ const std::uint32_t* keys() const { return nullptr; }
   __device__ __forceinline__ void bind() {}
   using Item = std::size_t;
   __device__ __forceinline__ Item fetch(std::size_t j) const { return j; }
-  __device__ __forceinline__ void add_to(Xyzz& acc, Item j) const {
-    const Xyzz h = load_xyzz(heads + j);
-    add(acc, h);
-  }
-};
-
-// Head j of the lanes of accumulate_batch_affine_kernel, an affine sum.
-template <typename Affine>
-struct AffineHeadSource {
-  using Xyzz = XyzzOf<Affine>;
-  const Affine* heads;
-  __device__ __forceinline__ const std::uint32_t* keys() const { return nullptr; }
-  __device__ __forceinline__ void bind() {}
-  using Item = std::size_t;
-  __device__ __forceinline__ Item fetch(std::size_t j) const { return j; }
-  __device__ __forceinline__ void add_to(Xyzz& acc, Item j) const {
-    add_mixed(acc, load_affine_rw(heads + j));
-  }
+  __device__ __forceinline__ void add_to(Xyzz& acc, Item j) const { add_head(acc, heads + j); }
 };
 
 template <typename Xyzz>
@@ -254,7 +248,7 @@ struct LaneDeviceMemory {
     a.filled[b] = 1;
   }
   // The lanes' heads are affine, packed at the affine stride in the array
-  // laid out for XYZZ heads (AffineHeadSource reads them so).
+  // laid out for XYZZ heads (HeadSource<Xyzz, Affine> reads them so).
   __device__ __forceinline__ void head(std::size_t lane, std::uint32_t key,
                                        const Affine& sum) const {
     a.head_keys[lane] = key;

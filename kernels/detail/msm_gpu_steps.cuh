@@ -174,9 +174,9 @@ std::error_code add_points(const MsmPlan& p, unsigned part, const Affine* d_poin
     slices = (slices + detail::kHeadSlice - 1) / detail::kHeadSlice;
     // The lanes of the affine form leave affine heads (msm_accumulate.cuh).
     if (p.accumulate_batch && first_join) {
-      const detail::AffineHeadSource<Affine> src{reinterpret_cast<const Affine*>(at(l.heads[0]))};
-      if (auto ec = launch<detail::accumulate_kernel<false, detail::AffineHeadSource<Affine>>>(
-              slices, stream, h, src))
+      using Source = detail::HeadSource<Xyzz, Affine>;
+      const Source src{reinterpret_cast<const Affine*>(at(l.heads[0]))};
+      if (auto ec = launch<detail::accumulate_kernel<false, Source>>(slices, stream, h, src))
         return ec;
     } else {
       const detail::HeadSource<Xyzz> src{reinterpret_cast<const Xyzz*>(at(l.heads[side]))};
