@@ -51,6 +51,9 @@ struct MsmPlan {
   // batched affine additions, this many lanes of `slice` entries a thread
   // (plan_batch_affine_buckets).
   unsigned accumulate_batch = 0;
+  // The reduction's first level: 2^this buckets a thread (1..6; later
+  // levels fold 2^3). plan_reduce_fold sets a smaller one.
+  unsigned reduce_first_log = 6;
   static constexpr unsigned kMaxParts = 4;
   unsigned parts = 1;  // ranges of points summed one after the other
   // Part k is points [part_begin[k], part_begin[k + 1]); part_begin[parts] = n.
@@ -83,6 +86,13 @@ inline constexpr unsigned kAccumulateBatch = 128;
 inline constexpr unsigned kAccumulateBatchThreadsPerSm = 256;
 std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned batch = 0,
                                           unsigned threads_per_sm = 0);
+// The reduction's first level folding 2^first_log buckets a thread (1..6)
+// instead of 2^6, with the scratch that takes. At c = 17 the 2^6 fold
+// leaves 15 windows' 2^16 buckets to 15360 threads of 128 XYZZ additions,
+// fewer than half of what an H200 keeps resident in G2; 2^3 gives 122880
+// threads of 16 and one more level. Refused (the plan left as it was) as
+// plan_batch_affine_buckets.
+std::error_code plan_reduce_fold(MsmPlan& plan, int device, unsigned first_log);
 // plan_msm(group, n, device).scratch_bytes; 0 when n is too large or the
 // device cannot be queried.
 std::size_t msm_scratch_bytes(MsmGroup group, std::size_t n, int device);
@@ -179,6 +189,7 @@ struct SparseMsmShape {
   BucketSum rest_buckets = BucketSum::automatic;
   unsigned rest_bucket_batch = 0;           // batch_affine: lanes a thread, kAccumulateBatch
   unsigned rest_bucket_threads_per_sm = 0;  // batch_affine: kAccumulateBatchThreadsPerSm
+  unsigned rest_reduce_first_log = 0;       // plan_reduce_fold's; 0: plan_msm's
 };
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
                                 SparseMsmPlan& plan, const SparseMsmShape& shape = {});

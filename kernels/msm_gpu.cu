@@ -61,11 +61,11 @@ std::uint64_t accumulate_threads(const DeviceFacts& f) {
   return std::uint64_t(f.sms) * f.threads_per_sm * 2;
 }
 
-ReduceLevels reduce_levels(std::uint32_t buckets) {
+ReduceLevels reduce_levels(std::uint32_t buckets, unsigned first_log) {
   ReduceLevels l;
   std::size_t m = buckets;
   while (m > 1) {
-    const unsigned log = l.count == 0 ? detail::kReduceFirstGroupLog : detail::kReduceGroupLog;
+    const unsigned log = l.count == 0 ? first_log : detail::kReduceGroupLog;
     const unsigned g = static_cast<unsigned>(std::min<std::size_t>(m, std::size_t{1} << log));
     m /= g;
     l.group[l.count] = g;
@@ -107,7 +107,7 @@ Layout layout(const MsmPlan& p) {
     l.lane_accs = take(slots * affine);
     l.lane_prefixes = take(slots * affine / 2);  // one coordinate
   }
-  const ReduceLevels r = reduce_levels(p.buckets);
+  const ReduceLevels r = reduce_levels(p.buckets, p.reduce_first_log);
   const std::size_t items[2] = {r.count > 0 ? r.out_per_window[0] : 1,
                                 r.count > 1 ? r.out_per_window[1] : 1};
   for (int i = 0; i < 2; ++i) {
@@ -237,6 +237,20 @@ std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned ba
   return {};
 }
 
+std::error_code plan_reduce_fold(MsmPlan& plan, int device, unsigned first_log) {
+  const DeviceFacts& f = device_facts(device);
+  if (f.error) return make_cuda_error(f.error);
+  if (first_log < 1 || first_log > detail::kReduceFirstGroupLog || !detail::known_group(plan.group))
+    return make_error_code(Errc::invalid_argument);
+  if (plan.n == 0) return {};
+  MsmPlan p = plan;
+  p.reduce_first_log = first_log;
+  p.scratch_bytes = layout(p).total;
+  if (p.scratch_bytes > f.memory / 2) return make_error_code(Errc::invalid_argument);
+  plan = p;
+  return {};
+}
+
 std::size_t msm_scratch_bytes(MsmGroup group, std::size_t n, int device) {
   MsmPlan p;
   if (plan_msm(group, n, device, p)) return 0;
@@ -252,7 +266,8 @@ std::error_code detail::pippenger::check_call(const MsmPlan& p, MsmGroup group, 
       p.n > detail::kMaxEntries || p.entries != p.n * std::size_t{p.windows} ||
       p.buckets != detail::buckets_per_window(p.window_bits) || p.slice == 0 || p.parts < 1 ||
       p.parts > detail::kMaxParts || p.part_begin[0] != 0 || p.part_begin[p.parts] != p.n ||
-      (p.window_sorts && p.parts != 1) || (p.accumulate_batch && p.parts != 1))
+      (p.window_sorts && p.parts != 1) || (p.accumulate_batch && p.parts != 1) ||
+      p.reduce_first_log < 1 || p.reduce_first_log > detail::kReduceFirstGroupLog)
     return make_error_code(Errc::invalid_argument);
   for (unsigned k = 0; k < p.parts; ++k)
     if (p.part_begin[k] > p.part_begin[k + 1]) return make_error_code(Errc::invalid_argument);
@@ -364,6 +379,7 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
       (ones_sum != OnesSum::automatic && ones_sum != OnesSum::mixed_additions &&
        ones_sum != OnesSum::batch_affine) ||
       shape.ones_batch > 4096 || shape.ones_threads_per_sm > 2048 ||
+      shape.rest_reduce_first_log > detail::kReduceFirstGroupLog ||
       (shape.ones_start != OnesStart::with_the_rest &&
        shape.ones_start != OnesStart::after_the_buckets) ||
       (shape.rest_buckets != BucketSum::automatic &&
@@ -380,6 +396,8 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
     if (auto ec = plan_batch_affine_buckets(p.rest, device, shape.rest_bucket_batch,
                                             shape.rest_bucket_threads_per_sm))
       return ec;
+  if (shape.rest_reduce_first_log)
+    if (auto ec = plan_reduce_fold(p.rest, device, shape.rest_reduce_first_log)) return ec;
   std::size_t at = align_up(p.rest.scratch_bytes);
   // Batched affine additions: threads as many as the kernel keeps resident
   // (its G2 form sits near 255 registers: 8 warps an SM), each with at

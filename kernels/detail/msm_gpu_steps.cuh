@@ -68,7 +68,7 @@ struct ReduceLevels {
   unsigned group[32] = {};
   std::size_t out_per_window[32] = {};
 };
-ReduceLevels reduce_levels(std::uint32_t buckets);
+ReduceLevels reduce_levels(std::uint32_t buckets, unsigned first_log);
 
 // Byte offsets of every scratch array from the plan.
 struct Layout {
@@ -198,7 +198,7 @@ std::error_code reduce(const MsmPlan& p, const Scratch& s, const Xyzz*& y, const
   auto at = [&s](std::size_t off) { return s.base + off; };
   auto* buckets = s.at<Xyzz>(l.buckets);
   auto* filled = s.at<std::uint8_t>(l.filled);
-  const ReduceLevels r = reduce_levels(p.buckets);
+  const ReduceLevels r = reduce_levels(p.buckets, p.reduce_first_log);
   std::size_t in_per_window = p.buckets;
   unsigned scale_log = 0;
   const Xyzz *y_in = nullptr, *s_in = nullptr;

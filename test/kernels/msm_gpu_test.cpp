@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -370,12 +371,21 @@ TYPED_TEST(MsmGpu, SparseSplitEqualsCpu) {
         gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine, 0, 0,
                             gpu::OnesStart::after_the_buckets},
         gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine, 0, 0,
-                            gpu::OnesStart::after_the_buckets, gpu::BucketSum::batch_affine}}) {
+                            gpu::OnesStart::after_the_buckets, gpu::BucketSum::batch_affine},
+        gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine, 0, 0,
+                            gpu::OnesStart::after_the_buckets, gpu::BucketSum::batch_affine, 0, 0,
+                            3},
+        gpu::SparseMsmShape{0, gpu::OnesSum::mixed_additions, 0, 0,
+                            gpu::OnesStart::with_the_rest, gpu::BucketSum::mixed_additions, 0, 0,
+                            1}}) {
     SCOPED_TRACE(std::string(sum.ones_sum == gpu::OnesSum::batch_affine ? "batch_affine"
                                                                          : "mixed_additions") +
                  (sum.ones_start == gpu::OnesStart::after_the_buckets ? ", after the buckets"
                                                                       : "") +
-                 (sum.rest_buckets == gpu::BucketSum::batch_affine ? ", affine buckets" : ""));
+                 (sum.rest_buckets == gpu::BucketSum::batch_affine ? ", affine buckets" : "") +
+                 (sum.rest_reduce_first_log
+                      ? ", reduction folds 2^" + std::to_string(sum.rest_reduce_first_log)
+                      : ""));
     for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{31}, std::size_t{1000},
                           std::size_t{12345}, max_n}) {
       const std::vector<TypeParam> p(points.begin(), points.begin() + n);
@@ -514,6 +524,39 @@ TYPED_TEST(MsmGpu, BatchAffineBucketsPlan) {
   EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
   shape.rest_buckets = gpu::BucketSum::automatic;
   shape.ones_start = static_cast<gpu::OnesStart>(9);
+  EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
+}
+
+// A smaller first fold of the reduction: more buckets' sums left for the
+// next level (its scratch), the rest of the plan as it was; out-of-range
+// folds refused, leaving the plan. Its sums: SparseSplitEqualsCpu.
+TYPED_TEST(MsmGpu, ReduceFoldPlan) {
+  STOKER_REQUIRE_GPU();
+  constexpr MsmGroup group = detail::MsmGroupTraits<TypeParam>::kGroup;
+  gpu::MsmPlan plan;
+  ASSERT_FALSE(gpu::plan_msm(group, 1'000'000, 0, plan));
+  EXPECT_EQ(plan.reduce_first_log, 6u);
+  gpu::MsmPlan folded = plan;
+  ASSERT_FALSE(gpu::plan_reduce_fold(folded, 0, 3));
+  EXPECT_EQ(folded.reduce_first_log, 3u);
+  EXPECT_EQ(folded.window_bits, plan.window_bits);
+  EXPECT_EQ(folded.slice, plan.slice);
+  // Level one's outputs: 8x as many, Y and S, both buffers of a level.
+  EXPECT_GE(folded.scratch_bytes, plan.scratch_bytes + std::size_t{plan.windows} *
+                                                           (plan.buckets / 8 - plan.buckets / 64) *
+                                                           2 * sizeof(detail::XyzzOf<TypeParam>));
+  for (unsigned bad : {0u, 7u}) {
+    gpu::MsmPlan p = folded;
+    EXPECT_TRUE(gpu::plan_reduce_fold(p, 0, bad)) << bad;
+    EXPECT_EQ(p.reduce_first_log, 3u);
+    EXPECT_EQ(p.scratch_bytes, folded.scratch_bytes);
+  }
+  gpu::SparseMsmPlan sparse;
+  gpu::SparseMsmShape shape;
+  shape.rest_reduce_first_log = 2;
+  ASSERT_FALSE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
+  EXPECT_EQ(sparse.rest.reduce_first_log, 2u);
+  shape.rest_reduce_first_log = 7;
   EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
 }
 

@@ -58,7 +58,10 @@ constexpr const char* kUsage =
     "            (default) or by batched affine additions\n"
     "  --bucket-batch B, --bucket-threads T\n"
     "            with --rest-buckets affine: B lanes a thread (1..4096) and T threads an SM\n"
-    "            (1..2048) instead of the defaults\n";
+    "            (1..2048) instead of the defaults\n"
+    "  --reduce-fold L\n"
+    "            the sparse path's rest: the reduction's first level folds 2^L buckets a\n"
+    "            thread (1..6) instead of 2^6\n";
 
 struct Options {
   MsmGroup group = MsmGroup::g1;
@@ -71,6 +74,7 @@ struct Options {
   kernels::gpu::OnesStart ones_start = kernels::gpu::OnesStart::with_the_rest;
   kernels::gpu::BucketSum rest_buckets = kernels::gpu::BucketSum::automatic;
   unsigned bucket_batch = 0, bucket_threads = 0;
+  unsigned reduce_fold = 0;
   bool points_check = false;
   int device = 0;
 };
@@ -140,6 +144,7 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   });
   cl.number("--bucket-batch", o.bucket_batch, 1u, 4096u);
   cl.number("--bucket-threads", o.bucket_threads, 1u, 2048u);
+  cl.number("--reduce-fold", o.reduce_fold, 1u, 6u);
   cl.custom("--rest-buckets", [&o](std::string_view text) -> std::string {
     if (text != "mixed" && text != "affine")
       return "--rest-buckets: '" + std::string(text) + "' is not mixed or affine";
@@ -501,6 +506,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   shape.rest_buckets = o.rest_buckets;
   shape.rest_bucket_batch = o.bucket_batch;
   shape.rest_bucket_threads_per_sm = o.bucket_threads;
+  shape.rest_reduce_first_log = o.reduce_fold;
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp, shape),
         at + ": sparse plan");
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, 0, dev.index(), ones_only, shape),
