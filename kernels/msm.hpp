@@ -84,6 +84,10 @@ inline std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsign
 // device's memory.
 inline constexpr unsigned kAccumulateBatch = 128;
 inline constexpr unsigned kAccumulateBatchThreadsPerSm = 256;
+// plan_sparse_msm's automatic choice: a G2 rest's buckets by batched affine
+// additions where each lane gets at least this many entries (its heads'
+// and inversions' share per entry small enough), mixed additions elsewhere.
+inline constexpr unsigned kAccumulateBatchLeastSlice = 20;
 std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned batch = 0,
                                           unsigned threads_per_sm = 0);
 // The reduction's first level folding 2^first_log buckets a thread (1..6)
@@ -161,7 +165,9 @@ enum class OnesSum : std::uint8_t { automatic, mixed_additions, batch_affine };
 // on few threads).
 enum class OnesStart : std::uint8_t { with_the_rest, after_the_buckets };
 // How the rest's bucket sums add their points: by mixed additions, or by
-// batched affine additions (plan_batch_affine_buckets); automatic: mixed.
+// batched affine additions (plan_batch_affine_buckets); automatic: batched
+// affine in G2 where lanes get kAccumulateBatchLeastSlice entries and the
+// scratch fits, mixed otherwise.
 enum class BucketSum : std::uint8_t { automatic, mixed_additions, batch_affine };
 inline constexpr unsigned kOnesBatch = 128;       // accumulators per thread
 inline constexpr unsigned kOnesBatchRounds = 4;   // automatic's least rounds
@@ -189,7 +195,9 @@ struct SparseMsmShape {
   BucketSum rest_buckets = BucketSum::automatic;
   unsigned rest_bucket_batch = 0;           // batch_affine: lanes a thread, kAccumulateBatch
   unsigned rest_bucket_threads_per_sm = 0;  // batch_affine: kAccumulateBatchThreadsPerSm
-  unsigned rest_reduce_first_log = 0;       // plan_reduce_fold's; 0: plan_msm's
+  // plan_reduce_fold's; 0: in G2 detail::reduce_first_log's choice, in G1
+  // plan_msm's 2^6.
+  unsigned rest_reduce_first_log = 0;
 };
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
                                 SparseMsmPlan& plan, const SparseMsmShape& shape = {});

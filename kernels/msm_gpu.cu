@@ -392,12 +392,24 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
   p.group = group;
   p.ones = ones;
   if (auto ec = plan_msm(group, rest, device, p.rest, shape.rest_window_bits)) return ec;
-  if (shape.rest_buckets == BucketSum::batch_affine)
+  if (shape.rest_buckets == BucketSum::batch_affine) {
     if (auto ec = plan_batch_affine_buckets(p.rest, device, shape.rest_bucket_batch,
                                             shape.rest_bucket_threads_per_sm))
       return ec;
-  if (shape.rest_reduce_first_log)
-    if (auto ec = plan_reduce_fold(p.rest, device, shape.rest_reduce_first_log)) return ec;
+  } else if (shape.rest_buckets == BucketSum::automatic && group == MsmGroup::g2) {
+    // Where lanes are long enough; mixed where the scratch would not fit.
+    MsmPlan affine = p.rest;
+    if (!plan_batch_affine_buckets(affine, device, shape.rest_bucket_batch,
+                                   shape.rest_bucket_threads_per_sm) &&
+        affine.slice >= kAccumulateBatchLeastSlice)
+      p.rest = affine;
+  }
+  unsigned fold = shape.rest_reduce_first_log;
+  if (!fold && group == MsmGroup::g2)
+    fold = detail::reduce_first_log(std::uint64_t{p.rest.windows} * p.rest.buckets,
+                                    std::uint64_t(f.sms) * f.threads_per_sm);
+  if (fold && fold != p.rest.reduce_first_log)
+    if (auto ec = plan_reduce_fold(p.rest, device, fold)) return ec;
   std::size_t at = align_up(p.rest.scratch_bytes);
   // Batched affine additions: threads as many as the kernel keeps resident
   // (its G2 form sits near 255 registers: 8 warps an SM), each with at

@@ -153,5 +153,27 @@ TEST(MsmWindow, SlicesShrinkForSmallInputsOnly) {
   EXPECT_EQ(entries_per_thread(1000, 1u << 18), 4u);
 }
 
+// The reduction's first fold: 2^6 buckets a thread unless that leaves the
+// level under a quarter of the device's threads, then down to 2^3, and
+// only for 2^19 buckets or more.
+TEST(MsmWindow, ReductionFoldsFewerWhereThreadsWouldBeFew) {
+  const std::uint64_t h200 = 132 * 2048;  // SMs x resident threads an SM
+  // A sparse 2^26 rest: c = 17, W = 15.
+  const std::uint64_t rest = 15 * std::uint64_t{buckets_per_window(17)};
+  EXPECT_EQ(reduce_first_log(rest, h200), 3u);
+  EXPECT_GE(rest >> reduce_first_log(rest, h200), h200 / 4);
+  // Twice the device: one step fewer than the least allowed is enough.
+  EXPECT_EQ(reduce_first_log(rest, 2 * h200), 3u);
+  EXPECT_EQ(reduce_first_log(rest, h200 / 2), 4u);
+  EXPECT_EQ(reduce_first_log(rest, h200 / 8), kReduceFirstGroupLog);
+  // A dense 2^26 plan (c = 22, W = 12) has threads enough at 2^6.
+  EXPECT_EQ(reduce_first_log(12 * std::uint64_t{buckets_per_window(22)}, h200),
+            kReduceFirstGroupLog);
+  // Below 2^19 buckets the fold stays, however few threads that leaves.
+  EXPECT_EQ(reduce_first_log((std::uint64_t{1} << 19) - 1, h200), kReduceFirstGroupLog);
+  EXPECT_EQ(reduce_first_log(std::uint64_t{1} << 19, h200), kReduceGroupLog);
+  EXPECT_EQ(reduce_first_log(0, h200), kReduceFirstGroupLog);
+}
+
 }  // namespace
 }  // namespace stoker::kernels::gpu::detail

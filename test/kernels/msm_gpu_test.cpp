@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "fr_test_util.hpp"
 #include "kernels/detail/msm_group.hpp"
+#include "kernels/detail/msm_window.hpp"
 #include "kernels/msm.hpp"
 #include "g1_test_util.hpp"
 #include "g2_test_util.hpp"
@@ -558,6 +559,45 @@ TYPED_TEST(MsmGpu, ReduceFoldPlan) {
   EXPECT_EQ(sparse.rest.reduce_first_log, 2u);
   shape.rest_reduce_first_log = 7;
   EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
+}
+
+// The sparse plan's automatic choices for a 2^26 witness's rest (10 % of
+// the points): in G2 batched affine buckets where lanes are long enough and
+// the device's reduction fold; G1 as plan_msm makes it. A small rest keeps
+// mixed additions.
+TYPED_TEST(MsmGpu, SparsePlanChoosesTheRestsForm) {
+  STOKER_REQUIRE_GPU();
+  constexpr MsmGroup group = detail::MsmGroupTraits<TypeParam>::kGroup;
+  int sms = 0, threads = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, 0),
+            cudaSuccess);
+  gpu::SparseMsmPlan big, small;
+  ASSERT_FALSE(gpu::plan_sparse_msm(group, std::size_t{1} << 25, 6'710'886, 0, big));
+  ASSERT_FALSE(gpu::plan_sparse_msm(group, 5000, 100000, 0, small));
+  EXPECT_EQ(small.rest.accumulate_batch, 0u);
+  gpu::MsmPlan dense;
+  ASSERT_FALSE(gpu::plan_msm(group, 6'710'886, 0, dense));
+  EXPECT_EQ(big.rest.window_bits, dense.window_bits);
+  if constexpr (group == MsmGroup::g2) {
+    if (big.rest.accumulate_batch) {
+      EXPECT_EQ(big.rest.accumulate_batch, gpu::kAccumulateBatch);
+      EXPECT_GE(big.rest.slice, gpu::kAccumulateBatchLeastSlice);
+    } else {
+      gpu::MsmPlan affine = dense;
+      EXPECT_TRUE(gpu::plan_batch_affine_buckets(affine, 0) ||
+                  affine.slice < gpu::kAccumulateBatchLeastSlice);
+    }
+    EXPECT_EQ(big.rest.reduce_first_log,
+              gpu::detail::reduce_first_log(
+                  std::uint64_t{big.rest.windows} * big.rest.buckets,
+                  std::uint64_t(sms) * static_cast<std::uint64_t>(threads)));
+    EXPECT_GE(big.scratch_bytes, dense.scratch_bytes);
+  } else {
+    EXPECT_EQ(big.rest.accumulate_batch, 0u);
+    EXPECT_EQ(big.rest.reduce_first_log, gpu::detail::kReduceFirstGroupLog);
+    EXPECT_EQ(big.rest.slice, dense.slice);
+  }
 }
 
 TYPED_TEST(MsmGpu, RepeatedCallsGiveTheSameBits) {

@@ -55,13 +55,14 @@ constexpr const char* kUsage =
     "            bucket sums are done, beside its joins and reduction\n"
     "  --rest-buckets mixed|affine\n"
     "            the sparse path's rest adds its points to the buckets by mixed additions\n"
-    "            (default) or by batched affine additions\n"
+    "            or by batched affine additions (default: as the plan chooses, affine in G2\n"
+    "            where each lane gets enough entries)\n"
     "  --bucket-batch B, --bucket-threads T\n"
     "            with --rest-buckets affine: B lanes a thread (1..4096) and T threads an SM\n"
     "            (1..2048) instead of the defaults\n"
     "  --reduce-fold L\n"
     "            the sparse path's rest: the reduction's first level folds 2^L buckets a\n"
-    "            thread (1..6) instead of 2^6\n";
+    "            thread (1..6) instead of the plan's (G2: fewer where 2^6 leaves few threads)\n";
 
 struct Options {
   MsmGroup group = MsmGroup::g1;
@@ -255,6 +256,8 @@ struct Row {
   // The ones each way: mixed additions, batched affine additions.
   double ones_mixed = 0, ones_affine = 0, bound_ones_mixed = 0, bound_ones_affine = 0;
   bool ones_by_affine = false;  // what plan_sparse_msm chose
+  bool rest_by_affine = false;  // the rest's buckets, as the plan chose
+  unsigned rest_fold_log = 0;   // the rest's reduction: 2^this buckets a thread first
   unsigned c_tail = 0, w_tail = 0;
   // The load's point check: each point tested, batched (c, W).
   double check_each = 0, check_batched = 0;
@@ -553,6 +556,8 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   row.consistent = row.consistent && same_point(ones_sum, finished<Xyzz>(h_sums[0], at));
   row.tail = timed(sparse_msm(rest_only), "tail") + finish_ms(0);
   row.c_tail = sp.rest.window_bits;
+  row.rest_by_affine = sp.rest.accumulate_batch != 0;
+  row.rest_fold_log = sp.rest.reduce_first_log;
   row.w_tail = sp.rest.windows;
   row.bound_ones_mixed = double(n_ones) / rates.mixed_per_s * 1e3;
   row.bound_ones_affine = batch_affine_ms(ones_affine, rates);
@@ -630,11 +635,12 @@ int bench_msm(int argc, char** argv) {
       for (const Row& r : rows)
         std::printf(
             "%5u %9.2f %9.2f %9.2f %6.2fx %9.2f %9.2f %3u %3u %9.2f %9.2f %9.2f %9.2f %9.2f "
-            "%9.2f %s\n",
+            "%9.2f (ones: %s; rest: %s, fold 2^%u)\n",
             r.log_n, r.dense_path, r.split, r.bound_split, r.dense_path / r.split, r.ones,
             r.bound_ones, r.c_tail, r.w_tail, r.tail, r.bound_tail, r.ones_mixed,
             r.bound_ones_mixed, r.ones_affine, r.bound_ones_affine,
-            r.ones_by_affine ? "(ones: affine)" : "(ones: mixed)");
+            r.ones_by_affine ? "affine" : "mixed", r.rest_by_affine ? "affine" : "mixed",
+            r.rest_fold_log);
       std::printf(
           "dense: the dense path (every scalar sorted into W windows); split: sparse_msm on the "
           "scalars split on the host beforehand (zeros left out); ones: its sum of the points "
@@ -642,7 +648,9 @@ int bench_msm(int argc, char** argv) {
           "additions (bound one each at the measured rate) and by batched affine additions "
           "(bound: their Fq products at the rate the mixed addition implies); rest: its "
           "Pippenger over the others alone, bound as the dense path's for their count at its "
-          "window c (with --rest-buckets affine: the affine additions' Fq products)\n");
+          "window c (where its buckets are affine: the affine additions' Fq products); "
+          "in brackets what the plan chose: the ones' form, the rest's buckets and its "
+          "reduction's first fold\n");
     }
     if (o.points_check) {
       std::printf("the points' check (on the curve, in the group), resident:\n");
