@@ -104,11 +104,43 @@ struct alignas(16) Fq {
       }
     return acc;
   }
-  // x^(q-2) = x^-1 (Fermat); the inverse of zero is zero.
+  // x^e as pow, by a sliding window of 4 bits over the odd powers x, x^3,
+  // ..., x^15: for a 381-bit exponent about 377 squarings and 78 products
+  // (8 more for the table) where pow takes 384 and one per set bit.
+  STOKER_HD Fq pow_sliding(const std::uint64_t* e, int words) const {
+    Fq odd[8];
+    odd[0] = *this;
+    const Fq x2 = sqr();
+    for (int i = 1; i < 8; ++i) odd[i] = odd[i - 1] * x2;
+    Fq acc = one();
+    bool started = false;  // no squarings of one ahead of the top bit
+    for (int i = words * 64 - 1; i >= 0;) {
+      if (!exponent_bit(e, i)) {
+        if (started) acc = acc.sqr();
+        --i;
+        continue;
+      }
+      // The window: bits i down to low, at most 4, ending in a set bit.
+      int low = i >= 3 ? i - 3 : 0;
+      while (!exponent_bit(e, low)) ++low;
+      unsigned odd_value = 0;
+      for (int j = i; j >= low; --j) {
+        odd_value = odd_value << 1 | exponent_bit(e, j);
+        if (started) acc = acc.sqr();
+      }
+      acc = started ? acc * odd[odd_value >> 1] : odd[odd_value >> 1];
+      started = true;
+      i = low - 1;
+    }
+    return acc;
+  }
+  // x^(q-2) = x^-1 (Fermat); the inverse of zero is zero. 463 products
+  // against pow's 613: the batched affine additions pay one a round, about
+  // a fifth of a G2 addition's share.
   STOKER_HD Fq inverse() const {
     using namespace fq_detail;
     const std::uint64_t e[6] = {kQ0 - 2, kQ1, kQ2, kQ3, kQ4, kQ5};
-    return pow(e, 6);
+    return pow_sliding(e, 6);
   }
   // A square root when one exists: q = 3 mod 4, so x^((q+1)/4) is one
   // whenever x is a square. Returns false (out untouched) otherwise.
@@ -125,6 +157,10 @@ struct alignas(16) Fq {
   }
 
   // ---- arithmetic cores ----------------------------------------------------
+
+  STOKER_HD static unsigned exponent_bit(const std::uint64_t* e, int i) {
+    return static_cast<unsigned>(e[i >> 6] >> (i & 63)) & 1u;
+  }
 
   STOKER_HD static Fq add(const Fq& a, const Fq& b) {
 #if defined(__CUDA_ARCH__)

@@ -152,8 +152,8 @@ std::error_code msm_finish(const MsmPlan& plan, G2Xyzz* d_result, void* d_scratc
 // - mixed_additions: each thread a contiguous slice by mixed XYZZ
 //   additions (28 Fq products a G2 addition, 10 in G1);
 // - batch_affine: each thread a strided share by affine additions, a batch
-//   of them sharing one inversion (detail/ones_batch_affine.cuh: about 21.8
-//   Fq products a G2 addition, 10.8 in G1), with batch accumulators per
+//   of them sharing one inversion (detail/ones_batch_affine.cuh: about 20.6
+//   Fq products a G2 addition, 9.6 in G1), with batch accumulators per
 //   thread in scratch (1.2 GB in G2 at 2^25 ones);
 // - automatic: batch_affine in G2 where every thread gets at least
 //   kOnesBatchRounds batches, mixed_additions otherwise.

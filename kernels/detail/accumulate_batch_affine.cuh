@@ -17,10 +17,10 @@
 // inverse walked back); an entry that starts a run opens the accumulator
 // with its point, and the run it ends goes out first, as XYZZ.
 //
-// Per G2 addition that is 17 Fq products plus the inversion's 613 spread
-// over the round's additions (4.8 at 128 lanes): about 21.8 against 28 for
+// Per G2 addition that is 17 Fq products plus the inversion's 463 spread
+// over the round's additions (3.6 at 128 lanes): about 20.6 against 28 for
 // a mixed addition; the join levels then take one mixed addition per lane
-// whose first run began before it. In G1 the same count is 10.8 against 10, so
+// whose first run began before it. In G1 the same count is 9.6 against 10, so
 // G1 keeps mixed additions (ones_batch_affine.cuh says the same of the
 // ones). What a lane's state is (whether it holds a run, which, and whether
 // that run is its head) follows from the sorted keys: the routine keeps

@@ -10,10 +10,11 @@
 //
 // Cost in Fq products, a G2 addition: the slope, its square and the new y
 // (3 + 2 + 3), the prefix product forward and two products back (9), and
-// the round's inversion (x^(q-2): 384 squarings and 229 products) spread
-// over the batch, 4.8 at 128: about 21.8 against 28 for a mixed addition,
-// 0.78x (measured on an H200 at 2^25 ones: 39.2 against 44.1 ms). In G1 the
-// same steps cost 6 + 4.8 against 10: no gain, so G1 keeps mixed additions
+// the round's inversion (x^(q-2) by Fq::inverse's sliding window: 463
+// products) spread over the batch, 3.6 at 128: about 20.6 against 28 for a
+// mixed addition, 0.74x (measured on an H200 at 2^25 ones with the
+// bit-by-bit inversion's 613: 39.2 against 44.1 ms). In G1 the same steps
+// cost 6 + 3.6 against 10: no gain, so G1 keeps mixed additions
 // unless asked (msm.hpp). What the inversion costs bounds the batch from
 // below; the scratch, batch * threads accumulators and prefixes (288 bytes
 // each in G2), from above.
