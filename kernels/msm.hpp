@@ -95,7 +95,7 @@ std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned ba
 // leaves 15 windows' 2^16 buckets to 15360 threads of 128 XYZZ additions,
 // fewer than half of what an H200 keeps resident in G2; 2^3 gives 122880
 // threads of 16 and one more level. Refused (the plan left as it was) as
-// plan_batch_affine_buckets.
+// plan_batch_affine_buckets; a plan of no points is left as it is.
 std::error_code plan_reduce_fold(MsmPlan& plan, int device, unsigned first_log);
 // plan_msm(group, n, device).scratch_bytes; 0 when n is too large or the
 // device cannot be queried.

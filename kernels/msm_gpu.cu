@@ -404,12 +404,15 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
         affine.slice >= kAccumulateBatchLeastSlice)
       p.rest = affine;
   }
-  unsigned fold = shape.rest_reduce_first_log;
-  if (!fold && group == MsmGroup::g2)
-    fold = detail::reduce_first_log(std::uint64_t{p.rest.windows} * p.rest.buckets,
-                                    std::uint64_t(f.sms) * f.threads_per_sm);
-  if (fold && fold != p.rest.reduce_first_log)
-    if (auto ec = plan_reduce_fold(p.rest, device, fold)) return ec;
+  if (shape.rest_reduce_first_log) {
+    if (auto ec = plan_reduce_fold(p.rest, device, shape.rest_reduce_first_log)) return ec;
+  } else if (group == MsmGroup::g2) {
+    // As the affine buckets: 2^6 where the smaller fold's scratch would not fit.
+    const unsigned fold =
+        detail::reduce_first_log(std::uint64_t{p.rest.windows} * p.rest.buckets,
+                                 std::uint64_t(f.sms) * f.threads_per_sm);
+    if (fold != p.rest.reduce_first_log) (void)plan_reduce_fold(p.rest, device, fold);
+  }
   std::size_t at = align_up(p.rest.scratch_bytes);
   // Batched affine additions: threads as many as the kernel keeps resident
   // (its G2 form sits near 255 registers: 8 warps an SM), each with at

@@ -20,9 +20,10 @@
 // Per G2 addition that is 17 Fq products plus the inversion's 463 spread
 // over the round's additions (3.6 at 128 lanes): about 20.6 against 28 for
 // a mixed addition; the join levels then take one mixed addition per lane
-// whose first run began before it. In G1 the same count is 9.6 against 10, so
-// G1 keeps mixed additions (ones_batch_affine.cuh says the same of the
-// ones). What a lane's state is (whether it holds a run, which, and whether
+// whose first run began before it. In G1 the same count is 9.6 against 10,
+// a gain on paper smaller than the scratch traffic it adds (the ones' form
+// measured slower in G1), so G1 keeps mixed additions (ones_batch_affine.cuh
+// says the same of the ones). What a lane's state is (whether it holds a run, which, and whether
 // that run is its head) follows from the sorted keys: the routine keeps
 // no more than the accumulators and prefixes in scratch.
 //

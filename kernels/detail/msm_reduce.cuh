@@ -12,8 +12,9 @@
 //   S'_k = sum_t S_(kg+t),   A_k = sum_t t S_(kg+t)   (running sums: 2 adds per item)
 //   Y'_k = sum_t Y_(kg+t) + G A_k                     (log2 G doublings)
 // and G' = G g. When one item is left, weighted = Y_0 and V = Y_0 + S_0.
-// The first level does two XYZZ additions per bucket over W * 2^(c-1) / 64
-// threads; the later ones fold 8 items each (msm_window.hpp says why).
+// The first level does two XYZZ additions per bucket over W * 2^(c-1) /
+// 2^reduce_first_log threads (2^6 unless the plan folds fewer); the later
+// ones fold 8 items each (msm_window.hpp says why).
 //
 // The windows are then combined in one thread by Horner's rule:
 // result = sum_w 2^(c w) V_w (about 255 doublings and W additions).

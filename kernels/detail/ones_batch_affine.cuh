@@ -14,8 +14,9 @@
 // products) spread over the batch, 3.6 at 128: about 20.6 against 28 for a
 // mixed addition, 0.74x (measured on an H200 at 2^25 ones with the
 // bit-by-bit inversion's 613: 39.2 against 44.1 ms). In G1 the same steps
-// cost 6 + 3.6 against 10: no gain, so G1 keeps mixed additions
-// unless asked (msm.hpp). What the inversion costs bounds the batch from
+// cost 6 + 3.6 against 10, less than the accumulators' scratch traffic
+// takes back (17.2 against 14.9 ms at 2^25 with 6 + 4.8), so G1 keeps mixed
+// additions unless asked (msm.hpp). What the inversion costs bounds the batch from
 // below; the scratch, batch * threads accumulators and prefixes (288 bytes
 // each in G2), from above.
 //

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "emulated_carry.hpp"
 #include "g1_test_util.hpp"
@@ -112,6 +113,31 @@ TEST(Fq, InverseIsExactAndZeroMapsToZero) {
   EXPECT_EQ((-Fq::one()).inverse(), -Fq::one());
 }
 
+// The sliding window gives pow's result for any exponent: zero, one, a
+// single bit at each end, runs of zeros longer and shorter than its
+// window, every bit set, random words; and for zero and one as bases.
+TEST(Fq, SlidingWindowPowerEqualsBitByBit) {
+  std::mt19937_64 rng(17);
+  std::vector<std::array<std::uint64_t, 6>> exponents = {
+      {0, 0, 0, 0, 0, 0},
+      {1, 0, 0, 0, 0, 0},
+      {0, 0, 0, 0, 0, std::uint64_t{1} << 63},
+      {0x8000000000000001ull, 0, 0, 0, 0, 0},
+      {0x1111111111111111ull, 0x8421084210842108ull, 0x1000000000000001ull, 0, 0xfull, 0x13},
+      {~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull},
+      {0xdull, 0, 0, 0, 0, 0}};
+  for (int i = 0; i < 20; ++i) {
+    std::array<std::uint64_t, 6> e;
+    for (auto& w : e) w = rng() & rng();  // sparser bits: more windows cut short
+    exponents.push_back(e);
+  }
+  for (const Fq& x : {random_fq(rng), random_fq(rng), Fq::zero(), Fq::one(), -Fq::one()})
+    for (const auto& e : exponents)
+      for (int words : {1, 3, 6})
+        ASSERT_EQ(x.pow_sliding(e.data(), words), x.pow(e.data(), words))
+            << fq_to_hex(x) << " words " << words << " low word " << e[0];
+}
+
 TEST(Fq, SqrtFindsRootsOfSquaresAndRefusesNonSquares) {
   std::mt19937_64 rng(14);
   int refused = 0;
@@ -168,31 +194,6 @@ Fq emulated_sub(const Fq& a, const Fq& b) {
 }
 
 // Montgomery-form words (not field values) at the edges of the range.
-// The sliding window gives pow's result for any exponent: zero, one, a
-// single bit at each end, runs of zeros longer and shorter than its
-// window, every bit set, random words; and for zero and one as bases.
-TEST(Fq, SlidingWindowPowerEqualsBitByBit) {
-  std::mt19937_64 rng(17);
-  std::vector<std::array<std::uint64_t, 6>> exponents = {
-      {0, 0, 0, 0, 0, 0},
-      {1, 0, 0, 0, 0, 0},
-      {0, 0, 0, 0, 0, std::uint64_t{1} << 63},
-      {0x8000000000000001ull, 0, 0, 0, 0, 0},
-      {0x1111111111111111ull, 0x8421084210842108ull, 0x1000000000000001ull, 0, 0xfull, 0x13},
-      {~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull},
-      {0xdull, 0, 0, 0, 0, 0}};
-  for (int i = 0; i < 20; ++i) {
-    std::array<std::uint64_t, 6> e;
-    for (auto& w : e) w = rng() & rng();  // sparser bits: more windows cut short
-    exponents.push_back(e);
-  }
-  for (const Fq& x : {random_fq(rng), random_fq(rng), Fq::zero(), Fq::one(), -Fq::one()})
-    for (const auto& e : exponents)
-      for (int words : {1, 3, 6})
-        ASSERT_EQ(x.pow_sliding(e.data(), words), x.pow(e.data(), words))
-            << fq_to_hex(x) << " words " << words << " low word " << e[0];
-}
-
 std::vector<Fq> edge_values() {
   using namespace fq_detail;
   return {Fq::zero(),

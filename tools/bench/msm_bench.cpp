@@ -58,8 +58,8 @@ constexpr const char* kUsage =
     "            or by batched affine additions (default: as the plan chooses, affine in G2\n"
     "            where each lane gets enough entries)\n"
     "  --bucket-batch B, --bucket-threads T\n"
-    "            with --rest-buckets affine: B lanes a thread (1..4096) and T threads an SM\n"
-    "            (1..2048) instead of the defaults\n"
+    "            the affine buckets (forced, or where the plan takes them): B lanes a\n"
+    "            thread (1..4096) and T threads an SM (1..2048) instead of the defaults\n"
     "  --reduce-fold L\n"
     "            the sparse path's rest: the reduction's first level folds 2^L buckets a\n"
     "            thread (1..6) instead of the plan's (G2: fewer where 2^6 leaves few threads)\n";
@@ -158,10 +158,10 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   auto rc = cl.parse(argc, argv);
   o.device = device.value_or(0);
   if (!rc && (o.bucket_batch || o.bucket_threads) &&
-      o.rest_buckets != kernels::gpu::BucketSum::batch_affine) {
+      o.rest_buckets == kernels::gpu::BucketSum::mixed_additions) {
     std::fprintf(stderr,
                  "stoker bench msm: --bucket-batch and --bucket-threads shape the affine "
-                 "buckets: they need --rest-buckets affine\n");
+                 "buckets: they do not go with --rest-buckets mixed\n");
     return 2;
   }
   return rc;
