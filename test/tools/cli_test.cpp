@@ -474,6 +474,24 @@ TEST(Cli, ExitStatusMeansTheSameInEveryCommand) {
   EXPECT_EQ(run_stoker("bench no-such-bench").status, 2);
 }
 
+// bench msm's shaping switches: values out of range and switches that do
+// not go together are usage errors naming the switch, before any device
+// is asked for.
+TEST(Cli, BenchMsmNamesItsUsageErrors) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--reduce-fold 0", "--reduce-fold"},
+      {"--reduce-fold 7", "--reduce-fold"},
+      {"--bucket-batch 64 --rest-buckets mixed", "--rest-buckets mixed"},
+      {"--bucket-threads 0", "--bucket-threads"},
+      {"--ones-start later", "--ones-start"},
+      {"--rest-buckets fast", "--rest-buckets"}};
+  for (const auto& [args, names] : cases) {
+    const auto r = run_stoker(std::string("bench msm ") + args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(names), std::string::npos) << args << ": " << r.output;
+  }
+}
+
 // --help answers for every command and every benchmark, and for `stoker
 // bench` itself, with status 0 and a usage line.
 TEST(Cli, EveryCommandAnswersHelp) {
