@@ -61,6 +61,12 @@ std::uint64_t accumulate_threads(const DeviceFacts& f) {
   return std::uint64_t(f.sms) * f.threads_per_sm * 2;
 }
 
+// The most scratch a plan takes: half the device, the other half left to
+// the points, scalars and everyone else.
+std::uint64_t scratch_limit(const DeviceFacts& f) {
+  return f.memory / 2;
+}
+
 ReduceLevels reduce_levels(std::uint32_t buckets, unsigned first_log) {
   ReduceLevels l;
   std::size_t m = buckets;
@@ -185,8 +191,7 @@ std::error_code plan_msm(MsmGroup group, std::size_t n, int device, MsmPlan& pla
     const std::uint64_t entries = std::uint64_t{n} * detail::window_count(c);
     if (entries > detail::kMaxEntries) continue;
     const unsigned slice = detail::entries_per_thread(entries, min_threads);
-    // Leave half the device to the points, scalars and everyone else.
-    if (!window_bits && scratch_estimate(group, n, c, slice, parts) > f.memory / 2) continue;
+    if (!window_bits && scratch_estimate(group, n, c, slice, parts) > scratch_limit(f)) continue;
     const double cost = detail::window_cost(n, c, detail::addition_cost(group));
     if (!best || cost < best_cost) {
       best = c;
@@ -214,6 +219,18 @@ std::error_code plan_msm(MsmGroup group, std::size_t n, int device, MsmPlan& pla
   return {};
 }
 
+namespace {
+// A refined plan `p` replaces `plan` with the scratch its layout takes, or
+// is refused (plan left as it was) where that scratch passes plan_msm's
+// limit.
+std::error_code take_refined_plan(MsmPlan& plan, MsmPlan p, const DeviceFacts& f) {
+  p.scratch_bytes = layout(p).total;
+  if (p.scratch_bytes > scratch_limit(f)) return make_error_code(Errc::invalid_argument);
+  plan = p;
+  return {};
+}
+}  // namespace
+
 std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned batch,
                                           unsigned threads_per_sm) {
   const DeviceFacts& f = device_facts(device);
@@ -230,11 +247,7 @@ std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned ba
       std::size_t(f.sms) * (threads_per_sm ? threads_per_sm : kAccumulateBatchThreadsPerSm);
   const std::size_t lanes = threads * p.accumulate_batch;
   p.slice = static_cast<unsigned>(std::max<std::size_t>(1, (p.entries + lanes - 1) / lanes));
-  p.scratch_bytes = layout(p).total;
-  // As plan_msm's own choice: half the device to the points and the rest.
-  if (p.scratch_bytes > f.memory / 2) return make_error_code(Errc::invalid_argument);
-  plan = p;
-  return {};
+  return take_refined_plan(plan, p, f);
 }
 
 std::error_code plan_reduce_fold(MsmPlan& plan, int device, unsigned first_log) {
@@ -245,10 +258,7 @@ std::error_code plan_reduce_fold(MsmPlan& plan, int device, unsigned first_log) 
   if (plan.n == 0) return {};
   MsmPlan p = plan;
   p.reduce_first_log = first_log;
-  p.scratch_bytes = layout(p).total;
-  if (p.scratch_bytes > f.memory / 2) return make_error_code(Errc::invalid_argument);
-  plan = p;
-  return {};
+  return take_refined_plan(plan, p, f);
 }
 
 std::size_t msm_scratch_bytes(MsmGroup group, std::size_t n, int device) {
