@@ -701,7 +701,7 @@ TEST(Serve, ADrainPastItsTimeoutRequeuesTheRunningProof) {
   ScratchDir dir;
   std::vector<std::string> ids;
   {
-    Daemon d(dir.path(), {"--slowdown", "80", "--max-in-flight", "1", "--drain-timeout", "1"});
+    Daemon d(dir.path(), {"--slowdown", "200", "--max-in-flight", "1", "--drain-timeout", "1"});
     ASSERT_TRUE(d.started()) << d.log();
     ASSERT_EQ(d.call("POST", "/v1/keys", load_body("mult", "multiplier.zkey")).status, 201u);
     for (int i = 0; i < 2; ++i) {
