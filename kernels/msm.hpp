@@ -51,9 +51,6 @@ struct MsmPlan {
   // batched affine additions, this many lanes of `slice` entries a thread
   // (plan_batch_affine_buckets).
   unsigned accumulate_batch = 0;
-  // With accumulate_batch: the lanes ahead whose reads each step asks L2
-  // for (0: none; detail/accumulate_batch_affine.cuh).
-  unsigned accumulate_ahead = 0;
   // The reduction's first level: 2^this buckets a thread (1..6; later
   // levels fold 2^3). plan_reduce_fold sets a smaller one.
   unsigned reduce_first_log = 6;
@@ -81,22 +78,18 @@ inline std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsign
 // The plan's bucket sums by batched affine additions instead of mixed ones
 // (detail/accumulate_batch_affine.cuh: about 0.8x the Fq products in G2,
 // no gain in G1), `batch` lanes a thread, threads_per_sm threads an SM
-// (0: the defaults below), each step asking L2 for the reads of the step
-// `ahead` lanes on (0 .. kAccumulateMostAhead; 0 asks nothing), with the
-// scratch that takes (each lane an affine accumulator and a prefix
-// product, and a head). One part only; refused (the plan left as it was)
-// where the scratch would pass half the device's memory.
+// (0: the defaults below), with the scratch that takes (each lane an
+// affine accumulator and a prefix product, and a head). One part only;
+// refused (the plan left as it was) where the scratch would pass half the
+// device's memory.
 inline constexpr unsigned kAccumulateBatch = 128;
 inline constexpr unsigned kAccumulateBatchThreadsPerSm = 256;
-inline constexpr unsigned kAccumulateAhead = 2;
-inline constexpr unsigned kAccumulateMostAhead = 16;
 // plan_sparse_msm's automatic choice: a G2 rest's buckets by batched affine
 // additions where each lane gets at least this many entries (its heads'
 // and inversions' share per entry small enough), mixed additions elsewhere.
 inline constexpr unsigned kAccumulateBatchLeastSlice = 20;
 std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned batch = 0,
-                                          unsigned threads_per_sm = 0,
-                                          unsigned ahead = kAccumulateAhead);
+                                          unsigned threads_per_sm = 0);
 // The reduction's first level folding 2^first_log buckets a thread (1..6)
 // instead of 2^6, with the scratch that takes. At c = 17 the 2^6 fold
 // leaves 15 windows' 2^16 buckets to 15360 threads of 128 XYZZ additions,
@@ -205,7 +198,6 @@ struct SparseMsmShape {
   // plan_reduce_fold's; 0: in G2 detail::reduce_first_log's choice, in G1
   // plan_msm's 2^6.
   unsigned rest_reduce_first_log = 0;
-  unsigned rest_bucket_ahead = kAccumulateAhead;  // batch_affine: lanes ahead asked of L2, 0 none
 };
 std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t rest, int device,
                                 SparseMsmPlan& plan, const SparseMsmShape& shape = {});

@@ -232,16 +232,15 @@ std::error_code take_refined_plan(MsmPlan& plan, MsmPlan p, const DeviceFacts& f
 }  // namespace
 
 std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned batch,
-                                          unsigned threads_per_sm, unsigned ahead) {
+                                          unsigned threads_per_sm) {
   const DeviceFacts& f = device_facts(device);
   if (f.error) return make_cuda_error(f.error);
   if (plan.parts != 1 || !detail::known_group(plan.group) || batch > 4096 ||
-      threads_per_sm > 2048 || ahead > kAccumulateMostAhead)
+      threads_per_sm > 2048)
     return make_error_code(Errc::invalid_argument);
   if (plan.n == 0) return {};
   MsmPlan p = plan;
   p.accumulate_batch = batch ? batch : kAccumulateBatch;
-  p.accumulate_ahead = ahead;
   // As many threads as the kernel keeps resident (near 255 registers in
   // G2: 8 warps an SM), each lane as long as that takes.
   const std::size_t threads =
@@ -278,7 +277,7 @@ std::error_code detail::pippenger::check_call(const MsmPlan& p, MsmGroup group, 
       p.buckets != detail::buckets_per_window(p.window_bits) || p.slice == 0 || p.parts < 1 ||
       p.parts > detail::kMaxParts || p.part_begin[0] != 0 || p.part_begin[p.parts] != p.n ||
       (p.window_sorts && p.parts != 1) || (p.accumulate_batch && p.parts != 1) ||
-      p.accumulate_ahead > kAccumulateMostAhead || p.reduce_first_log < 1 || p.reduce_first_log > detail::kReduceFirstGroupLog)
+      p.reduce_first_log < 1 || p.reduce_first_log > detail::kReduceFirstGroupLog)
     return make_error_code(Errc::invalid_argument);
   for (unsigned k = 0; k < p.parts; ++k)
     if (p.part_begin[k] > p.part_begin[k + 1]) return make_error_code(Errc::invalid_argument);
@@ -391,7 +390,6 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
        ones_sum != OnesSum::batch_affine) ||
       shape.ones_batch > 4096 || shape.ones_threads_per_sm > 2048 ||
       shape.rest_reduce_first_log > detail::kReduceFirstGroupLog ||
-      shape.rest_bucket_ahead > kAccumulateMostAhead ||
       (shape.ones_start != OnesStart::with_the_rest &&
        shape.ones_start != OnesStart::after_the_buckets) ||
       (shape.rest_buckets != BucketSum::automatic &&
@@ -406,15 +404,13 @@ std::error_code plan_sparse_msm(MsmGroup group, std::size_t ones, std::size_t re
   if (auto ec = plan_msm(group, rest, device, p.rest, shape.rest_window_bits)) return ec;
   if (shape.rest_buckets == BucketSum::batch_affine) {
     if (auto ec = plan_batch_affine_buckets(p.rest, device, shape.rest_bucket_batch,
-                                            shape.rest_bucket_threads_per_sm,
-                                            shape.rest_bucket_ahead))
+                                            shape.rest_bucket_threads_per_sm))
       return ec;
   } else if (shape.rest_buckets == BucketSum::automatic && group == MsmGroup::g2) {
     // Where lanes are long enough; mixed where the scratch would not fit.
     MsmPlan affine = p.rest;
     if (!plan_batch_affine_buckets(affine, device, shape.rest_bucket_batch,
-                                   shape.rest_bucket_threads_per_sm,
-                                   shape.rest_bucket_ahead) &&
+                                   shape.rest_bucket_threads_per_sm) &&
         affine.slice >= kAccumulateBatchLeastSlice)
       p.rest = affine;
   }

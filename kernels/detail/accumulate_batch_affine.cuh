@@ -31,14 +31,6 @@
 // part's keys start at 0, and no bucket holds an earlier part's sum):
 // lanes store to their buckets. Keys at or above `hi` are zero digits.
 //
-// With `ahead` > 0 each step asks L2 for what a later step of the same
-// round reads: the entry (key, value) 2 * ahead lanes on, the accumulator,
-// prefix and point `ahead` lanes on (the point's address from the value,
-// by then in L2). The kernel keeps 8 warps an SM (its registers), 2 a
-// scheduler, too few to hide a chain of three DRAM loads (key, value,
-// point) behind the other warp's field products; prefetches hold no
-// registers.
-//
 // __host__ __device__ over a memory policy, so that the host tests run the
 // same steps as the kernel over plain memory:
 //   std::uint32_t Mem::key(std::size_t)      sorted key of entry i
@@ -53,10 +45,6 @@
 //   void   Mem::bucket(std::uint32_t key, const Xyzz&)   a run's sum, its owner's
 //   void   Mem::head(std::size_t lane, std::uint32_t key, const Affine&)
 //   void   Mem::no_head(std::size_t lane)
-//   void   Mem::prefetch_entry(std::size_t i)            ask L2 for entry i's key and value
-//   void   Mem::prefetch_lane(unsigned j, std::uint32_t value, bool whole)
-//          lane j's accumulator (x alone unless whole), prefix (if whole)
-//          and the point of `value` (x alone unless whole)
 #pragma once
 
 #include <cstddef>
@@ -70,7 +58,7 @@ namespace stoker::kernels::gpu::detail {
 
 template <typename Affine, typename Mem>
 STOKER_HD void accumulate_batch_affine(Mem& mem, std::size_t count, unsigned lane, unsigned batch,
-                                       std::size_t t, std::uint32_t hi, unsigned ahead = 0) {
+                                       std::size_t t, std::uint32_t hi) {
   using Field = kernels::detail::FieldOf<Affine>;
   using kernels::detail::AffinePair;
   const std::size_t first_lane = t * batch;
@@ -98,29 +86,12 @@ STOKER_HD void accumulate_batch_affine(Mem& mem, std::size_t count, unsigned lan
   };
   for (unsigned j = 0; j < lanes; ++j)
     if (head_key(begin_of(j)) == kNone) mem.no_head(first_lane + j);
-  // Round r's step of lane j + step * ahead (the forward pass's order, step
-  // 1; the backward's, -1) comes; ask L2 for what it and the step after it
-  // read (above). Lanes past either end and entries past a lane's end ask
-  // nothing.
-  auto lead = [&](unsigned j, int step, unsigned r, bool whole) {
-    const long long near = (long long)j + step * (long long)ahead,
-                    far = (long long)j + 2 * step * (long long)ahead;
-    if (far >= 0 && far < (long long)lanes) {
-      const std::size_t at = begin_of(unsigned(far)) + r;
-      if (at < end_of(unsigned(far))) mem.prefetch_entry(at);
-    }
-    if (near >= 0 && near < (long long)lanes) {
-      const std::size_t at = begin_of(unsigned(near)) + r;
-      if (at < end_of(unsigned(near))) mem.prefetch_lane(unsigned(near), mem.value(at), whole);
-    }
-  };
   // Round r looks at entry b + r of each lane; round `lane` is one past
   // every lane's end, where the last runs go out.
   for (unsigned r = 0; r <= lane; ++r) {
     Field product = Field::one();
     bool pairs = false;
     for (unsigned j = 0; j < lanes; ++j) {
-      if (ahead) lead(j, 1, r, false);
       const std::size_t b = begin_of(j), e = end_of(j), at = b + r;
       if (at > e) continue;  // a short last lane, done
       const std::uint32_t k = at < e ? mem.key(at) : kNone;
@@ -157,7 +128,6 @@ STOKER_HD void accumulate_batch_affine(Mem& mem, std::size_t count, unsigned lan
     if (!pairs) continue;
     Field inverse = product.inverse();
     for (unsigned j = lanes; j-- > 0;) {
-      if (ahead) lead(j, -1, r, true);
       const std::size_t b = begin_of(j), e = end_of(j), at = b + r;
       if (!continues(b, e, at)) continue;
       const Affine a = mem.acc(j), p = mem.point(mem.value(at));

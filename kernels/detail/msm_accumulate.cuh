@@ -255,32 +255,21 @@ struct LaneDeviceMemory {
     store_affine(reinterpret_cast<Affine*>(a.heads) + lane, sum);
   }
   __device__ __forceinline__ void no_head(std::size_t lane) const { a.head_keys[lane] = a.none; }
-  __device__ __forceinline__ void prefetch_entry(std::size_t i) const {
-    prefetch_l2(keys + i, sizeof *keys);
-    prefetch_l2(values + i, sizeof *values);
-  }
-  __device__ __forceinline__ void prefetch_lane(unsigned j, std::uint32_t v, bool whole) const {
-    const std::size_t bytes = whole ? sizeof(Affine) : sizeof(Field);
-    prefetch_l2(accs + slot(j), bytes);
-    if (whole) prefetch_l2(prefixes + slot(j), sizeof(Field));
-    prefetch_l2(points + (v & 0x7fffffffu), bytes);
-  }
 };
 
 // The first level by batched affine additions: `threads` threads of
-// `batch` lanes of a.slice entries (one part, lo 0), asking L2 for what
-// comes `ahead` lanes on (0: nothing).
+// `batch` lanes of a.slice entries (one part, lo 0).
 template <typename Affine>
 __global__ void accumulate_batch_affine_kernel(AccumulateArgs<XyzzOf<Affine>> a,
                                                const Affine* __restrict__ points,
                                                const SortedEntries* sorted, Affine* accs,
                                                kernels::detail::FieldOf<Affine>* prefixes, std::size_t threads,
-                                               unsigned batch, unsigned ahead) {
+                                               unsigned batch) {
   const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (t >= threads) return;
   const LaneDeviceMemory<Affine> mem{a,        sorted->keys, sorted->values, points, accs,
                                      prefixes, threads,      t};
-  accumulate_batch_affine<Affine>(mem, a.count, a.slice, batch, t, a.hi, ahead);
+  accumulate_batch_affine<Affine>(mem, a.count, a.slice, batch, t, a.hi);
 }
 
 }  // namespace stoker::kernels::gpu::detail

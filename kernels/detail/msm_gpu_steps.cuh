@@ -155,7 +155,7 @@ std::error_code add_points(const MsmPlan& p, unsigned part, const Affine* d_poin
     if (auto ec = launch<detail::accumulate_batch_affine_kernel<Affine>>(
             threads, stream, a, d_points, s.at<const detail::SortedEntries>(l.sorted),
             s.at<Affine>(l.lane_accs), s.at<detail::FieldOf<Affine>>(l.lane_prefixes), threads,
-            p.accumulate_batch, p.accumulate_ahead))
+            p.accumulate_batch))
       return ec;
   } else if (auto ec = launch<detail::accumulate_kernel<true, detail::EntrySource<Affine>>>(
                  slices, stream, a,

@@ -5,9 +5,6 @@
 // points are arrays of Fq2, each two Fq: twice as many words.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-
 #include "kernels/g1.cuh"
 #include "kernels/g2.cuh"
 
@@ -129,15 +126,6 @@ __device__ __forceinline__ void store_field(Fq* p, const Fq& v) {
 }
 __device__ __forceinline__ void store_field(Fq2* p, const Fq2& v) {
   store_fq2(reinterpret_cast<ulonglong2*>(p), v);
-}
-
-// Asks L2 for the 128-byte lines of [p, p + bytes): a prefetch holds no
-// register and does not wait.
-__device__ __forceinline__ void prefetch_l2(const void* p, std::size_t bytes) {
-  const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{127},
-                       last = (reinterpret_cast<std::uintptr_t>(p) + bytes - 1) & ~std::uintptr_t{127};
-  for (std::uintptr_t line = first; line <= last; line += 128)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
 }
 
 }  // namespace stoker::kernels::gpu::detail

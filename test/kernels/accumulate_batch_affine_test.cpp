@@ -7,9 +7,7 @@
 // sort's layouts), runs that cross many lanes and threads, repeated points
 // (P + P), opposites (P - P) and infinity. Each bucket is written once, by
 // its run's owner, and each lane leaves a head exactly where its first run
-// began before it; asking for later lanes' reads ahead (the kernel's L2
-// prefetches) names only entries, lanes and points that exist and changes
-// nothing. The GPU suite compares the kernel with the CPU.
+// began before it. The GPU suite compares the kernel with the CPU.
 #include "kernels/detail/accumulate_batch_affine.cuh"
 
 #include <gtest/gtest.h>
@@ -44,7 +42,6 @@ struct Outcome {
   std::map<std::uint32_t, int> writes;
   std::vector<std::uint32_t> head_keys;
   std::vector<Affine> heads;
-  std::size_t prefetches = 0;
 };
 
 template <typename Affine>
@@ -80,24 +77,12 @@ struct HostLanes {
     out.heads.at(lane) = sum;
   }
   void no_head(std::size_t lane) { out.head_keys.at(lane) = kNone; }
-  // The kernel's prefetches touch nothing; here each names what must exist.
-  void prefetch_entry(std::size_t i) {
-    (void)e.keys.at(i);
-    (void)e.values.at(i);
-    ++out.prefetches;
-  }
-  void prefetch_lane(unsigned j, std::uint32_t v, bool whole) {
-    (void)accs.at(slot(j));
-    if (whole) (void)prefixes.at(slot(j));
-    (void)points.at(v & 0x7fffffffu);
-    ++out.prefetches;
-  }
 };
 
 // Every thread's lanes, as the kernel's threads would run them.
 template <typename Affine>
 Outcome<Affine> run_lanes(const Entries& e, const std::vector<Affine>& points, unsigned lane,
-                          unsigned batch, std::uint32_t hi, unsigned ahead) {
+                          unsigned batch, std::uint32_t hi) {
   const std::size_t count = e.keys.size();
   const std::size_t lanes = (count + lane - 1) / lane;
   const std::size_t threads = (lanes + batch - 1) / batch;
@@ -109,7 +94,7 @@ Outcome<Affine> run_lanes(const Entries& e, const std::vector<Affine>& points, u
   out.heads.assign(lanes, Affine::infinity());
   for (std::size_t t = 0; t < threads; ++t) {
     HostLanes<Affine> mem{e, points, accs, prefixes, out, threads, t};
-    accumulate_batch_affine<Affine>(mem, count, lane, batch, t, hi, ahead);
+    accumulate_batch_affine<Affine>(mem, count, lane, batch, t, hi);
   }
   return out;
 }
@@ -117,18 +102,10 @@ Outcome<Affine> run_lanes(const Entries& e, const std::vector<Affine>& points, u
 // Checks the outcome against plain mixed additions per key.
 template <typename Affine>
 void expect_bucket_sums(const Entries& e, const std::vector<Affine>& points, unsigned lane,
-                        unsigned batch, std::uint32_t hi, unsigned ahead = 0) {
+                        unsigned batch, std::uint32_t hi) {
   SCOPED_TRACE(::testing::Message() << "lane " << lane << ", batch " << batch << ", entries "
-                                    << e.keys.size() << ", ahead " << ahead);
-  Outcome<Affine> out = run_lanes(e, points, lane, batch, hi, ahead);
-  // Something to ask for wherever the first thread walks more lanes than
-  // `ahead` (it walks the most).
-  const std::size_t first_lanes =
-      std::min<std::size_t>(batch, (e.keys.size() + lane - 1) / lane);
-  if (ahead > 0 && first_lanes > ahead)
-    ASSERT_GT(out.prefetches, 0u);
-  else
-    ASSERT_EQ(out.prefetches, 0u);
+                                    << e.keys.size());
+  Outcome<Affine> out = run_lanes(e, points, lane, batch, hi);
   std::map<std::uint32_t, test::XyzzOf<Affine>> expected;
   for (std::size_t i = 0; i < e.keys.size(); ++i) {
     if (e.keys[i] >= hi) continue;
@@ -205,21 +182,6 @@ TYPED_TEST(AccumulateBatchAffine, MatchesMixedAdditionsPerBucket) {
             const Entries e =
                 make_entries(per_window, 3, buckets, 20, points.size(), window_sorts, rng);
             expect_bucket_sums(e, points, lane, batch, 3 * buckets);
-          }
-}
-
-TYPED_TEST(AccumulateBatchAffine, AskingAheadChangesNothing) {
-  using Affine = TypeParam;
-  const auto points = test::known_log_points<Affine>(300, 530).points;
-  std::mt19937_64 rng(531);
-  for (unsigned ahead : {1u, 2u, 5u})
-    for (std::uint32_t buckets : {1u, 64u})
-      for (unsigned lane : {1u, 5u, 16u})
-        for (unsigned batch : {1u, 3u, 8u})
-          for (std::size_t per_window : {std::size_t{37}, std::size_t{250}}) {
-            const Entries e =
-                make_entries(per_window, 3, buckets, 20, points.size(), true, rng);
-            expect_bucket_sums(e, points, lane, batch, 3 * buckets, ahead);
           }
 }
 

@@ -376,8 +376,6 @@ TYPED_TEST(MsmGpu, SparseSplitEqualsCpu) {
         gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine, 0, 0,
                             gpu::OnesStart::after_the_buckets, gpu::BucketSum::batch_affine, 0, 0,
                             3},
-        gpu::SparseMsmShape{0, gpu::OnesSum::batch_affine, 0, 0, gpu::OnesStart::with_the_rest,
-                            gpu::BucketSum::batch_affine, 0, 0, 3, 0},
         gpu::SparseMsmShape{0, gpu::OnesSum::mixed_additions, 0, 0,
                             gpu::OnesStart::with_the_rest, gpu::BucketSum::mixed_additions, 0, 0,
                             1}}) {
@@ -385,9 +383,7 @@ TYPED_TEST(MsmGpu, SparseSplitEqualsCpu) {
                                                                          : "mixed_additions") +
                  (sum.ones_start == gpu::OnesStart::after_the_buckets ? ", after the buckets"
                                                                       : "") +
-                 (sum.rest_buckets == gpu::BucketSum::batch_affine
-                      ? ", affine buckets, ahead " + std::to_string(sum.rest_bucket_ahead)
-                      : "") +
+                 (sum.rest_buckets == gpu::BucketSum::batch_affine ? ", affine buckets" : "") +
                  (sum.rest_reduce_first_log
                       ? ", reduction folds 2^" + std::to_string(sum.rest_reduce_first_log)
                       : ""));
@@ -507,14 +503,6 @@ TYPED_TEST(MsmGpu, BatchAffineBucketsPlan) {
   EXPECT_TRUE(gpu::plan_batch_affine_buckets(two_parts, 0));
   EXPECT_EQ(two_parts.accumulate_batch, 0u);
   EXPECT_TRUE(gpu::plan_batch_affine_buckets(affine, 0, 5000));
-  EXPECT_EQ(affine.accumulate_ahead, gpu::kAccumulateAhead);
-  {
-    gpu::MsmPlan p = mixed;
-    EXPECT_TRUE(gpu::plan_batch_affine_buckets(p, 0, 0, 0, gpu::kAccumulateMostAhead + 1));
-    EXPECT_EQ(p.accumulate_batch, 0u);
-    ASSERT_FALSE(gpu::plan_batch_affine_buckets(p, 0, 0, 0, 0));
-    EXPECT_EQ(p.accumulate_ahead, 0u);
-  }
   // A plan edited to two parts after the fact is refused by the call.
   affine.parts = 2;
   affine.part_begin[1] = affine.n / 2;
@@ -537,9 +525,6 @@ TYPED_TEST(MsmGpu, BatchAffineBucketsPlan) {
   EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
   shape.rest_buckets = gpu::BucketSum::automatic;
   shape.ones_start = static_cast<gpu::OnesStart>(9);
-  EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
-  shape.ones_start = gpu::OnesStart::with_the_rest;
-  shape.rest_bucket_ahead = gpu::kAccumulateMostAhead + 1;
   EXPECT_TRUE(gpu::plan_sparse_msm(group, 5000, 100000, 0, sparse, shape));
 }
 
@@ -597,7 +582,6 @@ TYPED_TEST(MsmGpu, SparsePlanChoosesTheRestsForm) {
   if constexpr (group == MsmGroup::g2) {
     if (big.rest.accumulate_batch) {
       EXPECT_EQ(big.rest.accumulate_batch, gpu::kAccumulateBatch);
-      EXPECT_EQ(big.rest.accumulate_ahead, gpu::kAccumulateAhead);
       EXPECT_GE(big.rest.slice, gpu::kAccumulateBatchLeastSlice);
     } else {
       gpu::MsmPlan affine = dense;

@@ -60,15 +60,9 @@ constexpr const char* kUsage =
     "  --bucket-batch B, --bucket-threads T\n"
     "            the affine buckets (forced, or where the plan takes them): B lanes a\n"
     "            thread (1..4096) and T threads an SM (1..2048) instead of the defaults\n"
-    "  --bucket-ahead A\n"
-    "            the affine buckets: each step asks L2 for the reads of the step A lanes\n"
-    "            on (0..16; 0 none; default 2)\n"
     "  --reduce-fold L\n"
     "            the sparse path's rest: the reduction's first level folds 2^L buckets a\n"
     "            thread (1..6) instead of the plan's (G2: fewer where 2^6 leaves few threads)\n";
-
-// An option the command line did not give.
-constexpr unsigned kNotGiven = ~0u;
 
 struct Options {
   MsmGroup group = MsmGroup::g1;
@@ -81,7 +75,6 @@ struct Options {
   kernels::gpu::OnesStart ones_start = kernels::gpu::OnesStart::with_the_rest;
   kernels::gpu::BucketSum rest_buckets = kernels::gpu::BucketSum::automatic;
   unsigned bucket_batch = 0, bucket_threads = 0;
-  unsigned bucket_ahead = kNotGiven;
   unsigned reduce_fold = 0;
   bool points_check = false;
   int device = 0;
@@ -152,7 +145,6 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   });
   cl.number("--bucket-batch", o.bucket_batch, 1u, 4096u);
   cl.number("--bucket-threads", o.bucket_threads, 1u, 2048u);
-  cl.number("--bucket-ahead", o.bucket_ahead, 0u, kernels::gpu::kAccumulateMostAhead);
   cl.number("--reduce-fold", o.reduce_fold, 1u, 6u);
   cl.custom("--rest-buckets", [&o](std::string_view text) -> std::string {
     if (text != "mixed" && text != "affine")
@@ -165,11 +157,11 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   cl.gpu("--device", device);
   auto rc = cl.parse(argc, argv);
   o.device = device.value_or(0);
-  if (!rc && (o.bucket_batch || o.bucket_threads || o.bucket_ahead != kNotGiven) &&
+  if (!rc && (o.bucket_batch || o.bucket_threads) &&
       o.rest_buckets == kernels::gpu::BucketSum::mixed_additions) {
     std::fprintf(stderr,
-                 "stoker bench msm: --bucket-batch, --bucket-threads and --bucket-ahead shape "
-                 "the affine buckets: they do not go with --rest-buckets mixed\n");
+                 "stoker bench msm: --bucket-batch and --bucket-threads shape the affine "
+                 "buckets: they do not go with --rest-buckets mixed\n");
     return 2;
   }
   return rc;
@@ -266,7 +258,6 @@ struct Row {
   bool ones_by_affine = false;  // what plan_sparse_msm chose
   bool rest_by_affine = false;  // the rest's buckets, as the plan chose
   unsigned rest_fold_log = 0;   // the rest's reduction: 2^this buckets a thread first
-  unsigned rest_ahead = 0;      // affine buckets: lanes ahead asked of L2
   unsigned c_tail = 0, w_tail = 0;
   // The load's point check: each point tested, batched (c, W).
   double check_each = 0, check_batched = 0;
@@ -518,7 +509,6 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   shape.rest_buckets = o.rest_buckets;
   shape.rest_bucket_batch = o.bucket_batch;
   shape.rest_bucket_threads_per_sm = o.bucket_threads;
-  if (o.bucket_ahead != kNotGiven) shape.rest_bucket_ahead = o.bucket_ahead;
   shape.rest_reduce_first_log = o.reduce_fold;
   check(kernels::gpu::plan_sparse_msm(o.group, n_ones, n_rest, dev.index(), sp, shape),
         at + ": sparse plan");
@@ -568,7 +558,6 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
   row.c_tail = sp.rest.window_bits;
   row.rest_by_affine = sp.rest.accumulate_batch != 0;
   row.rest_fold_log = sp.rest.reduce_first_log;
-  row.rest_ahead = sp.rest.accumulate_ahead;
   row.w_tail = sp.rest.windows;
   row.bound_ones_mixed = double(n_ones) / rates.mixed_per_s * 1e3;
   row.bound_ones_affine = batch_affine_ms(ones_affine, rates);
@@ -643,17 +632,15 @@ int bench_msm(int argc, char** argv) {
       std::printf("%5s %9s %9s %9s %7s %9s %9s %3s %3s %9s %9s %9s %9s %9s %9s\n", "log_n",
                   "dense ms", "split", "bound", "x dense", "ones", "bound", "c", "W", "rest",
                   "bound", "mixed", "bound", "affine", "bound");
-      for (const Row& r : rows) {
-        const std::string rest_form =
-            r.rest_by_affine ? "affine, ahead " + std::to_string(r.rest_ahead) : "mixed";
+      for (const Row& r : rows)
         std::printf(
             "%5u %9.2f %9.2f %9.2f %6.2fx %9.2f %9.2f %3u %3u %9.2f %9.2f %9.2f %9.2f %9.2f "
             "%9.2f (ones: %s; rest: %s, fold 2^%u)\n",
             r.log_n, r.dense_path, r.split, r.bound_split, r.dense_path / r.split, r.ones,
             r.bound_ones, r.c_tail, r.w_tail, r.tail, r.bound_tail, r.ones_mixed,
             r.bound_ones_mixed, r.ones_affine, r.bound_ones_affine,
-            r.ones_by_affine ? "affine" : "mixed", rest_form.c_str(), r.rest_fold_log);
-      }
+            r.ones_by_affine ? "affine" : "mixed", r.rest_by_affine ? "affine" : "mixed",
+            r.rest_fold_log);
       std::printf(
           "dense: the dense path (every scalar sorted into W windows); split: sparse_msm on the "
           "scalars split on the host beforehand (zeros left out); ones: its sum of the points "
