@@ -78,10 +78,11 @@ inline std::error_code plan_msm(std::size_t n, int device, MsmPlan& plan, unsign
 // The plan's bucket sums by batched affine additions instead of mixed ones
 // (detail/accumulate_batch_affine.cuh: about 0.8x the Fq products in G2,
 // no gain in G1), `batch` lanes a thread, threads_per_sm threads an SM
-// (0: the defaults below), with the scratch that takes (each lane an
-// affine accumulator and a prefix product, and a head). One part only;
-// refused (the plan left as it was) where the scratch would pass half the
-// device's memory.
+// (0: the defaults below; batch 0: detail::accumulate_batch's choice where
+// lanes get kAccumulateBatchLeastSlice entries, else kAccumulateBatch),
+// with the scratch that takes (each lane an affine accumulator and a prefix
+// product, and a head). One part only; refused (the plan left as it was)
+// where the scratch would pass half the device's memory.
 inline constexpr unsigned kAccumulateBatch = 128;
 inline constexpr unsigned kAccumulateBatchThreadsPerSm = 256;
 // plan_sparse_msm's automatic choice: a G2 rest's buckets by batched affine

@@ -240,11 +240,17 @@ std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned ba
     return make_error_code(Errc::invalid_argument);
   if (plan.n == 0) return {};
   MsmPlan p = plan;
-  p.accumulate_batch = batch ? batch : kAccumulateBatch;
   // As many threads as the kernel keeps resident (near 255 registers in
-  // G2: 8 warps an SM), each lane as long as that takes.
+  // G2: 8 warps an SM), each lane as long as that takes; by default the
+  // lanes a thread whose rounding leaves it least work.
   const std::size_t threads =
       std::size_t(f.sms) * (threads_per_sm ? threads_per_sm : kAccumulateBatchThreadsPerSm);
+  p.accumulate_batch = batch;
+  if (!batch)
+    p.accumulate_batch = detail::accumulate_batch(
+        p.entries, threads, kAccumulateBatchLeastSlice,
+        p.group == MsmGroup::g2 ? detail::kG2AffineSteps : detail::kG1AffineSteps);
+  if (!p.accumulate_batch) p.accumulate_batch = kAccumulateBatch;
   const std::size_t lanes = threads * p.accumulate_batch;
   p.slice = static_cast<unsigned>(std::max<std::size_t>(1, (p.entries + lanes - 1) / lanes));
   return take_refined_plan(plan, p, f);

@@ -175,5 +175,48 @@ TEST(MsmWindow, ReductionFoldsFewerWhereThreadsWouldBeFew) {
   EXPECT_EQ(reduce_first_log(0, h200), kReduceFirstGroupLog);
 }
 
+// A thread's work at a batch, as accumulate_batch counts it.
+double lane_work(std::uint64_t entries, std::uint64_t threads, unsigned batch,
+                 const AffineStepProducts& p) {
+  const std::uint64_t lanes = threads * batch, slice = (entries + lanes - 1) / lanes;
+  return double(slice) * (batch * p.affine + p.inversion) + double(batch) * p.mixed;
+}
+
+TEST(MsmWindow, AffineBucketsTakeTheBatchOfLeastWork) {
+  const std::uint64_t threads = 132 * 256;  // an H200's SMs x the kernel's threads an SM
+  // A sparse 2^26 rest: 10 % of 2^26 points, W = 15 windows.
+  const std::uint64_t rest = 6'710'886ull * 15;
+  const unsigned b = accumulate_batch(rest, threads, 20, kG2AffineSteps);
+  EXPECT_EQ(b, 149u);
+  EXPECT_EQ((rest + threads * b - 1) / (threads * b), 20u);  // lanes of 20 entries, not 24
+  EXPECT_LT(lane_work(rest, threads, b, kG2AffineSteps),
+            0.97 * lane_work(rest, threads, 128, kG2AffineSteps));
+  // Whatever the size: lanes long enough, no batch in range does less.
+  std::mt19937_64 rng(160);
+  for (int i = 0; i < 200; ++i) {
+    const std::uint64_t entries = 50'000'000 + rng() % 400'000'000;
+    const std::uint64_t t = 1024 + rng() % 60'000;
+    for (const auto& p : {kG1AffineSteps, kG2AffineSteps}) {
+      const unsigned got = accumulate_batch(entries, t, 20, p);
+      if (got == 0) {
+        EXPECT_LT((entries + t * kAccumulateBatchLeast - 1) / (t * kAccumulateBatchLeast), 20u);
+        continue;
+      }
+      ASSERT_GE(got, kAccumulateBatchLeast);
+      ASSERT_LE(got, kAccumulateBatchMost);
+      ASSERT_GE((entries + t * got - 1) / (t * got), 20u) << entries << " " << t;
+      for (unsigned other = kAccumulateBatchLeast; other <= kAccumulateBatchMost; ++other)
+        if ((entries + t * other - 1) / (t * other) >= 20) {
+          ASSERT_LE(lane_work(entries, t, got, p), lane_work(entries, t, other, p))
+              << entries << " " << t << " " << other;
+        }
+    }
+  }
+  // Lanes too short at every batch (a 2^24 rest), no entries or no threads: none.
+  EXPECT_EQ(accumulate_batch(1'677'722ull * 15, threads, 20, kG2AffineSteps), 0u);
+  EXPECT_EQ(accumulate_batch(0, threads, 20, kG2AffineSteps), 0u);
+  EXPECT_EQ(accumulate_batch(rest, 0, 20, kG2AffineSteps), 0u);
+}
+
 }  // namespace
 }  // namespace stoker::kernels::gpu::detail

@@ -493,7 +493,7 @@ TYPED_TEST(MsmGpu, BatchAffineBucketsPlan) {
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   const std::size_t lanes =
-      std::size_t(sms) * gpu::kAccumulateBatchThreadsPerSm * gpu::kAccumulateBatch;
+      std::size_t(sms) * gpu::kAccumulateBatchThreadsPerSm * affine.accumulate_batch;
   EXPECT_GE(std::size_t{affine.slice} * lanes, affine.entries);
   EXPECT_LT(std::size_t{affine.slice - 1} * lanes, affine.entries);
   EXPECT_GT(affine.scratch_bytes,
@@ -581,7 +581,15 @@ TYPED_TEST(MsmGpu, SparsePlanChoosesTheRestsForm) {
   EXPECT_EQ(big.rest.window_bits, dense.window_bits);
   if constexpr (group == MsmGroup::g2) {
     if (big.rest.accumulate_batch) {
-      EXPECT_EQ(big.rest.accumulate_batch, gpu::kAccumulateBatch);
+      // The batch whose rounding leaves a thread least work (149 on an
+      // H100 or H200, 132 SMs).
+      EXPECT_EQ(big.rest.accumulate_batch,
+                gpu::detail::accumulate_batch(big.rest.entries,
+                                              std::uint64_t(sms) * gpu::kAccumulateBatchThreadsPerSm,
+                                              gpu::kAccumulateBatchLeastSlice,
+                                              gpu::detail::kG2AffineSteps));
+      EXPECT_GE(big.rest.accumulate_batch, gpu::detail::kAccumulateBatchLeast);
+      EXPECT_LE(big.rest.accumulate_batch, gpu::detail::kAccumulateBatchMost);
       EXPECT_GE(big.rest.slice, gpu::kAccumulateBatchLeastSlice);
     } else {
       gpu::MsmPlan affine = dense;

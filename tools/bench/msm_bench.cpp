@@ -17,6 +17,7 @@
 #include "devices/pinned_buffer.hpp"
 #include "engine/strict_number.hpp"
 #include "kernels/detail/msm_group.hpp"
+#include "kernels/detail/msm_window.hpp"
 #include "kernels/msm.hpp"
 #include "tools/bench/bench_stats.hpp"
 #include "tools/bench/msm_bench_kernels.hpp"
@@ -224,12 +225,10 @@ Rates measure_add_rates(devices::Device& dev, devices::Stream& s, Timer& t, MsmG
 // counts them): each accumulator's first point a mixed addition (28 Fq
 // products in G2, 10 in G1), every later one an affine addition (17, 6),
 // and each thread's round one inversion (x^(q-2) by a sliding window: 463
-// products, and 4 more for Fq2's norm).
-struct FqProducts {
-  double mixed, affine, inversion;
-};
-FqProducts fq_products(MsmGroup group) {
-  return group == MsmGroup::g2 ? FqProducts{28, 17, 467} : FqProducts{10, 6, 463};
+// products, and 4 more for Fq2's norm): the counts the plans choose by.
+kernels::gpu::detail::AffineStepProducts fq_products(MsmGroup group) {
+  return group == MsmGroup::g2 ? kernels::gpu::detail::kG2AffineSteps
+                               : kernels::gpu::detail::kG1AffineSteps;
 }
 
 double batch_affine_ms(const kernels::gpu::SparseMsmPlan& p, const Rates& rates) {
