@@ -194,7 +194,7 @@ struct SparseMsmShape {
   unsigned ones_threads_per_sm = 0;  // batch_affine: kOnesBatchThreadsPerSm
   OnesStart ones_start = OnesStart::with_the_rest;
   BucketSum rest_buckets = BucketSum::automatic;
-  unsigned rest_bucket_batch = 0;           // batch_affine: lanes a thread, kAccumulateBatch
+  unsigned rest_bucket_batch = 0;           // batch_affine: lanes a thread, the plan's choice
   unsigned rest_bucket_threads_per_sm = 0;  // batch_affine: kAccumulateBatchThreadsPerSm
   // plan_reduce_fold's; 0: in G2 detail::reduce_first_log's choice, in G1
   // plan_msm's 2^6.

@@ -61,17 +61,19 @@ inline constexpr AffineStepProducts kG1AffineSteps{10, 6, 463};
 inline constexpr AffineStepProducts kG2AffineSteps{28, 17, 467};
 
 // The affine buckets' lanes a thread where the caller does not force them.
-// A thread walks `batch` lanes of ceil(entries / (threads * batch)) entries
-// each: its work is rounds x (batch affine additions + one inversion) plus
-// one mixed addition a lane for its head. The slice's rounding up makes
-// some batches cost more than their neighbours: a sparse 2^26 G2 rest
-// (100.7M entries, 33792 threads on an H100 or H200) walks 24 rounds of
-// 128 lanes (3072 entries a thread) or 20 of 149 (2980); measured on an
-// H100, its rest 155.6-156.9 ms at 128 against 152.3-152.8 at 149.
-// Among kAccumulateBatchLeast..kAccumulateBatchMost the batch of least
-// work whose lanes get at least least_slice entries (the least first on a
-// tie); 0 where none does.
-inline constexpr unsigned kAccumulateBatchLeast = 96;
+// A thread walks `batch` lanes of slice = ceil(entries / (threads * batch))
+// entries each: the first round opens the accumulators, each of the
+// slice - 1 after it is batch affine additions and one inversion, and each
+// lane's head is a mixed addition. The slice's rounding up makes some
+// batches cost more than their neighbours: a sparse 2^26 G2 rest (100.7M
+// entries, 33792 threads on an H100 or H200) walks 128 lanes of 24 entries
+// (3072 a thread) or 149 of 20 (2980); measured on an H100, its rest
+// 155.6-156.9 ms at 128 against 152.3-152.8 at 149. Among
+// kAccumulateBatchLeast..kAccumulateBatchMost the batch of least work
+// whose lanes get at least least_slice entries (the least first on a tie);
+// 0 where none does. From 128 up: where 128 lanes would be too short the
+// plan keeps mixed additions, as measured, rather than fewer, longer lanes.
+inline constexpr unsigned kAccumulateBatchLeast = 128;
 inline constexpr unsigned kAccumulateBatchMost = 160;
 constexpr unsigned accumulate_batch(std::uint64_t entries, std::uint64_t threads,
                                     unsigned least_slice, const AffineStepProducts& p) {
@@ -83,7 +85,7 @@ constexpr unsigned accumulate_batch(std::uint64_t entries, std::uint64_t threads
     const std::uint64_t slice = (entries + lanes - 1) / lanes;
     if (slice < least_slice) continue;
     const double work =
-        double(slice) * (batch * p.affine + p.inversion) + double(batch) * p.mixed;
+        double(slice - 1) * (batch * p.affine + p.inversion) + double(batch) * p.mixed;
     if (best == 0 || work < best_work) {
       best = batch;
       best_work = work;

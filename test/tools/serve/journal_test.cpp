@@ -636,11 +636,14 @@ TEST_F(SqliteJournalTest, ProofsAcceptedBeforeSigkillAreThere) {
     ChildAccepts child(dir_.string(), 0);
     ASSERT_TRUE(child.started());
     for (std::uint32_t i; reported.size() < kBeforeKill && child.next(i);) reported.push_back(i);
-    // Right after the last report: the child is inside its next accept.
+    // The child runs on while the pipe has room: killed somewhere after its
+    // 40th acceptance, maybe inside an accept. What it reported before the
+    // kill is still in the pipe.
     const int status = child.kill_and_wait();
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "child status " << status;
+    for (std::uint32_t i; child.next(i);) reported.push_back(i);
   }
-  ASSERT_EQ(reported.size(), kBeforeKill);
+  ASSERT_GE(reported.size(), kBeforeKill);
   auto j = open();
   ASSERT_TRUE(j);
   expect_reported_proofs(*j, reported);
