@@ -239,21 +239,25 @@ std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned ba
       threads_per_sm > 2048)
     return make_error_code(Errc::invalid_argument);
   if (plan.n == 0) return {};
-  MsmPlan p = plan;
   // As many threads as the kernel keeps resident (near 255 registers in
-  // G2: 8 warps an SM), each lane as long as that takes; by default the
-  // lanes a thread whose rounding leaves it least work.
+  // G2: 8 warps an SM), each lane as long as that takes.
   const std::size_t threads =
       std::size_t(f.sms) * (threads_per_sm ? threads_per_sm : kAccumulateBatchThreadsPerSm);
-  p.accumulate_batch = batch;
-  if (!batch)
-    p.accumulate_batch = detail::accumulate_batch(
-        p.entries, threads, kAccumulateBatchLeastSlice,
-        p.group == MsmGroup::g2 ? detail::kG2AffineSteps : detail::kG1AffineSteps);
-  if (!p.accumulate_batch) p.accumulate_batch = kAccumulateBatch;
-  const std::size_t lanes = threads * p.accumulate_batch;
-  p.slice = static_cast<unsigned>(std::max<std::size_t>(1, (p.entries + lanes - 1) / lanes));
-  return take_refined_plan(plan, p, f);
+  auto take_batch = [&](unsigned b) {
+    MsmPlan p = plan;
+    p.accumulate_batch = b;
+    const std::size_t lanes = threads * b;
+    p.slice = static_cast<unsigned>(std::max<std::size_t>(1, (p.entries + lanes - 1) / lanes));
+    return take_refined_plan(plan, p, f);
+  };
+  if (batch) return take_batch(batch);
+  // By default the lanes a thread whose rounding leaves it least work; where
+  // their scratch (up to 1.25x 128 lanes') passes the limit, 128's may not.
+  const unsigned least_work = detail::accumulate_batch(
+      plan.entries, threads, kAccumulateBatchLeastSlice,
+      plan.group == MsmGroup::g2 ? detail::kG2AffineSteps : detail::kG1AffineSteps);
+  if (least_work && !take_batch(least_work)) return {};
+  return take_batch(kAccumulateBatch);
 }
 
 std::error_code plan_reduce_fold(MsmPlan& plan, int device, unsigned first_log) {
