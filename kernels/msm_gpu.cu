@@ -254,8 +254,7 @@ std::error_code plan_batch_affine_buckets(MsmPlan& plan, int device, unsigned ba
   // By default the lanes a thread whose rounding leaves it least work; where
   // their scratch (up to 1.25x 128 lanes') passes the limit, 128's may not.
   const unsigned least_work = detail::accumulate_batch(
-      plan.entries, threads, kAccumulateBatchLeastSlice,
-      plan.group == MsmGroup::g2 ? detail::kG2AffineSteps : detail::kG1AffineSteps);
+      plan.entries, threads, kAccumulateBatchLeastSlice, detail::affine_steps(plan.group));
   if (least_work && !take_batch(least_work)) return {};
   return take_batch(kAccumulateBatch);
 }

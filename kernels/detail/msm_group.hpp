@@ -33,6 +33,7 @@
 #include "kernels/fq2.cuh"
 #include "kernels/g1.cuh"
 #include "kernels/g2.cuh"
+#include "kernels/detail/msm_window.hpp"
 #include "kernels/msm.hpp"
 
 namespace stoker::kernels::detail {
@@ -88,4 +89,8 @@ using kernels::detail::known_group;
 using kernels::detail::MsmGroupTraits;
 using kernels::detail::xyzz_bytes;
 using kernels::detail::XyzzOf;
+// The group's batched affine additions in Fq products (msm_window.hpp).
+constexpr const AffineStepProducts& affine_steps(MsmGroup g) {
+  return g == MsmGroup::g2 ? kG2AffineSteps : kG1AffineSteps;
+}
 }  // namespace stoker::kernels::gpu::detail

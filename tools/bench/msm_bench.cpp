@@ -17,7 +17,6 @@
 #include "devices/pinned_buffer.hpp"
 #include "engine/strict_number.hpp"
 #include "kernels/detail/msm_group.hpp"
-#include "kernels/detail/msm_window.hpp"
 #include "kernels/msm.hpp"
 #include "tools/bench/bench_stats.hpp"
 #include "tools/bench/msm_bench_kernels.hpp"
@@ -225,15 +224,11 @@ Rates measure_add_rates(devices::Device& dev, devices::Stream& s, Timer& t, MsmG
 // counts them): each accumulator's first point a mixed addition (28 Fq
 // products in G2, 10 in G1), every later one an affine addition (17, 6),
 // and each thread's round one inversion (x^(q-2) by a sliding window: 463
-// products, and 4 more for Fq2's norm): the counts the plans choose by.
-kernels::gpu::detail::AffineStepProducts fq_products(MsmGroup group) {
-  return group == MsmGroup::g2 ? kernels::gpu::detail::kG2AffineSteps
-                               : kernels::gpu::detail::kG1AffineSteps;
-}
-
+// products, and 4 more for Fq2's norm): the counts the plans choose by
+// (detail::affine_steps).
 double batch_affine_ms(const kernels::gpu::SparseMsmPlan& p, const Rates& rates) {
   if (!p.ones || p.ones_sum != kernels::gpu::OnesSum::batch_affine) return 0;
-  const auto [mixed, affine, inversion] = fq_products(p.group);
+  const auto [mixed, affine, inversion] = kernels::gpu::detail::affine_steps(p.group);
   const std::size_t per_thread = (p.ones + p.ones_threads - 1) / p.ones_threads;
   const std::size_t rounds = (per_thread + p.ones_batch - 1) / p.ones_batch;
   const double opened = double(std::min(p.ones, p.ones_threads * p.ones_batch));
@@ -301,7 +296,7 @@ Row run_size(devices::Device& dev, devices::Stream& main, devices::Stream& copy,
     const double entries = double(m) * p.windows;
     double additions_s = entries / rates.mixed_per_s;
     if (p.accumulate_batch) {
-      const auto [mixed, affine, inversion] = fq_products(p.group);
+      const auto [mixed, affine, inversion] = kernels::gpu::detail::affine_steps(p.group);
       const double lanes = entries / p.slice;
       const double products = entries * affine +
                               lanes / p.accumulate_batch * p.slice * inversion + lanes * mixed;
